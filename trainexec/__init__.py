@@ -1,6 +1,62 @@
-"""trainexec: run TensorFlow training as a cluster."""
+"""trainexec: run TensorFlow training as a cluster.
 
-from trainexec.cluster import ClusterConfig
-from trainexec.errors import ConfigError
+The public surface. Names are imported on first use, so `import trainexec` (and
+the `trainexec` command) stays fast and TensorFlow loads only when needed.
 
-__all__ = ["ClusterConfig", "ConfigError"]
+Example::
+
+    import trainexec
+    metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "COMPLETION_FILE",
+    "ClusterConfig",
+    "ConfigError",
+    "ContinuousEvalListener",
+    "EvalResult",
+    "EvalSpec",
+    "EvalStatus",
+    "LocalCluster",
+    "TrainSpec",
+    "TrainingExecutor",
+    "WorkerDelay",
+    "read_training_complete",
+    "train_and_evaluate",
+]
+
+_EXPORTS = {
+    "COMPLETION_FILE": "trainexec.completion",
+    "ClusterConfig": "trainexec.cluster",
+    "ConfigError": "trainexec.errors",
+    "ContinuousEvalListener": "trainexec.continuous",
+    "EvalResult": "trainexec.evaluation",
+    "EvalSpec": "trainexec.specs",
+    "EvalStatus": "trainexec.evaluation",
+    "LocalCluster": "trainexec.launch",
+    "TrainSpec": "trainexec.specs",
+    "TrainingExecutor": "trainexec.executor",
+    "WorkerDelay": "trainexec.server",
+    "read_training_complete": "trainexec.completion",
+    "train_and_evaluate": "trainexec.executor",
+}
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trainexec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,114 @@
+"""The record that training has finished, kept under the model directory.
+
+When the chief's (or a local run's) training returns, it writes
+`<model_dir>/trainexec/training_complete.json`::
+
+    {"global_step": 1000, "checkpoint": ".../model.ckpt-1000",
+     "max_steps": 1000, "finished_at": 1763772000.5}
+
+Evaluators (the Estimator evaluator task and `SidecarEvaluator`) read it to stop
+after the last checkpoint even when `max_steps` is None. A chief starting a new
+run clears it first. The file is written to a temporary name and renamed, so a
+reader never sees half of it.
+
+Example::
+
+    record_training_complete(model_dir, checkpoint, global_step=1000, max_steps=1000)
+    done = read_training_complete(model_dir)
+    if done and done.matches(max_steps=1000): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+__all__ = [
+    "COMPLETION_FILE",
+    "TrainingComplete",
+    "clear_training_complete",
+    "completion_path",
+    "read_training_complete",
+    "record_training_complete",
+]
+
+logger = logging.getLogger(__name__)
+
+COMPLETION_FILE = "trainexec/training_complete.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingComplete:
+    """What the chief recorded when training returned."""
+
+    global_step: int | None
+    checkpoint: str | None
+    max_steps: int | None
+    finished_at: float
+
+    def matches(self, max_steps: int | None) -> bool:
+        """False when the record is from an earlier run with other `max_steps`."""
+        return max_steps is None or self.max_steps is None or self.max_steps == max_steps
+
+
+def completion_path(model_dir: str) -> str:
+    return f"{model_dir.rstrip('/')}/{COMPLETION_FILE}"
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    """Writes `text` to `path` via a temporary file and a rename."""
+    import tensorflow as tf
+
+    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
+    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        f.write(text)
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+def record_training_complete(model_dir: str, checkpoint: str | None,
+                             global_step: int | None, max_steps: int | None,
+                             wall_time: float | None = None) -> TrainingComplete:
+    """Records that training finished at `checkpoint` (atomically)."""
+    record = TrainingComplete(
+        global_step=None if global_step is None else int(global_step),
+        checkpoint=checkpoint,
+        max_steps=None if max_steps is None else int(max_steps),
+        finished_at=time.time() if wall_time is None else wall_time)
+    atomic_write_text(completion_path(model_dir),
+                      json.dumps(dataclasses.asdict(record), sort_keys=True))
+    logger.info("Recorded training complete at step %s in %s",
+                record.global_step, completion_path(model_dir))
+    return record
+
+
+def read_training_complete(model_dir: str) -> TrainingComplete | None:
+    """The completion record, or None when training has not finished."""
+    import tensorflow as tf
+
+    path = completion_path(model_dir)
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            data: Any = json.loads(f.read())
+        return TrainingComplete(
+            global_step=data.get("global_step"), checkpoint=data.get("checkpoint"),
+            max_steps=data.get("max_steps"), finished_at=float(data["finished_at"]))
+    except tf.errors.NotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        logger.warning("Ignoring unreadable completion record %s: %s", path, err)
+        return None
+
+
+def clear_training_complete(model_dir: str) -> None:
+    """Removes an earlier run's record (a new run is starting)."""
+    import tensorflow as tf
+
+    path = completion_path(model_dir)
+    if tf.io.gfile.exists(path):
+        tf.io.gfile.remove(path)
+        logger.info("Cleared the previous run's completion record %s", path)

@@ -1,0 +1,333 @@
+"""The continuous evaluation loop: start delay, throttle, stop conditions, listeners.
+
+The loop is split in two: `decide(observation, policy)` is a pure function that
+answers "what next?" (evaluate / wait / stop), and `ContinuousEvaluation`
+observes the world, asks, and acts. Waiting is a sleep on a short poll interval
+(never a busy loop); the final checkpoint is evaluated as soon as it is complete,
+whatever the throttle; and the loop stops by itself once it has evaluated the
+last checkpoint of a finished run, with or without `max_steps`.
+
+Example::
+
+    loop = ContinuousEvaluation(evaluator, target,
+                                LoopPolicy(throttle_secs=60, max_training_steps=1000))
+    last_result = loop.run()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+from typing import Any, Callable, Iterable
+
+from trainexec import checkpoints
+from trainexec.checkpoints import CheckpointInfo
+from trainexec.clock import Clock, SystemClock
+from trainexec.completion import TrainingComplete, read_training_complete
+from trainexec.errors import ConfigError
+from trainexec.evaluation import EvalResult, EvalStatus, EvaluationTarget, Evaluator
+
+__all__ = [
+    "Action",
+    "ContinuousEvalListener",
+    "ContinuousEvaluation",
+    "CorruptCheckpointError",
+    "Decision",
+    "ListenerList",
+    "LoopPolicy",
+    "Observation",
+    "decide",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class ContinuousEvalListener:
+    """Hooks around each evaluation; return False to stop evaluating.
+
+    Subclass and override what you need::
+
+        class StopAfterThree(ContinuousEvalListener):
+            def __init__(self):
+                self.count = 0
+            def after_eval(self, eval_result):
+                self.count += 1
+                return self.count < 3
+    """
+
+    def before_eval(self) -> bool:
+        """Called before each evaluation; False skips it and stops the loop."""
+        return True
+
+    def after_eval(self, eval_result: EvalResult) -> bool:
+        """Called with each `EvalResult`; False stops the loop."""
+        del eval_result
+        return True
+
+
+class ListenerList(ContinuousEvalListener):
+    """Fans each call out to several listeners; any False stops the loop."""
+
+    def __init__(self, listeners: Iterable[ContinuousEvalListener | None]) -> None:
+        self.listeners = [listener for listener in listeners if listener is not None]
+        for listener in self.listeners:
+            if not isinstance(listener, ContinuousEvalListener):
+                raise TypeError(
+                    "`continuous_eval_listener` must be a trainexec."
+                    f"ContinuousEvalListener, got {type(listener).__name__}")
+
+    def before_eval(self) -> bool:
+        return all([listener.before_eval() for listener in self.listeners])
+
+    def after_eval(self, eval_result: EvalResult) -> bool:
+        return all([listener.after_eval(eval_result) for listener in self.listeners])
+
+
+class CorruptCheckpointError(Exception):
+    """Raised by a target when a complete-looking checkpoint cannot be loaded."""
+
+
+class Action(enum.Enum):
+    EVALUATE = "evaluate"
+    WAIT = "wait"
+    STOP = "stop"
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str
+    wait_secs: float = 0.0
+    is_final: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopPolicy:
+    """How the loop paces itself and when it gives up.
+
+    Attributes:
+      start_delay_secs: wait this long before the first evaluation (cut short
+        when training has already finished).
+      throttle_secs: minimum seconds between evaluation starts (not applied to
+        the final checkpoint).
+      poll_secs: how often to look for a new checkpoint while waiting.
+      max_training_steps: a checkpoint at or past this step is the last one.
+      idle_timeout_secs: stop after this long without a new checkpoint (None:
+        never).
+    """
+
+    start_delay_secs: float = 0.0
+    throttle_secs: float = 0.0
+    poll_secs: float = 1.0
+    max_training_steps: int | None = None
+    idle_timeout_secs: float | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("start_delay_secs", "throttle_secs"):
+            value = getattr(self, field)
+            if value is None or value < 0:
+                raise ConfigError(f"`{field}` ({value}) must be >= 0 seconds")
+        if self.poll_secs is None or self.poll_secs <= 0:
+            raise ConfigError(
+                f"`poll_secs` ({self.poll_secs}) must be > 0 seconds, e.g. 1.0")
+        if self.idle_timeout_secs is not None and self.idle_timeout_secs <= 0:
+            raise ConfigError(
+                f"`idle_timeout_secs` ({self.idle_timeout_secs}) must be > 0 seconds "
+                "or None to wait for new checkpoints forever")
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What the loop saw on one look at the world."""
+
+    now: float
+    started_at: float
+    latest: CheckpointInfo | None
+    latest_is_complete: bool
+    last_evaluated: CheckpointInfo | None
+    last_eval_started_at: float | None
+    last_new_checkpoint_at: float
+    completion: TrainingComplete | None = None
+    skipped: frozenset = frozenset()
+
+
+def _is_final(checkpoint: CheckpointInfo, obs: Observation, policy: LoopPolicy) -> bool:
+    if obs.completion is not None:
+        done_step = obs.completion.global_step
+        return checkpoint.step is None or done_step is None or checkpoint.step >= done_step
+    max_steps = policy.max_training_steps
+    return bool(max_steps and checkpoint.step is not None and checkpoint.step >= max_steps)
+
+
+def decide(obs: Observation, policy: LoopPolicy) -> Decision:
+    """The next step of the loop, from what it observed (pure)."""
+    poll = policy.poll_secs
+    idle_for = obs.now - obs.last_new_checkpoint_at
+    idle_timed_out = (policy.idle_timeout_secs is not None
+                      and idle_for >= policy.idle_timeout_secs)
+    delay_left = obs.started_at + policy.start_delay_secs - obs.now
+    if delay_left > 0 and obs.completion is None:
+        return Decision(Action.WAIT, "start delay", min(delay_left, poll))
+    latest = obs.latest
+    if latest is None:
+        if obs.completion is not None:
+            return Decision(Action.STOP, "training finished but left no checkpoint")
+        if idle_timed_out:
+            return Decision(Action.STOP, f"no checkpoint appeared in {idle_for:.0f}s")
+        return Decision(Action.WAIT, "no checkpoint yet", poll)
+    done = obs.last_evaluated
+    if (done is not None and latest.path == done.path) or latest.path in obs.skipped:
+        if (done is not None and latest.path == done.path and _is_final(done, obs, policy)) \
+                or (latest.path in obs.skipped and obs.completion is not None):
+            return Decision(Action.STOP, "the last checkpoint of the run is evaluated")
+        if idle_timed_out:
+            return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
+        return Decision(Action.WAIT, "no new checkpoint", poll)
+    if not obs.latest_is_complete:
+        return Decision(Action.WAIT, "checkpoint still being written", poll)
+    if _is_final(latest, obs, policy):
+        return Decision(Action.EVALUATE, "final checkpoint", is_final=True)
+    if obs.last_eval_started_at is not None:
+        throttle_left = obs.last_eval_started_at + policy.throttle_secs - obs.now
+        if throttle_left > 0:
+            return Decision(Action.WAIT, "throttled", min(throttle_left, poll))
+    return Decision(Action.EVALUATE, "new checkpoint")
+
+
+class ContinuousEvaluation:
+    """Drives `decide`: observes, evaluates, waits and stops.
+
+    Args:
+      evaluator: the one-pass `Evaluator` (evaluation and exporters).
+      target: the model whose checkpoints are watched.
+      policy: pacing and stop conditions.
+      listener: a `ContinuousEvalListener` (or None).
+      clock: time source; tests pass a fake one.
+      read_completion: returns the training-complete record of a model dir.
+      already_evaluated: checkpoint info evaluated before a restart, if any.
+    """
+
+    def __init__(self, evaluator: Evaluator, target: EvaluationTarget,
+                 policy: LoopPolicy, listener: ContinuousEvalListener | None = None,
+                 clock: Clock | None = None,
+                 read_completion: Callable[[str], TrainingComplete | None] = read_training_complete,
+                 already_evaluated: CheckpointInfo | None = None) -> None:
+        self._evaluator = evaluator
+        self._target = target
+        self._policy = policy
+        self._listener = listener or ContinuousEvalListener()
+        self._clock = clock or SystemClock()
+        self._read_completion = read_completion
+        self.last_evaluated = already_evaluated
+        self.last_result: EvalResult | None = None
+        self.last_export_results: list = []
+        self.evaluations = 0
+        self.skipped: set[str] = set()
+        self.stop_reason = ""
+        self._last_eval_started_at: float | None = None
+        self._last_seen_path: str | None = None
+        self._last_new_at = 0.0
+        self._last_reason = ""
+        if already_evaluated is not None:
+            evaluator.previous_checkpoint_path = already_evaluated.path
+
+    def observe(self, started_at: float) -> Observation:
+        now = self._clock.now()
+        completion = self._read_completion(self._target.model_dir)
+        if completion is not None and not completion.matches(self._policy.max_training_steps):
+            completion = None
+        path = self._target.latest_checkpoint()
+        latest = CheckpointInfo.from_path(path) if path else None
+        if path != self._last_seen_path:
+            self._last_seen_path, self._last_new_at = path, now
+        fresh = latest is not None and latest.path not in self.skipped and (
+            self.last_evaluated is None or latest.path != self.last_evaluated.path)
+        complete = checkpoints.is_complete(latest.path) if fresh else True
+        return Observation(
+            now=now, started_at=started_at, latest=latest, latest_is_complete=complete,
+            last_evaluated=self.last_evaluated,
+            last_eval_started_at=self._last_eval_started_at,
+            last_new_checkpoint_at=self._last_new_at, completion=completion,
+            skipped=frozenset(self.skipped))
+
+    def run(self) -> EvalResult | None:
+        """Evaluates until a stop condition holds; returns the last result."""
+        started_at = self._clock.now()
+        self._last_new_at = started_at
+        while True:
+            obs = self.observe(started_at)
+            decision = decide(obs, self._policy)
+            self._log(decision, obs)
+            if decision.action is Action.STOP:
+                self.stop_reason = decision.reason
+                return self.last_result
+            if decision.action is Action.WAIT:
+                self._clock.sleep(decision.wait_secs)
+                continue
+            if not self._evaluate(obs.latest, decision.is_final):
+                return self.last_result
+
+    def _evaluate(self, checkpoint: CheckpointInfo, is_final: bool) -> bool:
+        """One evaluation; False when the loop must stop."""
+        import tensorflow as tf
+
+        if not self._listener.before_eval():
+            self.stop_reason = "ContinuousEvalListener.before_eval asked to stop"
+            logger.info("Exiting evaluation, as requested by %s.before_eval.",
+                        type(self._listener).__name__)
+            return False
+        self._last_eval_started_at = self._clock.now()
+        self._last_reason = ""
+        started = self._last_eval_started_at
+        try:
+            result, exports = self._evaluator.evaluate_and_export(
+                checkpoint.path, is_final=is_final)
+        except CorruptCheckpointError as err:
+            self.skipped.add(checkpoint.path)
+            logger.error("Skipping checkpoint %s: it cannot be loaded (%s)",
+                         checkpoint.path, err)
+            return True
+        except tf.errors.NotFoundError as err:
+            logger.warning("Checkpoint %s disappeared before it could be evaluated "
+                           "(the trainer may have rotated it out): %s",
+                           checkpoint.path, str(err).splitlines()[0])
+            return True
+        if result.status != EvalStatus.EVALUATED:
+            return True
+        self.evaluations += 1
+        self.last_result, self.last_export_results = result, exports
+        self.last_evaluated = CheckpointInfo(checkpoint.path, result.global_step)
+        logger.info("Evaluated %s (step %s) in %.1fs: %s", checkpoint.path,
+                    result.global_step, self._clock.now() - started,
+                    _format_metrics(result.metrics))
+        if not self._listener.after_eval(result):
+            self.stop_reason = "ContinuousEvalListener.after_eval asked to stop"
+            logger.info("Exiting evaluation, as requested by %s.after_eval.",
+                        type(self._listener).__name__)
+            return False
+        if self._evaluator.is_final_export_triggered:
+            self.stop_reason = "the last checkpoint of the run is evaluated"
+            logger.info("Exiting evaluation: final checkpoint %s evaluated.",
+                        checkpoint.path)
+            return False
+        return True
+
+    def _log(self, decision: Decision, obs: Observation) -> None:
+        if decision.reason == self._last_reason:
+            return
+        self._last_reason = decision.reason
+        if decision.action is Action.WAIT:
+            logger.info("Evaluator waiting: %s (latest checkpoint: %s)", decision.reason,
+                        obs.latest.path if obs.latest else "none")
+        elif decision.action is Action.STOP:
+            logger.info("Evaluator stopping: %s", decision.reason)
+
+
+def _format_metrics(metrics: dict[str, Any]) -> str:
+    def show(value: Any) -> str:
+        try:
+            return f"{float(value):.6g}"
+        except (TypeError, ValueError):
+            return str(value)
+    return ", ".join(f"{k} = {show(v)}" for k, v in sorted(metrics.items()))

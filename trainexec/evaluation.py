@@ -1,0 +1,191 @@
+"""One evaluation pass: find checkpoint -> evaluate -> export -> `EvalResult`.
+
+The pass talks to the model through `EvaluationTarget`, so Estimators (see
+`trainexec.model.EstimatorTarget`) and Keras models (`trainexec.sidecar`) share
+it. It never evaluates a checkpoint whose files are still being written.
+
+Example::
+
+    evaluator = Evaluator(target, exporters=eval_spec.exporters, max_training_steps=1000)
+    result, exports = evaluator.evaluate_and_export()
+    if result.status == EvalStatus.EVALUATED:
+        print(result.metrics["loss"])
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Mapping, NamedTuple, Protocol, Sequence
+
+from trainexec import checkpoints
+from trainexec.clock import Clock, SystemClock
+
+__all__ = [
+    "GLOBAL_STEP",
+    "EvalResult",
+    "EvalStatus",
+    "EvaluationTarget",
+    "Evaluator",
+    "RateLimitedLog",
+]
+
+logger = logging.getLogger(__name__)
+
+GLOBAL_STEP = "global_step"
+
+
+class EvalStatus:
+    """What one evaluation pass found.
+
+    EVALUATED: a new checkpoint was evaluated.
+    MISSING_CHECKPOINT: there is no (complete) checkpoint yet.
+    NO_NEW_CHECKPOINT: nothing newer than the last evaluated checkpoint.
+    """
+
+    EVALUATED = "evaluated"
+    MISSING_CHECKPOINT = "missing checkpoint"
+    NO_NEW_CHECKPOINT = "no new checkpoint"
+
+
+class EvalResult(NamedTuple("EvalResult", [
+        ("status", str), ("metrics", Any), ("checkpoint_path", Any)])):
+    """The outcome of one pass; metrics and checkpoint only when EVALUATED."""
+
+    __slots__ = ()
+
+    def __new__(cls, status, metrics=None, checkpoint_path=None):
+        if status != EvalStatus.EVALUATED:
+            if metrics:
+                raise ValueError(
+                    f"metrics must be `None` if status is not {EvalStatus.EVALUATED}; "
+                    f"got status {status}, metrics {metrics}")
+            if checkpoint_path:
+                raise ValueError(
+                    f"checkpoint must be `None` if status is not {EvalStatus.EVALUATED}; "
+                    f"got status {status}, checkpoint_path {checkpoint_path}")
+            return super().__new__(cls, status, metrics, checkpoint_path)
+        if not metrics:
+            raise ValueError(
+                "Internal error: `Estimator.evaluate` should never return empty metrics.")
+        if not isinstance(metrics, dict):
+            raise TypeError(
+                f"`Estimator.evaluate` should return dict. Given {type(metrics)}.")
+        if GLOBAL_STEP not in metrics:
+            raise ValueError(
+                "Internal error: `Estimator.evaluate` result should have `global_step` "
+                f"in result. Given {metrics}")
+        if not checkpoint_path:
+            raise ValueError("Internal error: `checkpoint_path` should never be empty.")
+        return super().__new__(cls, status, metrics, checkpoint_path)
+
+    @property
+    def global_step(self) -> int | None:
+        return None if not self.metrics else int(self.metrics[GLOBAL_STEP])
+
+
+class EvaluationTarget(Protocol):
+    """What the evaluation engine needs from a model."""
+
+    @property
+    def model_dir(self) -> str:
+        """Directory whose `export/` sub-directory receives exports."""
+
+    @property
+    def export_subject(self) -> Any:
+        """The object exporters receive as their `estimator` argument."""
+
+    def latest_checkpoint(self) -> str | None:
+        """The newest checkpoint prefix, or None."""
+
+    def evaluate(self, checkpoint_path: str) -> dict[str, Any]:
+        """Evaluates one checkpoint; the metrics include `global_step`."""
+
+
+class RateLimitedLog:
+    """Logs a warning at most once per `interval_secs` (default 10 minutes)."""
+
+    def __init__(self, clock: Clock | None = None, interval_secs: float = 600.0) -> None:
+        self._clock = clock or SystemClock()
+        self._interval = interval_secs
+        self._last: float | None = None
+
+    def warning(self, message: str, *args: Any) -> bool:
+        now = self._clock.now()
+        if self._last is not None and now - self._last < self._interval:
+            return False
+        self._last = now
+        logger.warning(message, *args)
+        return True
+
+    def reset(self) -> None:
+        self._last = None
+
+
+class Evaluator:
+    """Evaluates the newest complete checkpoint once and runs the exporters."""
+
+    def __init__(self, target: EvaluationTarget, exporters: Sequence[Any] = (),
+                 max_training_steps: int | None = None, clock: Clock | None = None,
+                 warn_interval_secs: float = 600.0) -> None:
+        self._target = target
+        self._exporters = tuple(exporters)
+        self._max_training_steps = max_training_steps
+        self._warnings = RateLimitedLog(clock, warn_interval_secs)
+        self.previous_checkpoint_path: str | None = None
+        self.last_result: EvalResult | None = None
+        self.last_export_results: list = []
+        self.is_final_export_triggered = False
+
+    def evaluate_and_export(self, checkpoint_path: str | None = None,
+                            is_final: bool = False) -> tuple[EvalResult, list]:
+        """Evaluates `checkpoint_path` (default: the latest) and exports.
+
+        `is_final` forces `is_the_final_export=True`; otherwise it is True when
+        the evaluated global step reached `max_training_steps`.
+        """
+        path = checkpoint_path or self._target.latest_checkpoint()
+        if not path:
+            self._warnings.warning(
+                "Estimator is not trained yet. Will start an evaluation when a "
+                "checkpoint is ready.")
+            return EvalResult(EvalStatus.MISSING_CHECKPOINT), []
+        if path == self.previous_checkpoint_path:
+            self._warnings.warning(
+                "No new checkpoint ready for evaluation; the last one evaluated "
+                "was %s.", path)
+            return EvalResult(EvalStatus.NO_NEW_CHECKPOINT), []
+        reason = checkpoints.incomplete_reason(path)
+        if reason:
+            self._warnings.warning(
+                "Checkpoint %s is still being written (%s); waiting for it.", path, reason)
+            status = (EvalStatus.NO_NEW_CHECKPOINT if self.previous_checkpoint_path
+                      else EvalStatus.MISSING_CHECKPOINT)
+            return EvalResult(status), []
+        metrics = self._target.evaluate(path)
+        result = EvalResult(EvalStatus.EVALUATED, metrics=metrics, checkpoint_path=path)
+        final = is_final or bool(
+            self._max_training_steps and result.global_step >= self._max_training_steps)
+        exports = self.export(result, final)
+        self._warnings.reset()
+        self.previous_checkpoint_path = path
+        self.last_result, self.last_export_results = result, exports
+        return result, exports
+
+    def export(self, result: EvalResult, is_the_final_export: bool) -> list:
+        """Runs every exporter on an evaluated result; returns their results."""
+        base = os.path.join(str(self._target.model_dir), "export")
+        exports = []
+        for exporter in self._exporters:
+            exports.append(exporter.export(
+                estimator=self._target.export_subject,
+                export_path=os.path.join(base, exporter.name),
+                checkpoint_path=result.checkpoint_path,
+                eval_result=result.metrics,
+                is_the_final_export=is_the_final_export))
+        if is_the_final_export:
+            self.is_final_export_triggered = True
+            logger.info("Final export done for %s", result.checkpoint_path)
+        if is_the_final_export or self.last_result is result:
+            self.last_export_results = exports
+        return exports

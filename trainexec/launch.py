@@ -1,0 +1,592 @@
+"""A local cluster: one process per TF_CONFIG task, on this machine.
+
+`LocalCluster` runs the same command once per task (chief, workers, ps and an
+optional evaluator), each with its own validated `TF_CONFIG` and a free port,
+streams their output prefixed with the task name, applies an exit policy and
+never leaves a process behind. `trainexec launch` is its command line.
+
+Example::
+
+    with LocalCluster(["python", "train.py"], workers=2, ps=1,
+                      evaluator=True) as cluster:
+        result = cluster.wait(timeout=600)
+    print(result.summary())
+    if not result.ok:
+        print(result.reason)
+
+    $ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
+
+Exit policy: the job succeeds when the primary tasks (the chief, or worker:0
+without a chief, and the evaluator) exit 0; tasks still running then (ps,
+serving workers) are stopped: SIGTERM, then SIGKILL after `grace_secs`. A task
+that exits non-zero, or dies by a signal we did not send, is restarted with
+the same TF_CONFIG while it has restarts left; otherwise the job fails and
+every other task is stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import collections
+import dataclasses
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable, Mapping, Sequence, TextIO, Union
+
+import portpicker
+
+from trainexec.cluster import CHIEF, EVALUATOR, PS, TF_CONFIG, WORKER, ClusterConfig
+from trainexec.errors import ConfigError
+
+__all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome", "add_cli_parser"]
+
+logger = logging.getLogger(__name__)
+
+Output = Union[TextIO, Callable[[str], Any]]
+
+MAX_LINES = 100_000  # lines kept in memory per task
+TAIL_LINES = 20  # lines of a failed task shown in the failure reason
+_POLL_SECS = 0.02
+_READER_JOIN_SECS = 1.0  # a grandchild may hold the pipe open after its parent exits
+_OUTPUT_LOCK = threading.Lock()  # one line at a time, across clusters and threads
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _exit_text(code: int | None, stopped: bool = False) -> str:
+    """"stopped", "running", "SIGKILL" or the exit code as text."""
+    if stopped:
+        return "stopped"
+    if code is None:
+        return "running"
+    return _signal_name(-code) if code < 0 else str(code)
+
+
+@dataclasses.dataclass(eq=False)
+class Task:
+    """One process of the cluster (restarts reuse the same Task and TF_CONFIG).
+
+    `returncode` is None while running (negative: killed by that signal);
+    `stopped` is True when the launcher stopped it; `pids` lists every run.
+    """
+
+    task_type: str
+    index: int
+    tf_config: str
+    address: str | None
+    returncode: int | None = None
+    restarts: int = 0
+    stopped: bool = False
+    started_at: float | None = None  # time.monotonic() of the first run
+    ended_at: float | None = None
+    pids: list[int] = dataclasses.field(default_factory=list)
+    _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
+    _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
+    _crashes_restarted: int = dataclasses.field(default=0, repr=False)
+    _lines: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
+    _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.task_type}:{self.index}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self.returncode is None
+
+    @property
+    def run_secs(self) -> float:
+        if self.started_at is None:
+            return 0.0
+        end = self.ended_at if self.ended_at is not None and not self.running else time.monotonic()
+        return max(0.0, end - self.started_at)
+
+    def output_lines(self) -> list[str]:
+        """Every line captured so far (stdout and stderr, all runs)."""
+        with self._lines_lock:
+            return list(self._lines)
+
+    def tail(self, n: int = TAIL_LINES) -> list[str]:
+        with self._lines_lock:
+            return list(self._lines)[-n:] if n > 0 else []
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskOutcome:
+    """How one task ended: a row of `JobResult.summary()`."""
+
+    name: str
+    address: str | None
+    returncode: int | None
+    stopped: bool
+    restarts: int
+    run_secs: float
+
+    @property
+    def exit(self) -> str:
+        return _exit_text(self.returncode, self.stopped)
+
+
+@dataclasses.dataclass(frozen=True)
+class JobResult:
+    """The outcome of `LocalCluster.wait()`."""
+
+    ok: bool
+    reason: str
+    failed_task: str | None = None
+    exit_code: int | None = None  # of the failed task
+    last_lines: tuple[str, ...] = ()  # of the failed task
+    still_running: tuple[str, ...] = ()  # tasks we had to stop on timeout/interrupt
+    signal: int | None = None  # set when interrupted by SIGINT/SIGTERM
+    tasks: tuple[TaskOutcome, ...] = ()
+    elapsed_secs: float = 0.0
+
+    @property
+    def exit_status(self) -> int:
+        """The launcher's exit code: 0 ok, 128+signal when interrupted, else 1."""
+        if self.ok:
+            return 0
+        return 128 + self.signal if self.signal else 1
+
+    def summary(self) -> str:
+        """A table: one row per task with its exit code, restarts and run time."""
+        rows = [("task", "address", "exit", "restarts", "secs")]
+        rows += [(t.name, t.address or "-", t.exit, str(t.restarts), f"{t.run_secs:.1f}")
+                 for t in self.tasks]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+                 for row in rows]
+        status = "succeeded" if self.ok else "FAILED"
+        lines.append(f"job {status} in {self.elapsed_secs:.1f}s: {self.reason.splitlines()[0]}")
+        return "\n".join(lines)
+
+
+def _format_address(host: str, port: int) -> str:
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{host}:{port}"
+
+
+def _pick_ports(count: int) -> list[int]:
+    ports: list[int] = []
+    while len(ports) < count:
+        port = portpicker.pick_unused_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
+
+
+class LocalCluster:
+    """Runs `command` once per task of a local TF_CONFIG cluster.
+
+    Example::
+
+        with LocalCluster([sys.executable, "train.py"], workers=2, ps=1) as c:
+            result = c.wait(timeout=120)
+        assert result.ok, result.reason
+
+    `env` is added to os.environ for every task; `output` receives every line
+    prefixed with "[worker:1] " (a file-like or a callable; default sys.stdout).
+    Leaving the `with` block always stops every task.
+    """
+
+    def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
+                 evaluator: bool = False, chief: bool = True, host: str = "127.0.0.1",
+                 env: Mapping[str, str] | None = None, max_restarts: int = 0,
+                 grace_secs: float = 5.0, output: Output | None = None) -> None:
+        if isinstance(command, str) or not command:
+            raise ConfigError(f"command is {command!r}: give the program and its "
+                              'arguments as a list, e.g. ["python", "train.py"]')
+        for field, value in (("workers", workers), ("ps", ps), ("max_restarts", max_restarts)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{field} is {value!r}: expected an integer >= 0")
+        if grace_secs < 0:
+            raise ConfigError(f"grace_secs is {grace_secs!r}: expected seconds >= 0")
+        if not chief and workers == 0:
+            raise ConfigError("chief=False with workers=0 leaves no training task: "
+                              "keep the chief or use workers >= 1")
+        self.command = [str(arg) for arg in command]
+        self.env = {str(k): str(v) for k, v in (env or {}).items()}
+        self.max_restarts = max_restarts
+        self.grace_secs = float(grace_secs)
+        self.output = output
+        self.evaluator = bool(evaluator)
+        jobs = [(CHIEF, 1 if chief else 0), (WORKER, workers), (PS, ps)]
+        ports = iter(_pick_ports(sum(n for _, n in jobs)))
+        spec = {job: [_format_address(host, next(ports)) for _ in range(n)]
+                for job, n in jobs if n}
+        base = ClusterConfig(cluster=spec)
+        members = [(job, i) for job, n in jobs for i in range(n)]
+        if evaluator:
+            members.append((EVALUATOR, 0))
+        self._tasks: list[Task] = []
+        for task_type, index in members:
+            config = base.for_task(task_type, index)  # validates
+            self._tasks.append(Task(task_type, index, config.to_json(), config.task_address))
+        self.cluster_spec: dict[str, list[str]] = spec
+        self.primary = [CHIEF + ":0" if chief else WORKER + ":0"] + (
+            [EVALUATOR + ":0"] if evaluator else [])
+        self._lock = threading.RLock()
+        self._started = False
+        self._result: JobResult | None = None
+        self._interrupt: int | None = None
+        self._force = False
+        self._start_time = 0.0
+
+    # -- lookup ------------------------------------------------------------------------
+    @property
+    def tasks(self) -> list[Task]:
+        """All tasks in order: chief, workers, ps, evaluator."""
+        return list(self._tasks)
+
+    def task(self, name: str) -> Task:
+        """The task called `name` ("worker:1"; "ps" means "ps:0")."""
+        key = name if ":" in name else f"{name}:0"
+        for task in self._tasks:
+            if task.name == key:
+                return task
+        raise KeyError(f"no task {name!r} in this cluster: tasks are "
+                       f"{', '.join(t.name for t in self._tasks)}")
+
+    def describe(self) -> str:
+        """One line: the cluster spec, the evaluator if any, and the command."""
+        extra = " + evaluator:0 (outside the cluster)" if self.evaluator else ""
+        return (f"cluster {json.dumps(self.cluster_spec)}{extra}; "
+                f"command: {subprocess.list2cmdline(self.command)}")
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> "LocalCluster":
+        """Starts every task; on any error stops those already started and raises."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("this LocalCluster was already started")
+            self._started = True
+            self._start_time = time.monotonic()
+            try:
+                for task in self._tasks:
+                    self._spawn(task)
+            except BaseException:
+                self.stop_all()
+                raise
+        return self
+
+    def _spawn(self, task: Task) -> None:
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        env.update(self.env)
+        env[TF_CONFIG] = task.tf_config
+        proc = subprocess.Popen(self.command, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
+        task.pids.append(proc.pid)
+        atexit.unregister(self._kill_everything)  # safety net, registered once
+        atexit.register(self._kill_everything)
+        if task.started_at is None:
+            task.started_at = time.monotonic()
+        task._reader = threading.Thread(target=self._pump, args=(task, proc.stdout),
+                                        name=f"launch-{task.name}", daemon=True)
+        task._reader.start()
+        logger.info("started %s (pid %s) %s", task.name, proc.pid, task.address or "evaluator")
+
+    def _pump(self, task: Task, stream: Any) -> None:
+        prefix = f"[{task.name}] "
+        with stream:
+            for raw in iter(stream.readline, b""):
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                with task._lines_lock:
+                    task._lines.append(line)
+                self._write(prefix + line)
+
+    def _write(self, line: str) -> None:
+        out = self.output if self.output is not None else sys.stdout
+        with _OUTPUT_LOCK:
+            try:
+                if hasattr(out, "write"):
+                    out.write(line + "\n")
+                    out.flush()
+                else:
+                    out(line)
+            except Exception:  # a broken sink must not stop the pipe being drained
+                logger.debug("could not write output line", exc_info=True)
+
+    def _reap(self, task: Task, returncode: int) -> None:
+        if task.returncode is not None:
+            return
+        task.returncode, task.ended_at = returncode, time.monotonic()
+        if task._reader is not None:
+            task._reader.join(_READER_JOIN_SECS)
+
+    def _signal(self, task: Task, sig: int) -> None:
+        if task._proc is None:
+            return
+        try:
+            os.killpg(task._proc.pid, sig)  # the task's session: its whole tree
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _stop_tasks(self, tasks: Sequence[Task], grace: float) -> None:
+        with self._lock:
+            live = []
+            for task in tasks:
+                if task._proc is None:
+                    continue
+                code = task._proc.poll()
+                if code is not None:
+                    self._reap(task, code)  # it ended on its own: keep its real code
+                else:
+                    task.stopped = True
+                    live.append(task)
+                    if grace > 0:
+                        logger.info("stopping %s (SIGTERM)", task.name)
+                        self._signal(task, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while (grace > 0 and not self._force and time.monotonic() < deadline
+                   and any(t._proc.poll() is None for t in live)):
+                time.sleep(_POLL_SECS)
+            for task in tasks:  # SIGKILL stragglers and any processes left in the group
+                if task._proc is None:
+                    continue
+                if task in live and task._proc.poll() is None and grace > 0:
+                    logger.warning("%s still running %.1fs after SIGTERM: SIGKILL",
+                                   task.name, grace)
+                self._signal(task, signal.SIGKILL)
+                self._reap(task, task._proc.wait())
+
+    def stop(self, name: str) -> Task:
+        """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""
+        task = self.task(name)
+        self._stop_tasks([task], self.grace_secs)
+        return task
+
+    def kill(self, name: str) -> Task:
+        """SIGKILLs one task's process group (counted as stopped by us)."""
+        task = self.task(name)
+        self._stop_tasks([task], 0.0)
+        return task
+
+    def restart(self, name: str) -> Task:
+        """Stops the task if running and starts it again with the same TF_CONFIG."""
+        with self._lock:
+            if not self._started:
+                raise RuntimeError("start() the cluster before restarting a task")
+            task = self.stop(name)
+            task.restarts += 1
+            self._spawn(task)
+            return task
+
+    def stop_all(self) -> None:
+        """Stops every task (SIGTERM, SIGKILL after grace_secs); safe to repeat."""
+        with self._lock:
+            self._stop_tasks(self._tasks, self.grace_secs)
+            atexit.unregister(self._kill_everything)
+
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        """Makes a running `wait()` stop everything and return.
+
+        Safe to call from a signal handler; a second call skips the grace period.
+        """
+        if self._interrupt is not None:
+            self._force = True
+        self._interrupt = signum
+
+    def _kill_everything(self) -> None:
+        for task in self._tasks:  # atexit safety net: no locks, no waiting
+            if task._proc is not None and task._proc.poll() is None:
+                self._signal(task, signal.SIGKILL)
+
+    def __enter__(self) -> "LocalCluster":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop_all()
+
+    # -- exit policy -------------------------------------------------------------------
+    def wait(self, timeout: float | None = None) -> JobResult:
+        """Waits for the job to succeed or fail (see the module doc) and returns
+        the result; every task has stopped by then. Repeated calls return it again."""
+        if self._result is not None:
+            return self._result
+        if not self._started:
+            raise RuntimeError("call start() (or use `with LocalCluster(...)`) before wait()")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while self._result is None:
+                with self._lock:
+                    self._result = self._check(deadline, timeout)
+                if self._result is None:
+                    time.sleep(_POLL_SECS)
+        except BaseException:
+            self.stop_all()
+            raise
+        return self._result
+
+    def _check(self, deadline: float | None, timeout: float | None) -> JobResult | None:
+        for task in self._tasks:
+            if not task.running or task._proc.poll() is None:
+                continue
+            self._reap(task, task._proc.returncode)
+            code = task.returncode
+            if task.stopped or code == 0:
+                logger.info("%s exited with code %s", task.name, code)
+                continue
+            if task._crashes_restarted < self.max_restarts:
+                task._crashes_restarted += 1
+                task.restarts += 1
+                logger.warning("%s exited with %s: restarting it (%d/%d)", task.name,
+                               _exit_text(code),
+                               task._crashes_restarted, self.max_restarts)
+                self._spawn(task)
+                continue
+            return self._finish_failed(task)
+        primaries = [self.task(name) for name in self.primary]
+        if all(t.returncode == 0 and not t.stopped for t in primaries):
+            left = [t.name for t in self._tasks if t.running]
+            if left:
+                logger.info("%s done: stopping %s", " and ".join(self.primary), ", ".join(left))
+            return self._finish(True, f"{' and '.join(self.primary)} finished successfully")
+        if self._interrupt is not None:
+            return self._finish_stopped(f"interrupted by {_signal_name(self._interrupt)}",
+                                        signum=self._interrupt)
+        if deadline is not None and time.monotonic() >= deadline:
+            return self._finish_stopped(f"timed out after {timeout:g}s")
+        if not any(t.running for t in self._tasks):
+            unfinished = ", ".join(f"{t.name} ({_exit_text(t.returncode, t.stopped)})"
+                                   for t in primaries if t.returncode != 0 or t.stopped)
+            return self._finish(False, f"every task has ended but not {unfinished}")
+        return None
+
+    def _finish(self, ok: bool, reason: str, **fields: Any) -> JobResult:
+        self.stop_all()
+        outcomes = tuple(TaskOutcome(t.name, t.address, t.returncode, t.stopped, t.restarts,
+                                     t.run_secs) for t in self._tasks)
+        return JobResult(ok=ok, reason=reason, tasks=outcomes,
+                         elapsed_secs=time.monotonic() - self._start_time, **fields)
+
+    def _finish_failed(self, task: Task) -> JobResult:
+        code = task.returncode
+        how = (f"was killed by {_signal_name(-code)}" if code < 0
+               else f"failed with exit code {code}")
+        budget = (f"after {task._crashes_restarted} restart(s), none left" if self.max_restarts
+                  else "no restarts allowed")
+        lines = task.tail(TAIL_LINES)
+        shown = "\n".join(f"    {line}" for line in lines) or "    (no output)"
+        reason = f"{task.name} {how} ({budget})\n  last {len(lines)} lines of {task.name}:\n{shown}"
+        logger.error("%s %s: stopping every task", task.name, how)
+        return self._finish(False, reason, failed_task=task.name, exit_code=code,
+                            last_lines=tuple(lines))
+
+    def _finish_stopped(self, why: str, signum: int | None = None) -> JobResult:
+        running = [t for t in self._tasks if t.running]
+        names = ", ".join(t.name for t in running) or "none"
+        reason = f"{why}; still running: {names}"
+        for task in running:
+            if task.name in self.primary and task.tail(5):
+                reason += f"\n  {task.name} last lines:\n" + "\n".join(
+                    f"    {line}" for line in task.tail(5))
+        logger.error("%s: stopping every task", why)
+        return self._finish(False, reason, still_running=tuple(t.name for t in running),
+                            signal=signum)
+
+
+# -- command line -----------------------------------------------------------------------
+def add_cli_parser(commands: Any) -> argparse.ArgumentParser:
+    """Adds `trainexec launch` to the `trainexec` subcommands."""
+    parser = commands.add_parser(
+        "launch", help="run a command as every task of a local cluster",
+        usage="trainexec launch [options] -- COMMAND [ARGS...]",
+        description="Start COMMAND once per task (chief, workers, ps, evaluator) on this "
+        "machine, each with its own TF_CONFIG and free port; stream their output "
+        "prefixed with the task name. Succeeds when the chief (or worker:0 with "
+        "--no-chief) and the evaluator exit 0; fails as soon as a task fails with no "
+        "restarts left. Exit codes: 0 ok, 1 failed or timed out, 2 bad arguments, "
+        "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first.")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="worker tasks besides the chief (default 1)")
+    parser.add_argument("--ps", type=int, default=0, metavar="N",
+                        help="parameter server tasks (default 0)")
+    parser.add_argument("--evaluator", action="store_true",
+                        help="add an evaluator task outside the training cluster")
+    parser.add_argument("--no-chief", dest="chief", action="store_false",
+                        help="no chief: worker:0 leads the job")
+    parser.add_argument("--host", default="127.0.0.1", help="address to use (default 127.0.0.1)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
+                        help="stop everything and fail after SECS (default: no limit)")
+    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
+                        help="restart a failed task up to N times (default 0)")
+    parser.add_argument("--grace", type=float, default=5.0, metavar="SECS",
+                        help="seconds between SIGTERM and SIGKILL when stopping (default 5)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
+    parser.set_defaults(run=_run_launch)
+    return parser
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    for flag, value, example in (("--workers", args.workers, 2), ("--ps", args.ps, 1),
+                                 ("--max-restarts", args.max_restarts, 3)):
+        if value < 0:
+            return f"{flag} {value} is negative: give 0 or more, e.g. {flag} {example}"
+    if not args.chief and args.workers == 0:
+        return ("--no-chief with --workers 0 leaves no training task: "
+                "drop --no-chief or pass --workers 1 or more")
+    if args.timeout is not None and args.timeout <= 0:
+        return f"--timeout {args.timeout:g} must be positive: give seconds, e.g. --timeout 600"
+    if args.grace < 0:
+        return f"--grace {args.grace:g} is negative: give seconds >= 0, e.g. --grace 5"
+    if not args.host or any(c.isspace() or c in "/," for c in args.host):
+        return f"--host {args.host!r} is not a host name or IP address, e.g. --host 127.0.0.1"
+    if not args.command:
+        return ("no command given: put the program to run after --, e.g. "
+                "trainexec launch --workers 2 -- python train.py")
+    return None
+
+
+def _run_launch(args: argparse.Namespace) -> int:
+    if args.command and args.command[0] == "--":
+        args.command = args.command[1:]
+    problem = _check_args(args)
+    if problem:
+        print(f"trainexec launch: {problem}", file=sys.stderr)
+        return 2
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
+    cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
+                           evaluator=args.evaluator, chief=args.chief, host=args.host,
+                           max_restarts=args.max_restarts, grace_secs=args.grace)
+    print(f"trainexec launch: {cluster.describe()}", flush=True)
+    previous = {sig: signal.signal(sig, lambda signum, _frame: cluster.interrupt(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            cluster.start()
+        except OSError as err:
+            print(f"trainexec launch: cannot run {args.command[0]!r}: {err.strerror or err}",
+                  file=sys.stderr)
+            return 2
+        result = cluster.wait(timeout=args.timeout)
+    finally:
+        cluster.stop_all()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    sys.stdout.flush()
+    print(result.summary(), flush=True)
+    if not result.ok:
+        print(f"trainexec launch: job failed: {result.reason}", file=sys.stderr, flush=True)
+    return result.exit_status

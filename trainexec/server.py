@@ -1,0 +1,90 @@
+"""Starting the standard TensorFlow server, and the worker start-delay rule.
+
+Example::
+
+    server = start_standard_server(cluster)          # None for a single node
+    delay = WorkerDelay().secs_for(cluster.task_type, cluster.task_index)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any, Callable
+
+from trainexec.cluster import TRAINER_TYPES, WORKER, ClusterConfig
+from trainexec.errors import ConfigError
+
+__all__ = ["DEFAULT_MAX_WORKER_DELAY_SECS", "WorkerDelay", "start_standard_server"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_WORKER_DELAY_SECS = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerDelay:
+    """Worker `i` waits `(i + 1) * secs_per_index` seconds, capped, before training.
+
+    Staggering helps asynchronous training converge. `max_secs=None` takes
+    `RunConfig.experimental_max_worker_delay_secs`, else 60 s; 0 for either
+    field disables the delay.
+    """
+
+    secs_per_index: float = 5.0
+    max_secs: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.secs_per_index is None or self.secs_per_index < 0:
+            raise ConfigError(
+                f"`worker_delay.secs_per_index` ({self.secs_per_index}) must be >= 0 "
+                "seconds (0 disables the worker start delay)")
+        if self.max_secs is not None and self.max_secs < 0:
+            raise ConfigError(
+                f"`worker_delay.max_secs` ({self.max_secs}) must be >= 0 seconds or None")
+
+    def secs_for(self, task_type: str | None, task_index: int | None,
+                 run_config_max_secs: float | None = None) -> float:
+        if task_type != WORKER or task_index is None:
+            return 0.0
+        cap = self.max_secs
+        if cap is None:
+            cap = (DEFAULT_MAX_WORKER_DELAY_SECS if run_config_max_secs is None
+                   else float(run_config_max_secs))
+        return float(min(cap, (task_index + 1) * self.secs_per_index))
+
+
+def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
+                          server_factory: Callable[..., Any] | None = None) -> Any:
+    """Starts this task's `tf.distribute.Server`; None when none is needed.
+
+    No server is started for a cluster of a single training task. The server
+    speaks the cluster's `rpc_layer` and serves the training cluster (the
+    evaluator stands outside it).
+    """
+    import tensorflow as tf
+
+    if not cluster.is_distributed or cluster.task_type is None:
+        raise ConfigError(
+            "Could not start the TensorFlow server: TF_CONFIG has no cluster and "
+            "task; set both (see `trainexec tfconfig`)")
+    if cluster.task_address is None:
+        raise ConfigError(
+            f"Could not start the TensorFlow server: task {cluster.task_type}:"
+            f"{cluster.task_index} has no address in TF_CONFIG cluster (jobs: "
+            f"{', '.join(cluster.cluster)}), so there is no master to serve")
+    if cluster.is_single_node and cluster.task_type in TRAINER_TYPES:
+        logger.info("Skip starting the TensorFlow server: the cluster has one node.")
+        return None
+    proto = tf.compat.v1.ConfigProto(log_device_placement=False)
+    if session_config is not None and hasattr(session_config, "gpu_options"):
+        proto.gpu_options.CopyFrom(session_config.gpu_options)
+    factory = server_factory or tf.distribute.Server
+    server = factory(
+        tf.train.ClusterSpec(cluster.training_cluster), job_name=cluster.task_type,
+        task_index=cluster.task_index, protocol=cluster.rpc_layer, config=proto,
+        start=False)
+    server.start()
+    logger.info("Started TensorFlow server for %s:%s at %s://%s", cluster.task_type,
+                cluster.task_index, cluster.rpc_layer, cluster.task_address)
+    return server

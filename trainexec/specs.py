@@ -1,0 +1,199 @@
+"""`TrainSpec` and `EvalSpec`: what to train on and how to evaluate, validated.
+
+Same fields, defaults and exception types as `tf.estimator.TrainSpec` /
+`tf.estimator.EvalSpec`; either kind is accepted wherever trainexec takes a spec.
+
+Example::
+
+    train_spec = TrainSpec(input_fn=train_input_fn, max_steps=1000)
+    eval_spec = EvalSpec(input_fn=eval_input_fn, steps=10, throttle_secs=30)
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, NamedTuple
+
+__all__ = [
+    "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "validate_exporters",
+    "validate_hooks",
+]
+
+
+def _validate_input_fn(input_fn: Any) -> None:
+    if not callable(input_fn):
+        raise TypeError(f"`input_fn` must be callable, given: {input_fn!r}")
+
+
+def validate_hooks(hooks: Any) -> tuple:
+    import tensorflow as tf
+
+    hooks = tuple(hooks or ())
+    for hook in hooks:
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise TypeError(
+                f"All hooks must be `SessionRunHook` instances, given: {hook!r}")
+    return hooks
+
+
+def _validate_saving_listeners(listeners: Any) -> tuple:
+    import tensorflow as tf
+
+    listeners = tuple(listeners or ())
+    for listener in listeners:
+        if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
+            raise TypeError(
+                "All saving_listeners must be `CheckpointSaverListener` instances, "
+                f"given: {listener!r}")
+    return listeners
+
+
+def _is_exporter(obj: Any) -> bool:
+    return hasattr(obj, "name") and callable(getattr(obj, "export", None))
+
+
+def _check_exporter_name(name: Any, all_names: list) -> None:
+    if not name:
+        raise ValueError(
+            "An Exporter cannot have a name that is `None` or empty. "
+            f"All exporter names: {all_names}")
+    if not isinstance(name, str):
+        raise ValueError(f"An Exporter must have a string name. Given: {type(name)}")
+    unsafe = (name in (".", "..") or "/" in name or "\\" in name or "\x00" in name
+              or name != name.strip())
+    if unsafe:
+        raise ValueError(
+            f"Exporter name {name!r} must be a single directory name (it becomes "
+            "model_dir/export/<name>): no '/', '\\', '.', '..' or surrounding "
+            "spaces, e.g. 'best_exporter'")
+
+
+def validate_exporters(exporters: Any) -> tuple:
+    """Returns `exporters` as a tuple of uniquely, safely named exporters.
+
+    An exporter is anything with a `name` and an `export(estimator, export_path,
+    checkpoint_path, eval_result, is_the_final_export)` method: tf.estimator's
+    exporters and trainexec's Keras exporters both qualify.
+    """
+    if not exporters:
+        return ()
+    if _is_exporter(exporters):
+        exporters = [exporters]
+    try:
+        exporters = list(exporters)
+    except TypeError:
+        raise TypeError(
+            "`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
+            f"found {exporters!r}.") from None
+    for exporter in exporters:
+        if not _is_exporter(exporter):
+            raise TypeError(
+                "`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
+                f"found {exporters!r}.")
+    names = [e.name for e in exporters]
+    seen: set = set()
+    for name in names:
+        _check_exporter_name(name, names)
+        if name in seen:
+            raise ValueError(
+                "`exporters` must have unique names. Such a name cannot be `None`. "
+                f"All exporter names: {names}")
+        seen.add(name)
+    return tuple(exporters)
+
+
+def _check_number(field: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"`{field}` must be a number, given: {value!r}")
+
+
+class TrainSpec(NamedTuple("TrainSpec", [
+        ("input_fn", Callable), ("max_steps", Any), ("hooks", tuple),
+        ("saving_listeners", tuple)])):
+    """The training half of a train-and-evaluate run.
+
+    Args:
+      input_fn: returns a `tf.data.Dataset` or `(features, labels)` for training.
+      max_steps: positive total number of steps; None trains until `input_fn`
+        runs out of data.
+      hooks: `SessionRunHook`s run on every training task.
+      saving_listeners: `CheckpointSaverListener`s run on the chief.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        _validate_input_fn(input_fn)
+        if max_steps is not None:
+            _check_number("max_steps", max_steps)
+            if max_steps <= 0:
+                raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        return super().__new__(
+            cls, input_fn, max_steps, validate_hooks(hooks),
+            _validate_saving_listeners(saving_listeners))
+
+
+class EvalSpec(NamedTuple("EvalSpec", [
+        ("input_fn", Callable), ("steps", Any), ("name", Any), ("hooks", tuple),
+        ("exporters", tuple), ("start_delay_secs", Any), ("throttle_secs", Any)])):
+    """The evaluation half of a train-and-evaluate run.
+
+    Args:
+      input_fn: returns the evaluation data.
+      steps: positive number of batches per evaluation; None evaluates until
+        `input_fn` runs out of data.
+      name: evaluation name (metrics go to `eval_<name>`), or None.
+      hooks: `SessionRunHook`s run during evaluation.
+      exporters: an exporter, an iterable of them, or None; each is called after
+        every evaluation and exports to `model_dir/export/<exporter.name>`.
+      start_delay_secs: seconds the evaluator waits before its first evaluation
+        (skipped when training has already finished).
+      throttle_secs: minimum seconds between the starts of two evaluations;
+        the final checkpoint is evaluated at once whatever this says.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
+                start_delay_secs=120, throttle_secs=600):
+        _validate_input_fn(input_fn)
+        if steps is not None:
+            _check_number("steps", steps)
+            if steps <= 0:
+                raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"`name` must be string, given: {name!r}")
+        hooks = validate_hooks(hooks)
+        exporters = validate_exporters(exporters)
+        _check_number("start_delay_secs", start_delay_secs)
+        if start_delay_secs < 0:
+            raise ValueError(
+                f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
+        _check_number("throttle_secs", throttle_secs)
+        if throttle_secs < 0:
+            raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
+        return super().__new__(cls, input_fn, steps, name, hooks, exporters,
+                               start_delay_secs, throttle_secs)
+
+
+def as_train_spec(spec: Any) -> TrainSpec:
+    """Accepts a trainexec or tf.estimator `TrainSpec` and returns ours."""
+    if isinstance(spec, TrainSpec):
+        return spec
+    if all(hasattr(spec, f) for f in ("input_fn", "max_steps", "hooks")):
+        return TrainSpec(spec.input_fn, spec.max_steps, spec.hooks,
+                         getattr(spec, "saving_listeners", None))
+    raise TypeError(
+        "`train_spec` must be a trainexec.TrainSpec or tf.estimator.TrainSpec. "
+        f"Got: {type(spec)}")
+
+
+def as_eval_spec(spec: Any) -> EvalSpec:
+    """Accepts a trainexec or tf.estimator `EvalSpec` and returns ours."""
+    if isinstance(spec, EvalSpec):
+        return spec
+    if all(hasattr(spec, f) for f in EvalSpec._fields):
+        return EvalSpec(*(getattr(spec, f) for f in EvalSpec._fields))
+    raise TypeError(
+        "`eval_spec` must be a trainexec.EvalSpec or tf.estimator.EvalSpec. "
+        f"Got: {type(spec)}")

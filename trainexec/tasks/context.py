@@ -1,0 +1,44 @@
+"""`TaskContext`: everything a role runner needs, gathered by the executor."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from trainexec.clock import Clock
+from trainexec.cluster import ClusterConfig
+from trainexec.continuous import ContinuousEvalListener
+from trainexec.model import EstimatorTarget, TrainableModel
+from trainexec.server import WorkerDelay
+from trainexec.specs import EvalSpec, TrainSpec
+
+__all__ = ["TaskContext"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskContext:
+    estimator: TrainableModel
+    train_spec: TrainSpec
+    eval_spec: EvalSpec | None
+    train_hooks: tuple
+    listener: ContinuousEvalListener
+    cluster: ClusterConfig
+    clock: Clock
+    worker_delay: WorkerDelay
+    poll_secs: float
+    idle_timeout_secs: float | None
+    server_factory: Callable[..., Any] | None
+
+    @property
+    def hooks(self) -> list:
+        return list(self.train_spec.hooks) + list(self.train_hooks)
+
+    def require_eval_spec(self) -> EvalSpec:
+        if not isinstance(self.eval_spec, EvalSpec):
+            raise TypeError(
+                "`eval_spec` must have type `tf.estimator.EvalSpec` or "
+                f"`trainexec.EvalSpec`. Got: {type(self.eval_spec)}")
+        return self.eval_spec
+
+    def eval_target(self) -> EstimatorTarget:
+        return EstimatorTarget(self.estimator, self.require_eval_spec())

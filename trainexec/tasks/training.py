@@ -1,0 +1,47 @@
+"""Distributed training shared by chief, worker and master: server, delay, train."""
+
+from __future__ import annotations
+
+import logging
+from typing import Sequence
+
+from trainexec.completion import (clear_training_complete, record_training_complete)
+from trainexec.checkpoints import checkpoint_step
+from trainexec.server import start_standard_server
+from trainexec.tasks.context import TaskContext
+
+__all__ = ["record_completion", "run_distributed_training", "start_fresh_run"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) -> None:
+    """Starts the server (before any delay, so peers can connect), waits, trains."""
+    server = None  # held until training returns, so the server outlives it
+    if not ctx.cluster.is_google_environment:
+        server = start_standard_server(
+            ctx.cluster, getattr(ctx.estimator.config, "session_config", None),
+            ctx.server_factory)
+    delay = ctx.worker_delay.secs_for(
+        ctx.cluster.task_type, ctx.cluster.task_index,
+        getattr(ctx.estimator.config, "experimental_max_worker_delay_secs", None))
+    if delay > 0:
+        logger.info("Waiting %.0f secs before starting training.", delay)
+        ctx.clock.sleep(delay)
+    ctx.estimator.train(
+        input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
+        hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
+    del server
+
+
+def start_fresh_run(ctx: TaskContext) -> None:
+    """Clears an earlier run's completion record before this run trains."""
+    clear_training_complete(ctx.estimator.model_dir)
+
+
+def record_completion(ctx: TaskContext) -> None:
+    """Records that training returned, at the latest checkpoint."""
+    checkpoint = ctx.estimator.latest_checkpoint()
+    record_training_complete(
+        ctx.estimator.model_dir, checkpoint,
+        checkpoint_step(checkpoint) if checkpoint else None, ctx.train_spec.max_steps)

@@ -1,0 +1,10 @@
+"""A (non-chief) training worker: server, staggered start, train."""
+
+from trainexec.tasks.context import TaskContext
+from trainexec.tasks.training import run_distributed_training
+
+__all__ = ["run"]
+
+
+def run(ctx: TaskContext) -> None:
+    run_distributed_training(ctx)
