@@ -65,7 +65,7 @@ _HOST_PORT = re.compile(r"^(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<host>[^\s:\[\]/]+
 
 
 def _show(value: Any, limit: int = 120) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    text = json.dumps(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -180,7 +180,8 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     if (done is not None and latest.path == done.path) or latest.path in obs.skipped:
         if (done is not None and latest.path == done.path and _is_final(done, obs, policy)) \
                 or (latest.path in obs.skipped and obs.completion is not None):
-            return Decision(Action.STOP, "the last checkpoint of the run is evaluated")
+            return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
+                            is_final=True)
         if idle_timed_out:
             return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no new checkpoint", poll)
@@ -261,6 +262,7 @@ class ContinuousEvaluation:
             self._log(decision, obs)
             if decision.action is Action.STOP:
                 self.stop_reason = decision.reason
+                self._finish_final_export(decision)
                 return self.last_result
             if decision.action is Action.WAIT:
                 self._clock.sleep(decision.wait_secs)
@@ -312,6 +314,14 @@ class ContinuousEvaluation:
                         checkpoint.path)
             return False
         return True
+
+    def _finish_final_export(self, decision: Decision) -> None:
+        # The last checkpoint may have been evaluated before training was known
+        # to be over; its exports then still owe the final one.
+        result = self.last_result
+        if (decision.is_final and result is not None
+                and not self._evaluator.is_final_export_triggered):
+            self.last_export_results = self._evaluator.export(result, True)
 
     def _log(self, decision: Decision, obs: Observation) -> None:
         if decision.reason == self._last_reason:

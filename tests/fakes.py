@@ -1,0 +1,79 @@
+"""Hand-written fakes for timing and small branches (no mocks)."""
+
+from __future__ import annotations
+
+import os
+
+import tensorflow as tf
+
+
+class FakeClock:
+    """A clock whose time moves only when someone sleeps."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.time = start
+        self.sleeps: list[float] = []
+        self.on_sleep = None  # callable(clock) run after each sleep
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, secs: float) -> None:
+        assert secs >= 0, secs
+        self.sleeps.append(secs)
+        self.time += secs
+        if self.on_sleep is not None:
+            self.on_sleep(self)
+
+
+def write_checkpoint(directory: str, step: int, value: float = 0.0,
+                     name: str = "model.ckpt") -> str:
+    """Writes a tiny real checkpoint `directory/name-step` with a global_step."""
+    os.makedirs(directory, exist_ok=True)
+    prefix = os.path.join(directory, f"{name}-{step}")
+    ckpt = tf.train.Checkpoint(v=tf.Variable(value),
+                               global_step=tf.Variable(step, dtype=tf.int64))
+    path = ckpt.write(prefix)
+    return path
+
+
+def point_state_file_at(directory: str, prefix: str) -> None:
+    """Makes `prefix` the directory's latest checkpoint (the `checkpoint` file)."""
+    tf.compat.v1.train.update_checkpoint_state(directory, prefix)
+
+
+class DirectoryTarget:
+    """An EvaluationTarget over a real checkpoint directory, with fake metrics."""
+
+    def __init__(self, model_dir: str, clock: FakeClock | None = None,
+                 eval_secs: float = 0.0) -> None:
+        self.model_dir = model_dir
+        self.export_subject = self
+        self.evaluated: list[str] = []
+        self._clock = clock
+        self._eval_secs = eval_secs
+
+    def latest_checkpoint(self):
+        return tf.train.latest_checkpoint(self.model_dir)
+
+    def evaluate(self, checkpoint_path: str) -> dict:
+        self.evaluated.append(checkpoint_path)
+        if self._clock is not None:
+            self._clock.time += self._eval_secs
+        step = int(checkpoint_path.rsplit("-", 1)[1])
+        return {"global_step": step, "loss": 1.0 / (step + 1)}
+
+
+class RecordingExporter:
+    """An exporter that records its calls and writes a marker directory."""
+
+    def __init__(self, name: str = "recorder") -> None:
+        self.name = name
+        self.calls: list[dict] = []
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        self.calls.append(dict(export_path=export_path, checkpoint_path=checkpoint_path,
+                               step=eval_result["global_step"],
+                               final=is_the_final_export, estimator=estimator))
+        return export_path
