@@ -82,12 +82,12 @@ def _check_address(field: str, address: Any) -> str:
     match = _HOST_PORT.match(address.strip())
     if not match:
         raise ConfigError(
-            f'TF_CONFIG {field} {address!r} is not a "host:port" address: '
+            f'TF_CONFIG {field} {_show(address)} is not a "host:port" address: '
             'write it as "host:port", e.g. "10.0.0.2:2222" or "[::1]:2222"')
     port = int(match.group("port"))
     if not 1 <= port <= 65535:
         raise ConfigError(
-            f"TF_CONFIG {field} {address!r} has port {port}: "
+            f"TF_CONFIG {field} {_show(address)} has port {port}: "
             "a port must be between 1 and 65535")
     return address.strip()
 
@@ -136,7 +136,7 @@ def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
             if address in seen:
                 raise ConfigError(
                     f"TF_CONFIG cluster.{task} and cluster.{seen[address]} both use "
-                    f"{address!r}: every task needs its own host:port")
+                    f"{_show(address)}: every task needs its own host:port")
             seen[address] = task
 
 
@@ -167,7 +167,7 @@ def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]]) -> tuple[str |
             "machine leave out both cluster and task (or unset TF_CONFIG)")
     if task_type not in SUPPORTED_TASK_TYPES:
         raise ConfigError(
-            f"TF_CONFIG task.type {task_type!r} is not supported: use one of "
+            f"TF_CONFIG task.type {_show(task_type)} is not supported: use one of "
             f"{', '.join(SUPPORTED_TASK_TYPES)}")
     if "index" not in raw:
         raise ConfigError(

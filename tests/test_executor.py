@@ -1,0 +1,203 @@
+"""Role dispatch with a fake trainer implementing the model protocol."""
+
+import json
+import os
+import types
+
+import pytest
+
+from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalSpec,
+                       TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
+                       train_and_evaluate)
+from fakes import FakeClock, RecordingExporter, point_state_file_at, write_checkpoint
+
+CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
+           "ps": ["127.0.0.1:4"]}
+
+
+def input_fn():
+    return None
+
+
+class FakeTrainer:
+    """Satisfies the executor's model protocol; 'training' writes real checkpoints."""
+
+    def __init__(self, model_dir, task_type=None, task_id=0, max_delay=None):
+        self.model_dir = str(model_dir)
+        self.config = types.SimpleNamespace(
+            task_type=task_type, task_id=task_id, session_config=None,
+            experimental_max_worker_delay_secs=max_delay, save_checkpoints_steps=10,
+            save_checkpoints_secs=None)
+        self.train_calls = []
+        self.evaluated = []
+
+    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        self.train_calls.append(dict(max_steps=max_steps, hooks=hooks,
+                                     saving_listeners=saving_listeners))
+        for step in (0, 10, 20):
+            prefix = write_checkpoint(self.model_dir, step)
+            point_state_file_at(self.model_dir, prefix)
+            for listener in saving_listeners or ():
+                if step == 0:
+                    listener.begin()
+                listener.after_save(None, step)
+        for listener in saving_listeners or ():
+            listener.end(None, 20)
+        return self
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        self.evaluated.append(checkpoint_path)
+        step = int(checkpoint_path.rsplit("-", 1)[1])
+        return {"global_step": step, "loss": 1.0 / (step + 1)}
+
+    def latest_checkpoint(self):
+        import tensorflow as tf
+        return tf.train.latest_checkpoint(self.model_dir)
+
+
+class FakeServer:
+    def __init__(self, *args, **kwargs):
+        self.kwargs = kwargs
+        self.joined = False
+
+    def start(self):
+        pass
+
+    def join(self):
+        self.joined = True
+        FakeServer.last = self
+
+
+def executor(trainer, task_type=None, index=0, eval_spec=None, clock=None, **kw):
+    cluster = (ClusterConfig() if task_type is None else
+               ClusterConfig(cluster=CLUSTER, task_type=task_type, task_index=index))
+    spec = eval_spec or EvalSpec(input_fn, throttle_secs=0, start_delay_secs=0)
+    return TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=20), spec,
+                            cluster=cluster, clock=clock or FakeClock(),
+                            server_factory=FakeServer, **kw)
+
+
+def test_local_returns_metrics_and_exports(tmp_path):
+    exporter = RecordingExporter()
+    trainer = FakeTrainer(tmp_path)
+    spec = EvalSpec(input_fn, exporters=[exporter], throttle_secs=0)
+    metrics, exports = executor(trainer, eval_spec=spec).run()
+    assert metrics["global_step"] == 20
+    assert exports == [os.path.join(str(tmp_path), "export", "recorder")]
+    assert exporter.calls[-1]["final"] is True
+    assert read_training_complete(str(tmp_path)).global_step == 20
+
+
+def test_chief_trains_then_records_completion(tmp_path):
+    trainer = FakeTrainer(tmp_path, "chief")
+    assert executor(trainer, "chief").run() is None
+    assert len(trainer.train_calls) == 1 and trainer.evaluated == []
+    done = read_training_complete(str(tmp_path))
+    assert (done.global_step, done.max_steps) == (20, 20)
+
+
+def test_chief_clears_previous_runs_completion(tmp_path):
+    from trainexec.completion import record_training_complete
+    record_training_complete(str(tmp_path), None, 5, 5)
+    trainer = FakeTrainer(tmp_path, "chief")
+    trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
+    with pytest.raises(RuntimeError):
+        executor(trainer, "chief").run()
+    assert read_training_complete(str(tmp_path)) is None
+
+
+@pytest.mark.parametrize("index,delay,expected", [
+    (0, WorkerDelay(), [5.0]), (1, WorkerDelay(), [10.0]), (1, WorkerDelay(0), []),
+])
+def test_worker_waits_its_delay_then_trains(tmp_path, index, delay, expected):
+    clock = FakeClock()
+    trainer = FakeTrainer(tmp_path, "worker", index)
+    executor(trainer, "worker", index, clock=clock, worker_delay=delay).run()
+    assert clock.sleeps == expected and len(trainer.train_calls) == 1
+    assert read_training_complete(str(tmp_path)) is None  # only the chief records
+
+
+def test_run_config_max_worker_delay_is_honoured(tmp_path):
+    clock = FakeClock()
+    trainer = FakeTrainer(tmp_path, "worker", 1, max_delay=3)
+    executor(trainer, "worker", 1, clock=clock).run()
+    assert clock.sleeps == [3.0]
+
+
+def test_ps_serves(tmp_path):
+    executor(FakeTrainer(tmp_path, "ps"), "ps").run()
+    assert FakeServer.last.joined and FakeServer.last.kwargs["job_name"] == "ps"
+
+
+def test_master_evaluates_during_training(tmp_path):
+    trainer = FakeTrainer(tmp_path, "master")
+    cluster = ClusterConfig(cluster={"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]},
+                            task_type="master", task_index=0)
+    TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=20),
+                     EvalSpec(input_fn, throttle_secs=0), cluster=cluster,
+                     server_factory=FakeServer, clock=FakeClock()).run()
+    assert [os.path.basename(p) for p in trainer.evaluated] == ["model.ckpt-10",
+                                                                "model.ckpt-20"]
+    assert read_training_complete(str(tmp_path)).global_step == 20
+
+
+def test_evaluator_runs_until_training_done(tmp_path):
+    trainer = FakeTrainer(tmp_path, "evaluator")
+    FakeTrainer(tmp_path).train(input_fn)  # a finished run's checkpoints
+    from trainexec.completion import record_training_complete
+    record_training_complete(str(tmp_path), trainer.latest_checkpoint(), 20, 20)
+    metrics, _ = executor(trainer, "evaluator").run()
+    assert metrics["global_step"] == 20
+
+
+class CountingListener(ContinuousEvalListener):
+    def __init__(self):
+        self.before = self.after = 0
+
+    def before_eval(self):
+        self.before += 1
+        return True
+
+    def after_eval(self, eval_result):
+        self.after += 1
+        return True
+
+
+def test_local_listener_sees_every_evaluation(tmp_path):
+    listener = CountingListener()
+    executor(FakeTrainer(tmp_path), continuous_eval_listener=listener).run()
+    assert (listener.before, listener.after) == (2, 2)
+
+
+def test_run_config_disagreeing_with_tf_config(tmp_path):
+    with pytest.raises(ConfigError, match="estimator.config is for task worker:1 but "
+                       "TF_CONFIG says chief:0"):
+        executor(FakeTrainer(tmp_path, "worker", 1), "chief").run()
+
+
+def test_cluster_without_chief_is_explained(tmp_path):
+    cluster = ClusterConfig(cluster={"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
+                            task_type="worker", task_index=0)
+    ex = TrainingExecutor(FakeTrainer(tmp_path, "worker"), TrainSpec(input_fn),
+                          EvalSpec(input_fn), cluster=cluster)
+    with pytest.raises(ConfigError, match='no "chief"'):
+        ex.run()
+
+
+def test_not_a_model():
+    with pytest.raises(TypeError, match="lacks config, model_dir"):
+        TrainingExecutor(object(), TrainSpec(input_fn), EvalSpec(input_fn),
+                         cluster=ClusterConfig())
+
+
+def test_eval_spec_checked_first(tmp_path):
+    with pytest.raises(TypeError, match="`eval_spec` must be"):
+        train_and_evaluate(object(), "not a spec", None)
+
+
+def test_executor_reads_tf_config_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": CLUSTER, "task": {"type": "ps", "index": 0}}))
+    ex = TrainingExecutor(FakeTrainer(tmp_path, "ps"), TrainSpec(input_fn),
+                          EvalSpec(input_fn), server_factory=FakeServer)
+    assert ex.cluster.role == "ps"
