@@ -65,6 +65,11 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def _how_it_ended(code: int) -> str:
+    return (f"was killed by {_signal_name(-code)}" if code < 0
+            else f"failed with exit code {code}")
+
+
 def _exit_text(code: int | None, stopped: bool = False) -> str:
     """"stopped", "running", "SIGKILL" or the exit code as text."""
     if stopped:
@@ -79,7 +84,9 @@ class Task:
     """One process of the cluster (restarts reuse the same Task and TF_CONFIG).
 
     `returncode` is None while running (negative: killed by that signal);
-    `stopped` is True when the launcher stopped it; `pids` lists every run.
+    `stopped` is True when the launcher stopped it; `pids` lists every run;
+    `restarts` counts automatic and `LocalCluster.restart()` restarts (only
+    automatic ones use up `max_restarts`).
     """
 
     task_type: str
@@ -95,6 +102,7 @@ class Task:
     _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
     _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
     _crashes_restarted: int = dataclasses.field(default=0, repr=False)
+    _swept: bool = dataclasses.field(default=False, repr=False)  # group SIGKILLed once reaped
     _lines: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
     _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
@@ -115,7 +123,7 @@ class Task:
     def run_secs(self) -> float:
         if self.started_at is None:
             return 0.0
-        end = self.ended_at if self.ended_at is not None and not self.running else time.monotonic()
+        end = time.monotonic() if self.running or self.ended_at is None else self.ended_at
         return max(0.0, end - self.started_at)
 
     def output_lines(self) -> list[str]:
@@ -296,6 +304,7 @@ class LocalCluster:
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
+        task._swept = False
         task.pids.append(proc.pid)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
@@ -304,7 +313,8 @@ class LocalCluster:
         task._reader = threading.Thread(target=self._pump, args=(task, proc.stdout),
                                         name=f"launch-{task.name}", daemon=True)
         task._reader.start()
-        logger.info("started %s (pid %s) %s", task.name, proc.pid, task.address or "evaluator")
+        logger.info("started %s (pid %s) %s", task.name, proc.pid,
+                    task.address or "outside the cluster")
 
     def _pump(self, task: Task, stream: Any) -> None:
         prefix = f"[{task.name}] "
@@ -335,7 +345,7 @@ class LocalCluster:
             task._reader.join(_READER_JOIN_SECS)
 
     def _signal(self, task: Task, sig: int) -> None:
-        if task._proc is None:
+        if task._proc is None or task._swept:  # never signal a group id twice after reaping
             return
         try:
             os.killpg(task._proc.pid, sig)  # the task's session: its whole tree
@@ -362,13 +372,14 @@ class LocalCluster:
                    and any(t._proc.poll() is None for t in live)):
                 time.sleep(_POLL_SECS)
             for task in tasks:  # SIGKILL stragglers and any processes left in the group
-                if task._proc is None:
+                if task._proc is None or task._swept:
                     continue
                 if task in live and task._proc.poll() is None and grace > 0:
                     logger.warning("%s still running %.1fs after SIGTERM: SIGKILL",
                                    task.name, grace)
                 self._signal(task, signal.SIGKILL)
                 self._reap(task, task._proc.wait())
+                task._swept = True
 
     def stop(self, name: str) -> Task:
         """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""
@@ -450,9 +461,9 @@ class LocalCluster:
             if task._crashes_restarted < self.max_restarts:
                 task._crashes_restarted += 1
                 task.restarts += 1
-                logger.warning("%s exited with %s: restarting it (%d/%d)", task.name,
-                               _exit_text(code),
-                               task._crashes_restarted, self.max_restarts)
+                logger.warning("%s %s: restarting it with the same TF_CONFIG (%d/%d)",
+                               task.name, _how_it_ended(code), task._crashes_restarted,
+                               self.max_restarts)
                 self._spawn(task)
                 continue
             return self._finish_failed(task)
@@ -482,8 +493,7 @@ class LocalCluster:
 
     def _finish_failed(self, task: Task) -> JobResult:
         code = task.returncode
-        how = (f"was killed by {_signal_name(-code)}" if code < 0
-               else f"failed with exit code {code}")
+        how = _how_it_ended(code)
         budget = (f"after {task._crashes_restarted} restart(s), none left" if self.max_restarts
                   else "no restarts allowed")
         lines = task.tail(TAIL_LINES)
@@ -517,7 +527,8 @@ def add_cli_parser(commands: Any) -> argparse.ArgumentParser:
         "prefixed with the task name. Succeeds when the chief (or worker:0 with "
         "--no-chief) and the evaluator exit 0; fails as soon as a task fails with no "
         "restarts left. Exit codes: 0 ok, 1 failed or timed out, 2 bad arguments, "
-        "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first.")
+        "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first (a second Ctrl-C "
+        "skips the grace period).")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="worker tasks besides the chief (default 1)")
     parser.add_argument("--ps", type=int, default=0, metavar="N",
@@ -567,9 +578,13 @@ def _run_launch(args: argparse.Namespace) -> int:
         return 2
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
-    cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
-                           evaluator=args.evaluator, chief=args.chief, host=args.host,
-                           max_restarts=args.max_restarts, grace_secs=args.grace)
+    try:
+        cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
+                               evaluator=args.evaluator, chief=args.chief, host=args.host,
+                               max_restarts=args.max_restarts, grace_secs=args.grace)
+    except ConfigError as err:
+        print(f"trainexec launch: {err}", file=sys.stderr)
+        return 2
     print(f"trainexec launch: {cluster.describe()}", flush=True)
     previous = {sig: signal.signal(sig, lambda signum, _frame: cluster.interrupt(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
