@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: a real local cluster (chief, 2 workers, 1 ps, evaluator) training a
+# small Estimator on embedded data through `trainexec launch`, ending with the task
+# summary, the final evaluation metrics and the export path.
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$(date +%Y%m%d-%H%M%S)}"
+MAX_STEPS="${MAX_STEPS:-1500}"
+echo "[demo] model_dir: $MODEL_DIR"
+exec trainexec launch --workers 2 --ps 1 --evaluator --timeout 900 -- \
+  python -m trainexec.examples.estimator_job --model-dir "$MODEL_DIR" \
+  --max-steps "$MAX_STEPS" --throttle-secs 5 --worker-delay-secs 2 "$@"
