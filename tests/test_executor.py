@@ -201,3 +201,19 @@ def test_executor_reads_tf_config_from_environment(tmp_path, monkeypatch):
     ex = TrainingExecutor(FakeTrainer(tmp_path, "ps"), TrainSpec(input_fn),
                           EvalSpec(input_fn), server_factory=FakeServer)
     assert ex.cluster.role == "ps"
+
+
+def test_google_environment_starts_no_server(tmp_path):
+    made = []
+
+    class Counting(FakeServer):
+        def __init__(self, *a, **kw):
+            made.append(1)
+            super().__init__(*a, **kw)
+    cluster = ClusterConfig(cluster=CLUSTER, task_type="chief", task_index=0,
+                            environment="google")
+    TrainingExecutor(FakeTrainer(tmp_path, "chief"), TrainSpec(input_fn, max_steps=20),
+                     EvalSpec(input_fn), cluster=cluster, server_factory=Counting,
+                     clock=FakeClock()).run()
+    assert made == []
+    assert read_training_complete(str(tmp_path)).global_step == 20
