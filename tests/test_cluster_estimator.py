@@ -45,3 +45,31 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     alive = [p for p in pids if psutil.pid_exists(p)
              and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     assert alive == []
+
+
+def test_master_and_ps_processes(tmp_path):
+    """The TF 1.x layout: a master that trains and evaluates, and a ps."""
+    import subprocess
+
+    import portpicker
+
+    ports = [portpicker.pick_unused_port() for _ in range(2)]
+    cluster = {"master": [f"127.0.0.1:{ports[0]}"], "ps": [f"127.0.0.1:{ports[1]}"]}
+    model_dir = str(tmp_path / "model")
+    command = [sys.executable, "-m", "trainexec.examples.estimator_job", "--model-dir",
+               model_dir, "--max-steps", "100", "--result-file",
+               str(tmp_path / "result.json")]
+
+    def start(task_type):
+        env = dict(os.environ, TF_CONFIG=json.dumps(
+            {"cluster": cluster, "task": {"type": task_type, "index": 0}}))
+        return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    ps = start("ps")
+    try:
+        assert start("master").wait(timeout=300) == 0
+    finally:
+        ps.kill()
+        ps.wait()
+    assert read_training_complete(model_dir).global_step == 100
+    assert glob.glob(os.path.join(model_dir, "export", "final", "*", "saved_model.pb"))
