@@ -1,0 +1,319 @@
+"""Exporters for Keras and custom-loop models, called by the evaluation engine.
+
+Each exporter has a `name` (its exports go to `<model_dir>/export/<name>/`) and
+`export(estimator, export_path, checkpoint_path, eval_result,
+is_the_final_export)`, the call `trainexec.evaluation.Evaluator` makes after an
+evaluation. `estimator` is the target's export subject: a `tf.keras.Model` or
+`tf.Module` to save as it is, or an object with `model_at(checkpoint_path)`
+returning the model with that checkpoint's weights (what `SidecarEvaluator`
+passes).
+
+An export is a SavedModel written under a temporary name in the same directory
+and renamed to `<export_path>/<global_step>` (a timestamp when the metrics have
+no step), so readers never see half of one. An existing export directory is
+never overwritten. Naming and garbage collection live in `ExportFileManager`,
+apart from the export call.
+
+Example::
+
+    exporters = [LatestExporter(keep=3), BestExporter(metric="auc", mode="max"),
+                 FinalExporter()]
+    SidecarEvaluator(model, data, checkpoint_dir, exporters=exporters).start()
+    loaded = tf.saved_model.load(f"{checkpoint_dir}/export/best/1200")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import time
+import uuid
+from typing import Any, Mapping
+
+from trainexec.completion import atomic_write_text
+from trainexec.errors import ConfigError
+from trainexec.evaluation import GLOBAL_STEP
+
+__all__ = [
+    "BEST_FILE",
+    "BestExporter",
+    "BestValue",
+    "ExportFileManager",
+    "Exporter",
+    "FinalExporter",
+    "LatestExporter",
+]
+
+logger = logging.getLogger(__name__)
+
+BEST_FILE = "best.json"
+_TMP_PREFIX = ".tmp-"
+
+
+class ExportFileManager:
+    """Names exports `<base_dir>/<number>` and removes the oldest beyond `keep`.
+
+    Only directories named by an integer count as exports; `best.json` and
+    temporary directories of interrupted exports are not exports.
+
+    Example::
+
+        files = ExportFileManager("/m/export/latest", keep=5)
+        path = files.path_for(1200)         # "/m/export/latest/1200"
+        files.write(path, lambda tmp: tf.saved_model.save(model, tmp))
+        files.garbage_collect()
+    """
+
+    def __init__(self, base_dir: str, keep: int | None = None) -> None:
+        self.base_dir = base_dir.rstrip("/")
+        self.keep = keep
+
+    def path_for(self, number: int) -> str:
+        return f"{self.base_dir}/{int(number)}"
+
+    def exports(self) -> list[str]:
+        """Finished exports, oldest (smallest number) first."""
+        import tensorflow as tf
+
+        if not tf.io.gfile.isdir(self.base_dir):
+            return []
+        names = [name.rstrip("/") for name in tf.io.gfile.listdir(self.base_dir)]
+        numbers = sorted(int(name) for name in names if name.isdigit())
+        return [self.path_for(number) for number in numbers]
+
+    def write(self, path: str, save: Any) -> bool:
+        """Calls `save(tmp_dir)` and renames the result to `path`.
+
+        Returns False, writing nothing, when `path` already exists.
+        """
+        import tensorflow as tf
+
+        if tf.io.gfile.exists(path):
+            return False
+        self.remove_interrupted()
+        tmp = f"{self.base_dir}/{_TMP_PREFIX}{path.rsplit('/', 1)[-1]}-{uuid.uuid4().hex}"
+        tf.io.gfile.makedirs(self.base_dir)
+        try:
+            save(tmp)
+            tf.io.gfile.rename(tmp, path, overwrite=False)
+        finally:
+            if tf.io.gfile.exists(tmp):
+                tf.io.gfile.rmtree(tmp)
+        return True
+
+    def remove_interrupted(self) -> list[str]:
+        """Removes temporary directories left by exports that were killed."""
+        import tensorflow as tf
+
+        if not tf.io.gfile.isdir(self.base_dir):
+            return []
+        stale = [f"{self.base_dir}/{name.rstrip('/')}"
+                 for name in tf.io.gfile.listdir(self.base_dir)
+                 if name.startswith(_TMP_PREFIX)]
+        for path in stale:
+            logger.info("Removing interrupted export %s", path)
+            tf.io.gfile.rmtree(path)
+        return stale
+
+    def garbage_collect(self) -> list[str]:
+        """Removes all but the newest `keep` exports; returns what it removed."""
+        import tensorflow as tf
+
+        if self.keep is None:
+            return []
+        exports = self.exports()
+        removed = exports[:max(0, len(exports) - self.keep)]
+        for path in removed:
+            logger.info("Removing old export %s (keeping the newest %s)", path, self.keep)
+            tf.io.gfile.rmtree(path)
+        return removed
+
+
+class Exporter:
+    """Base class: validates the name, resolves the model and writes exports.
+
+    Subclasses implement `export` and use `_write` for the SavedModel.
+    """
+
+    def __init__(self, name: str, keep: int | None = None) -> None:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ConfigError(
+                f"exporter `name` ({name!r}) must be a non-empty string without '/', "
+                "e.g. 'best'; it names the directory under <model_dir>/export/")
+        if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int)
+                                 or keep < 1):
+            raise ConfigError(
+                f"`keep` ({keep!r}) of exporter {name!r} must be a positive integer, "
+                "or None to keep every export")
+        self._name = name
+        self._keep = keep
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def export(self, estimator: Any, export_path: str, checkpoint_path: str,
+               eval_result: Mapping[str, Any], is_the_final_export: bool) -> str | None:
+        """Exports (or not); returns the export directory, or None."""
+        raise NotImplementedError
+
+    def _write(self, estimator: Any, export_path: str, checkpoint_path: str,
+               eval_result: Mapping[str, Any]) -> str:
+        files = ExportFileManager(export_path, self._keep)
+        step = eval_result.get(GLOBAL_STEP)
+        path = files.path_for(int(step) if step is not None else int(time.time()))
+        model = _model_to_save(estimator, checkpoint_path, self._name)
+        if files.write(path, lambda tmp: _save(model, tmp)):
+            logger.info("Exporter %s wrote %s from %s", self._name, path, checkpoint_path)
+        else:
+            logger.info("Exporter %s: %s already exists; not overwriting it",
+                        self._name, path)
+        files.garbage_collect()
+        return path
+
+
+class LatestExporter(Exporter):
+    """Exports after every evaluation and keeps the newest `keep` exports.
+
+    Example::
+
+        LatestExporter(name="latest", keep=5)
+    """
+
+    def __init__(self, name: str = "latest", keep: int | None = 5) -> None:
+        super().__init__(name, keep)
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        del is_the_final_export
+        return self._write(estimator, export_path, checkpoint_path, eval_result)
+
+
+class FinalExporter(Exporter):
+    """Exports once, for the last checkpoint of the run.
+
+    Example::
+
+        FinalExporter(name="final")
+    """
+
+    def __init__(self, name: str = "final") -> None:
+        super().__init__(name, None)
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        if not is_the_final_export:
+            return None
+        return self._write(estimator, export_path, checkpoint_path, eval_result)
+
+
+@dataclasses.dataclass(frozen=True)
+class BestValue:
+    """The best metric value so far, as kept in `<export_path>/best.json`."""
+
+    metric: str
+    mode: str
+    value: float
+    global_step: int | None
+    checkpoint: str
+    export: str
+
+
+class BestExporter(Exporter):
+    """Exports when `metric` is better than every earlier evaluation's.
+
+    The best value is kept in `<export_path>/best.json` (written atomically after
+    the export), so an evaluator that restarts compares against it instead of
+    exporting whatever it sees first. NaN is never better.
+
+    Example::
+
+        BestExporter(name="best", metric="loss", mode="min")
+    """
+
+    def __init__(self, name: str = "best", metric: str = "loss", mode: str = "min",
+                 keep: int | None = 5) -> None:
+        super().__init__(name, keep)
+        if not isinstance(metric, str) or not metric:
+            raise ConfigError(
+                f"`metric` ({metric!r}) of BestExporter {name!r} must be the name of an "
+                "evaluation metric, e.g. 'loss'")
+        if mode not in ("min", "max"):
+            raise ConfigError(
+                f"`mode` ({mode!r}) of BestExporter {name!r} must be 'min' (lower is "
+                "better, e.g. loss) or 'max' (higher is better, e.g. accuracy)")
+        self.metric = metric
+        self.mode = mode
+
+    def best(self, export_path: str) -> BestValue | None:
+        """The recorded best value under `export_path`, or None."""
+        import tensorflow as tf
+
+        path = f"{export_path.rstrip('/')}/{BEST_FILE}"
+        if not tf.io.gfile.exists(path):
+            return None
+        try:
+            with tf.io.gfile.GFile(path, "r") as f:
+                best = BestValue(**json.loads(f.read()))
+        except (ValueError, TypeError) as err:
+            raise ConfigError(
+                f"{path} is not a best-export record ({err}); delete it to start "
+                "comparing afresh") from err
+        if (best.metric, best.mode) != (self.metric, self.mode):
+            raise ConfigError(
+                f"{path} records the best {best.mode} {best.metric!r}, but BestExporter "
+                f"{self.name!r} compares {self.mode} {self.metric!r}; give the exporter "
+                "another name or delete the file")
+        return best
+
+    def is_better(self, value: float, best: BestValue | None) -> bool:
+        if math.isnan(value):
+            return False
+        if best is None:
+            return True
+        return value < best.value if self.mode == "min" else value > best.value
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        del is_the_final_export
+        if self.metric not in eval_result:
+            raise ConfigError(
+                f"BestExporter {self.name!r} compares `metric` {self.metric!r}, which the "
+                f"evaluation did not return; available: {', '.join(sorted(eval_result))}")
+        value = float(eval_result[self.metric])
+        best = self.best(export_path)
+        if not self.is_better(value, best):
+            logger.info("Exporter %s: %s = %s is not better than %s (step %s); not "
+                        "exporting", self.name, self.metric, value, best and best.value,
+                        best and best.global_step)
+            return None
+        path = self._write(estimator, export_path, checkpoint_path, eval_result)
+        step = eval_result.get(GLOBAL_STEP)
+        record = BestValue(self.metric, self.mode, value,
+                           None if step is None else int(step), checkpoint_path, path)
+        atomic_write_text(f"{export_path.rstrip('/')}/{BEST_FILE}",
+                          json.dumps(dataclasses.asdict(record), sort_keys=True))
+        return path
+
+
+def _model_to_save(estimator: Any, checkpoint_path: str, name: str) -> Any:
+    import tensorflow as tf
+
+    if hasattr(estimator, "model_at"):
+        return estimator.model_at(checkpoint_path)
+    if isinstance(estimator, tf.Module):
+        return estimator
+    raise TypeError(
+        f"exporter {name!r} got {type(estimator).__name__} to export; it needs a "
+        "tf.keras.Model, a tf.Module, or an object with model_at(checkpoint_path)")
+
+
+def _save(model: Any, directory: str) -> None:
+    import tensorflow as tf
+
+    if isinstance(model, tf.keras.Model):
+        model.save(directory, save_format="tf", include_optimizer=False)
+    else:
+        tf.saved_model.save(model, directory)

@@ -1,0 +1,469 @@
+"""SidecarEvaluator: a dedicated evaluator for Keras and custom-training-loop runs.
+
+It watches a checkpoint directory and runs `model.evaluate` on each new
+checkpoint, on the same continuous loop as the Estimator evaluator
+(`trainexec.continuous`). Compared with `tf.keras.utils.SidecarEvaluator` it
+also stops by itself when training is over, skips a corrupt checkpoint instead
+of dying, waits for one still being written, runs exporters and listeners, and
+resumes where it left off after a restart.
+
+Training writes checkpoints one of two ways:
+
+* a custom loop: `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
+  optimizer=optimizer), checkpoint_dir, ...).save()`, then at the end
+  `trainexec.completion.record_training_complete(checkpoint_dir,
+  manager.latest_checkpoint, int(optimizer.iterations), None)`;
+* `model.fit(..., callbacks=[tf.keras.callbacks.ModelCheckpoint(
+  os.path.join(checkpoint_dir, "ckpt-{epoch}"), save_weights_only=True),
+  TrainingCompleteCallback(checkpoint_dir)])`.
+
+The evaluator keeps `sidecar_state.json` (what it evaluated last) and appends
+one JSON line per evaluation to `sidecar_metrics.jsonl`, both in `state_dir`
+(default: the checkpoint directory). Give each evaluator of the same
+checkpoints (say, one per eval data set) its own `state_dir`.
+
+Example::
+
+    evaluator = SidecarEvaluator(
+        model, eval_dataset, "/ckpts", exporters=[BestExporter(metric="loss")],
+        callbacks=[tf.keras.callbacks.TensorBoard("/logs")])
+    metrics = evaluator.start()        # returns when training is over
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import re
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import tensorflow as tf
+
+from trainexec import checkpoints
+from trainexec.checkpoints import CheckpointInfo, checkpoint_step
+from trainexec.clock import Clock, SystemClock
+from trainexec.completion import (TrainingComplete, atomic_write_text,
+                                  clear_training_complete, read_training_complete,
+                                  record_training_complete)
+from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
+                                  CorruptCheckpointError, ListenerList, LoopPolicy)
+from trainexec.errors import ConfigError
+from trainexec.evaluation import GLOBAL_STEP, EvalResult, EvalStatus, Evaluator
+
+__all__ = [
+    "METRICS_FILE",
+    "STATE_FILE",
+    "KerasTarget",
+    "SidecarEvaluator",
+    "SidecarState",
+    "TrainingCompleteCallback",
+    "flatten_metrics",
+    "read_iterations",
+]
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "sidecar_state.json"
+METRICS_FILE = "sidecar_metrics.jsonl"
+
+# Where the optimizer step counter sits in the two checkpoint layouts: under
+# `optimizer/` (CheckpointManager of model+optimizer, or weights saved by a
+# compiled model) or `model/optimizer/` (a checkpoint of a compiled model only).
+# Keras 2.11+ optimizers call it `_iterations`, legacy ones `iter`.
+_ITERATIONS_KEY = re.compile(r"^(model/)?optimizer/(_iterations|iter)/\.ATTRIBUTES/VARIABLE_VALUE$")
+
+
+def read_iterations(checkpoint_path: str) -> int | None:
+    """The optimizer `iterations` saved in a checkpoint, or None if absent."""
+    return _iterations_in(tf.train.load_checkpoint(checkpoint_path))
+
+
+def _iterations_in(reader: Any) -> int | None:
+    keys = sorted(k for k in reader.get_variable_to_shape_map() if _ITERATIONS_KEY.match(k))
+    return int(reader.get_tensor(keys[0])) if keys else None
+
+
+def flatten_metrics(logs: dict[str, Any]) -> dict[str, Any]:
+    """Plain-Python metrics: dict-valued metrics merged in, numbers as floats."""
+    import numpy as np
+
+    flat: dict[str, Any] = {}
+    for name, value in logs.items():
+        items = value.items() if isinstance(value, dict) else [(name, value)]
+        for key, item in items:
+            array = np.asarray(item)
+            flat[key] = float(array) if array.ndim == 0 else array.tolist()
+    return flat
+
+
+class KerasTarget:
+    """An `EvaluationTarget` restoring Keras / custom-loop checkpoints into `model`.
+
+    A checkpoint with a `model` attribute (CheckpointManager style) is read with
+    `tf.train.Checkpoint(model=model)`; weights saved by `ModelCheckpoint` are
+    loaded with `model.load_weights`. The optimizer `iterations` is restored so
+    callbacks (TensorBoard) see the training step; a checkpoint without it is a
+    `RuntimeError`. A restore that fails on a complete-looking checkpoint is
+    retried once after `retry_secs`, then reported as `CorruptCheckpointError`.
+
+    Example::
+
+        target = KerasTarget(model, dataset, "/ckpts")
+        metrics = target.evaluate(target.latest_checkpoint())
+    """
+
+    def __init__(self, model: Any, data: Any, checkpoint_dir: str, steps: int | None = None,
+                 callbacks: Sequence[Any] = (), verbose: int | str = 2,
+                 clock: Clock | None = None, retry_secs: float = 1.0,
+                 on_corrupt: Callable[[str], None] | None = None) -> None:
+        self.model = model
+        self.data = data
+        self.checkpoint_dir = checkpoint_dir
+        self.steps = steps
+        self.callbacks = list(callbacks)
+        self.verbose = verbose
+        self.last_duration_secs = 0.0
+        self._clock = clock or SystemClock()
+        self._retry_secs = retry_secs
+        self._on_corrupt = on_corrupt
+        self._loaded: str | None = None
+
+    @property
+    def model_dir(self) -> str:
+        return self.checkpoint_dir
+
+    @property
+    def export_subject(self) -> "KerasTarget":
+        return self
+
+    def latest_checkpoint(self) -> str | None:
+        latest = checkpoints.latest_checkpoint(self.checkpoint_dir)
+        return latest.path if latest else None
+
+    def model_at(self, checkpoint_path: str) -> Any:
+        """The model with `checkpoint_path`'s weights (restored if needed)."""
+        if self._loaded != checkpoint_path:
+            self._restore(checkpoint_path)
+        return self.model
+
+    def evaluate(self, checkpoint_path: str) -> dict[str, Any]:
+        step = self._restore_or_skip(checkpoint_path)
+        logger.info("Evaluation starts: restored %s (training step %s)",
+                    checkpoint_path, step)
+        started = self._clock.now()
+        logs = self.model.evaluate(self.data, steps=self.steps, callbacks=self.callbacks,
+                                   return_dict=True, verbose=self.verbose)
+        self.last_duration_secs = self._clock.now() - started
+        metrics = flatten_metrics(logs)
+        metrics[GLOBAL_STEP] = step
+        return metrics
+
+    def _restore_or_skip(self, path: str) -> int:
+        for attempt in (1, 2):
+            try:
+                return self._restore(path)
+            except tf.errors.NotFoundError:
+                raise  # the trainer rotated it away: the loop moves on
+            except _UNREADABLE as err:
+                error = err
+            if attempt == 1:
+                logger.warning("Could not restore %s (%s); retrying in %ss", path,
+                               _describe(error), self._retry_secs)
+                self._clock.sleep(self._retry_secs)
+        if self._on_corrupt is not None:
+            self._on_corrupt(path)
+        raise CorruptCheckpointError(
+            f"restoring failed twice, {self._retry_secs:g}s apart: {_describe(error)}"
+        ) from error
+
+    def _restore(self, path: str) -> int:
+        self._loaded = None
+        reader = tf.train.load_checkpoint(path)
+        step = _iterations_in(reader)
+        if step is None:
+            raise RuntimeError(
+                f"Checkpoint {path} has no optimizer `iterations`, which the evaluator "
+                "restores so callbacks see the training step. Save the optimizer with "
+                "the model: tf.train.Checkpoint(model=model, optimizer=optimizer) in a "
+                "custom loop, or ModelCheckpoint(save_weights_only=True) on a compiled "
+                "model.")
+        if "model" in {key.split("/")[0] for key in reader.get_variable_to_shape_map()}:
+            tf.train.Checkpoint(model=self.model).read(path).expect_partial()
+        else:
+            status = self.model.load_weights(path)
+            if hasattr(status, "expect_partial"):
+                status.expect_partial()
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None:
+            optimizer.iterations.assign(step)
+        self._loaded = path
+        return step
+
+
+# What a complete-looking but damaged checkpoint raises on restore: a data file
+# shorter than its index says (IndexError), a checksum mismatch (OpError).
+# NotFoundError is left to the loop (the trainer rotated the checkpoint away);
+# ValueError (shapes that do not match the model) is a configuration error.
+_UNREADABLE = (tf.errors.OpError, IndexError)
+
+
+def _describe(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"
+
+
+@dataclasses.dataclass(frozen=True)
+class SidecarState:
+    """What a sidecar evaluator has done, kept across restarts."""
+
+    checkpoint: str | None = None
+    global_step: int | None = None
+    metrics: dict | None = None
+    skipped: tuple = ()
+    final_export: str | None = None  # the checkpoint whose final export is done
+
+    def last_evaluated(self) -> CheckpointInfo | None:
+        # Keyed by the file-name number, like the checkpoints the loop sees.
+        return CheckpointInfo.from_path(self.checkpoint) if self.checkpoint else None
+
+
+class _StateStore:
+    """`sidecar_state.json` (atomic rewrites) and `sidecar_metrics.jsonl` (appends)."""
+
+    def __init__(self, directory: str) -> None:
+        self.state_path = os.path.join(directory, STATE_FILE)
+        self.metrics_path = os.path.join(directory, METRICS_FILE)
+        self.state = SidecarState()
+
+    def load(self) -> SidecarState:
+        try:
+            with tf.io.gfile.GFile(self.state_path, "r") as f:
+                data = json.loads(f.read())
+            self.state = SidecarState(
+                checkpoint=data.get("checkpoint"), global_step=data.get("global_step"),
+                metrics=data.get("metrics"), skipped=tuple(data.get("skipped", ())),
+                final_export=data.get("final_export"))
+        except tf.errors.NotFoundError:
+            self.state = SidecarState()
+        except (ValueError, TypeError, AttributeError) as err:
+            logger.warning("Ignoring unreadable evaluator state %s (%s); starting afresh",
+                           self.state_path, err)
+            self.state = SidecarState()
+        return self.state
+
+    def update(self, **changes: Any) -> None:
+        self.state = dataclasses.replace(self.state, **changes)
+        atomic_write_text(self.state_path,
+                          json.dumps(dataclasses.asdict(self.state), sort_keys=True))
+
+    def append_metrics(self, record: dict[str, Any]) -> None:
+        with tf.io.gfile.GFile(self.metrics_path, "a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
+            f.flush()
+
+
+class _Recorder(ContinuousEvalListener):
+    """After each evaluation: one metrics line, then the state (restart point)."""
+
+    def __init__(self, store: _StateStore, target: KerasTarget) -> None:
+        self._store = store
+        self._target = target
+
+    def after_eval(self, eval_result: EvalResult) -> bool:
+        self._store.append_metrics({
+            "checkpoint": eval_result.checkpoint_path,
+            "step": eval_result.global_step,
+            "metrics": eval_result.metrics,
+            "duration_secs": round(self._target.last_duration_secs, 6),
+            "time": time.time()})
+        self._store.update(checkpoint=eval_result.checkpoint_path,
+                           global_step=eval_result.global_step,
+                           metrics=dict(eval_result.metrics))
+        return True
+
+
+class SidecarEvaluator:
+    """Evaluates each new checkpoint in `checkpoint_dir` until training is over.
+
+    Args:
+      model: a compiled `tf.keras.Model`, the same architecture as in training.
+      data: what `model.evaluate` takes as `x`, e.g. a `tf.data.Dataset`.
+      checkpoint_dir: where training writes checkpoints (see the module doc).
+      steps: batches per evaluation; None runs the data to its end.
+      max_evaluations: stop after the checkpoint whose file name ends in
+        `-<max_evaluations>` (or a later one). Not needed when training records
+        its completion.
+      callbacks: Keras callbacks for `model.evaluate` (e.g. TensorBoard).
+      throttle_secs: minimum seconds between evaluation starts (the last
+        checkpoint is never throttled).
+      poll_secs: how often to look for a new checkpoint.
+      idle_timeout_secs: stop after this long without a new checkpoint.
+      listeners: `ContinuousEvalListener`s; one returning False stops the loop.
+      exporters: exporters from `trainexec.exporters`, run after each evaluation.
+      state_dir: where the state and metrics log live (default checkpoint_dir).
+      clock: time source (tests pass a fake one).
+      verbose: `model.evaluate` verbosity.
+
+    Example::
+
+        metrics = SidecarEvaluator(model, dataset, "/ckpts", max_evaluations=10).start()
+    """
+
+    def __init__(self, model: Any, data: Any, checkpoint_dir: str | os.PathLike,
+                 steps: int | None = None, max_evaluations: int | None = None,
+                 callbacks: Sequence[Any] | None = None, *, throttle_secs: float = 0,
+                 poll_secs: float = 1.0, idle_timeout_secs: float | None = None,
+                 listeners: Iterable[ContinuousEvalListener] | None = None,
+                 exporters: Sequence[Any] | None = None,
+                 state_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 verbose: int | str = 2) -> None:
+        _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, exporters)
+        self.checkpoint_dir = os.fspath(checkpoint_dir)
+        self.max_evaluations = max_evaluations
+        self._clock = clock or SystemClock()
+        self._policy = LoopPolicy(throttle_secs=throttle_secs, poll_secs=poll_secs,
+                                  idle_timeout_secs=idle_timeout_secs)
+        self._listeners = list(listeners or [])
+        self._exporters = tuple(exporters or ())
+        self._store = _StateStore(os.fspath(state_dir) if state_dir else self.checkpoint_dir)
+        self.target = KerasTarget(
+            model, data, self.checkpoint_dir, steps, callbacks or [], verbose,
+            self._clock, retry_secs=poll_secs, on_corrupt=self._record_skipped)
+        self.stop_reason = ""
+        self.evaluations = 0
+        self._stale_warned = False
+
+    def start(self) -> dict[str, Any] | None:
+        """Evaluates until training is over (or a stop condition); returns the
+        last metrics, including `global_step`, or None if nothing was evaluated."""
+        state = self._store.load()
+        evaluator = Evaluator(self.target, self._exporters, clock=self._clock)
+        loop = ContinuousEvaluation(
+            evaluator, self.target,
+            self._policy, ListenerList([_Recorder(self._store, self.target),
+                                        *self._listeners]),
+            self._clock, read_completion=self._read_completion,
+            already_evaluated=state.last_evaluated())
+        loop.skipped.update(state.skipped)
+        if state.checkpoint:
+            logger.info("Resuming: %s (step %s) was evaluated before a restart",
+                        state.checkpoint, state.global_step)
+        loop.run()
+        self._settle_final_export(evaluator, loop)
+        self.stop_reason, self.evaluations = loop.stop_reason, loop.evaluations
+        logger.info("SidecarEvaluator stops after %s evaluation(s): %s",
+                    loop.evaluations, loop.stop_reason)
+        if loop.last_result is not None:
+            return dict(loop.last_result.metrics)
+        return dict(state.metrics) if state.metrics else None
+
+    def _settle_final_export(self, evaluator: Evaluator, loop: ContinuousEvaluation) -> None:
+        state = self._store.state
+        if evaluator.is_final_export_triggered:
+            self._store.update(final_export=loop.last_evaluated.path)
+            return
+        # An earlier run evaluated the last checkpoint but stopped (idle timeout,
+        # restart) before training recorded its end: the final export is owed.
+        if (loop.last_result is None and state.checkpoint and state.metrics
+                and state.final_export != state.checkpoint
+                and self.target.latest_checkpoint() == state.checkpoint
+                and self._read_completion(self.checkpoint_dir) is not None):
+            logger.info("Final export of %s, evaluated before a restart", state.checkpoint)
+            evaluator.export(EvalResult(EvalStatus.EVALUATED, dict(state.metrics),
+                                        state.checkpoint), True)
+            self._store.update(final_export=state.checkpoint)
+
+    def _record_skipped(self, path: str) -> None:
+        skipped = tuple(sorted(set(self._store.state.skipped) | {path}))
+        self._store.update(skipped=skipped)
+
+    def _read_completion(self, model_dir: str) -> TrainingComplete | None:
+        """Training is over when it says so, or when checkpoint `max_evaluations` exists.
+
+        Keras checkpoints are numbered by epoch or save count, not by the step the
+        record holds, so the record is returned without a step: "the newest
+        checkpoint is the last one". A record naming an older checkpoint than the
+        newest is from an earlier run and is ignored.
+        """
+        record = read_training_complete(model_dir)
+        latest = self.target.latest_checkpoint()
+        latest_number = checkpoint_step(latest) if latest else None
+        if record is not None:
+            recorded = checkpoint_step(record.checkpoint) if record.checkpoint else None
+            if latest_number is not None and recorded is not None and latest_number > recorded:
+                if not self._stale_warned:
+                    self._stale_warned = True
+                    logger.warning("Ignoring the completion record for %s: %s is newer, "
+                                   "so it is from an earlier run", record.checkpoint, latest)
+            else:
+                return dataclasses.replace(record, global_step=None)
+        if (self.max_evaluations and latest_number is not None
+                and latest_number >= self.max_evaluations):
+            return TrainingComplete(global_step=None, checkpoint=latest, max_steps=None,
+                                    finished_at=time.time())
+        return None
+
+
+def _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, exporters):
+    if not isinstance(model, tf.keras.Model):
+        raise TypeError(f"`model` must be a tf.keras.Model, got {type(model).__name__}")
+    if getattr(model, "optimizer", None) is None:
+        raise ConfigError("`model` is not compiled; call model.compile(optimizer=..., "
+                          "loss=..., metrics=[...]) before SidecarEvaluator")
+    if not checkpoint_dir or not isinstance(checkpoint_dir, (str, os.PathLike)):
+        raise ConfigError(f"`checkpoint_dir` ({checkpoint_dir!r}) must be the directory "
+                          "training writes checkpoints to")
+    for field, value in (("steps", steps), ("max_evaluations", max_evaluations)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise ConfigError(f"`{field}` ({value!r}) must be a positive integer or None")
+    for callback in callbacks or []:
+        if not isinstance(callback, tf.keras.callbacks.Callback):
+            raise TypeError("`callbacks` must be tf.keras.callbacks.Callback instances, "
+                            f"got {type(callback).__name__}")
+    names = [getattr(e, "name", None) for e in exporters or ()]
+    for exporter, name in zip(exporters or (), names):
+        if not isinstance(name, str) or not name or not callable(getattr(exporter, "export", None)):
+            raise ConfigError(f"exporter {exporter!r} needs a non-empty string `name` and "
+                              "an export(...) method; see trainexec.exporters")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"exporter names {names} must be unique: each names a "
+                          "directory under <checkpoint_dir>/export/")
+
+
+class TrainingCompleteCallback(tf.keras.callbacks.Callback):
+    """Records in `checkpoint_dir` that `model.fit` finished, for evaluators to stop.
+
+    On `on_train_begin` it clears an earlier run's record; on `on_train_end` it
+    records the latest checkpoint and the optimizer `iterations`. Only the task
+    that writes checkpoints (the chief) records. Put it after `ModelCheckpoint`.
+
+    Example::
+
+        model.fit(data, epochs=10, callbacks=[
+            tf.keras.callbacks.ModelCheckpoint(
+                os.path.join(checkpoint_dir, "ckpt-{epoch}"), save_weights_only=True),
+            TrainingCompleteCallback(checkpoint_dir)])
+    """
+
+    def __init__(self, checkpoint_dir: str | os.PathLike) -> None:
+        super().__init__()
+        self.checkpoint_dir = os.fspath(checkpoint_dir)
+
+    def _is_chief(self) -> bool:
+        return bool(self.model.distribute_strategy.extended.should_checkpoint)
+
+    def on_train_begin(self, logs=None):
+        if self._is_chief():
+            clear_training_complete(self.checkpoint_dir)
+
+    def on_train_end(self, logs=None):
+        if not self._is_chief():
+            return
+        optimizer = getattr(self.model, "optimizer", None)
+        step = int(optimizer.iterations.numpy()) if optimizer is not None else None
+        record_training_complete(self.checkpoint_dir,
+                                 tf.train.latest_checkpoint(self.checkpoint_dir), step, None)
