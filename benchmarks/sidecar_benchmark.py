@@ -15,7 +15,9 @@ polling (1 s). It then prints, side by side:
 * idle CPU: CPU seconds / wall seconds of the evaluator process in the gaps
   between the end of an evaluation and the next checkpoint (psutil samples);
 * whether the evaluator stopped by itself, and how long after the last
-  checkpoint was complete it exited.
+  checkpoint was complete (and after the trainer exited) it exited. The
+  trainer records completion after its last sleep, so an evaluator without a
+  count learns that the last checkpoint is the last only then.
 
 Usage::
 
@@ -160,8 +162,9 @@ def _summarize(checkpoint_dir, events_path, samples, trained_at, exited_at, kill
     idle_cpu = idle_wall = 0.0
     for end in (e["t"] for e in events if e["event"] == "end"):
         nxt = bisect.bisect_right(ready_times, end)
-        window_end = ready_times[nxt] if nxt < len(ready_times) else trained_at
-        start, stop = end + 0.3, window_end - 0.05
+        if nxt == len(ready_times):
+            continue  # after the last checkpoint: waiting for the end, not for work
+        start, stop = end + 0.3, ready_times[nxt] - 0.05
         if stop - start > 0.3:
             idle_cpu += _cpu_at(samples, stop) - _cpu_at(samples, start)
             idle_wall += stop - start
@@ -174,6 +177,7 @@ def _summarize(checkpoint_dir, events_path, samples, trained_at, exited_at, kill
         "idle wall measured (s)": idle_wall,
         "stopped by itself": not killed,
         "exit after last checkpoint (s)": exited_at - max(ready_times, default=exited_at),
+        "exit after trainer exit (s)": exited_at - trained_at,
         "trainer exit code": trainer_rc,
     }
 

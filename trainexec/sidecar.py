@@ -389,6 +389,8 @@ class SidecarEvaluator:
         newest is from an earlier run and is ignored.
         """
         record = read_training_complete(model_dir)
+        if record is None and not self.max_evaluations:
+            return None
         latest = self.target.latest_checkpoint()
         latest_number = checkpoint_step(latest) if latest else None
         if record is not None:
