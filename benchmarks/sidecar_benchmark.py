@@ -67,7 +67,7 @@ def _data(n):
 def run_trainer(checkpoint_dir, epochs, sleep_secs):
     import tensorflow as tf
 
-    from trainexec.sidecar import TrainingCompleteCallback
+    from trainexec import TrainingCompleteCallback
 
     pause = tf.keras.callbacks.LambdaCallback(
         on_epoch_end=lambda epoch, logs: time.sleep(sleep_secs))
@@ -100,10 +100,11 @@ def run_evaluator(kind, checkpoint_dir, epochs, events_path):
                                         max_evaluations=epochs,
                                         callbacks=[Timeline()]).start()
     else:
-        from trainexec.sidecar import SidecarEvaluator
+        import trainexec
 
-        SidecarEvaluator(model, data, checkpoint_dir, callbacks=[Timeline()],
-                         state_dir=os.path.dirname(events_path), verbose=0).start()
+        trainexec.SidecarEvaluator(model, data, checkpoint_dir, callbacks=[Timeline()],
+                                   state_dir=os.path.dirname(events_path),
+                                   verbose=0).start()
 
 
 # -- the measuring parent ---------------------------------------------------------

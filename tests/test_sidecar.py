@@ -21,7 +21,7 @@ from trainexec.continuous import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.exporters import BEST_FILE, BestExporter, FinalExporter
 from trainexec.sidecar import (METRICS_FILE, STATE_FILE, SidecarEvaluator,
-                               TrainingCompleteCallback)
+                               TrainingCompleteCallback, flatten_metrics)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")
@@ -102,6 +102,15 @@ def test_evaluates_both_checkpoint_styles(tmp_path, style):
     assert line["checkpoint"].endswith("ckpt-1") and line["step"] == 24
     assert line["metrics"] == metrics and line["duration_secs"] >= 0 and line["time"] > 1.6e9
     assert "last checkpoint" in evaluator.stop_reason
+
+
+def test_dict_valued_metrics_are_flattened_to_plain_numbers():
+    flat = flatten_metrics({"loss": np.float32(0.5), "pr": {"precision": np.float64(0.75),
+                                                            "recall": 0.25},
+                            "confusion": np.array([[1, 2], [3, 4]])})
+    assert flat == {"loss": 0.5, "precision": 0.75, "recall": 0.25,
+                    "confusion": [[1, 2], [3, 4]]}
+    assert json.dumps(flat)  # fit for the metrics log
 
 
 def test_tensorboard_gets_eval_summaries_at_the_training_step(tmp_path):
@@ -244,6 +253,18 @@ def test_final_export_owed_from_before_a_restart_is_done(tmp_path):
     sidecar(tmp_path, exporters=[recorder]).start()  # owed once, not on every restart
     assert [(c["step"], c["final"]) for c in recorder.calls] == [(8, False), (8, True)]
     assert len(metrics_log(tmp_path)) == 1
+
+
+def test_evaluators_with_their_own_state_dirs_do_not_share_progress(tmp_path):
+    trainer = Trainer(tmp_path / "ckpts")
+    trainer.save(0.5)
+    trainer.finish()
+    for name in ("train-set", "eval-set"):  # state dirs that do not exist yet
+        evaluator = sidecar(tmp_path / "ckpts", state_dir=tmp_path / name)
+        evaluator.start()
+        assert evaluator.evaluations == 1
+        assert names(metrics_log(tmp_path / name)) == ["ckpt-1"]
+    assert not (tmp_path / "ckpts" / STATE_FILE).exists()
 
 
 def test_training_complete_callback_stops_the_evaluator(tmp_path):

@@ -260,6 +260,7 @@ class _StateStore:
                           json.dumps(dataclasses.asdict(self.state), sort_keys=True))
 
     def append_metrics(self, record: dict[str, Any]) -> None:
+        tf.io.gfile.makedirs(os.path.dirname(self.metrics_path))
         with tf.io.gfile.GFile(self.metrics_path, "a") as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
