@@ -26,7 +26,6 @@ every other task is stopped.
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import collections
 import dataclasses
@@ -45,7 +44,7 @@ import portpicker
 from trainexec.cluster import CHIEF, EVALUATOR, PS, TF_CONFIG, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
 
-__all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome", "add_cli_parser"]
+__all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome"]
 
 logger = logging.getLogger(__name__)
 
@@ -514,94 +513,3 @@ class LocalCluster:
         logger.error("%s: stopping every task", why)
         return self._finish(False, reason, still_running=tuple(t.name for t in running),
                             signal=signum)
-
-
-# -- command line -----------------------------------------------------------------------
-def add_cli_parser(commands: Any) -> argparse.ArgumentParser:
-    """Adds `trainexec launch` to the `trainexec` subcommands."""
-    parser = commands.add_parser(
-        "launch", help="run a command as every task of a local cluster",
-        usage="trainexec launch [options] -- COMMAND [ARGS...]",
-        description="Start COMMAND once per task (chief, workers, ps, evaluator) on this "
-        "machine, each with its own TF_CONFIG and free port; stream their output "
-        "prefixed with the task name. Succeeds when the chief (or worker:0 with "
-        "--no-chief) and the evaluator exit 0; fails as soon as a task fails with no "
-        "restarts left. Exit codes: 0 ok, 1 failed or timed out, 2 bad arguments, "
-        "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first (a second Ctrl-C "
-        "skips the grace period).")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
-                        help="worker tasks besides the chief (default 1)")
-    parser.add_argument("--ps", type=int, default=0, metavar="N",
-                        help="parameter server tasks (default 0)")
-    parser.add_argument("--evaluator", action="store_true",
-                        help="add an evaluator task outside the training cluster")
-    parser.add_argument("--no-chief", dest="chief", action="store_false",
-                        help="no chief: worker:0 leads the job")
-    parser.add_argument("--host", default="127.0.0.1", help="address to use (default 127.0.0.1)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
-                        help="stop everything and fail after SECS (default: no limit)")
-    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
-                        help="restart a failed task up to N times (default 0)")
-    parser.add_argument("--grace", type=float, default=5.0, metavar="SECS",
-                        help="seconds between SIGTERM and SIGKILL when stopping (default 5)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
-    parser.set_defaults(run=_run_launch)
-    return parser
-
-
-def _check_args(args: argparse.Namespace) -> str | None:
-    for flag, value, example in (("--workers", args.workers, 2), ("--ps", args.ps, 1),
-                                 ("--max-restarts", args.max_restarts, 3)):
-        if value < 0:
-            return f"{flag} {value} is negative: give 0 or more, e.g. {flag} {example}"
-    if not args.chief and args.workers == 0:
-        return ("--no-chief with --workers 0 leaves no training task: "
-                "drop --no-chief or pass --workers 1 or more")
-    if args.timeout is not None and args.timeout <= 0:
-        return f"--timeout {args.timeout:g} must be positive: give seconds, e.g. --timeout 600"
-    if args.grace < 0:
-        return f"--grace {args.grace:g} is negative: give seconds >= 0, e.g. --grace 5"
-    if not args.host or any(c.isspace() or c in "/," for c in args.host):
-        return f"--host {args.host!r} is not a host name or IP address, e.g. --host 127.0.0.1"
-    if not args.command:
-        return ("no command given: put the program to run after --, e.g. "
-                "trainexec launch --workers 2 -- python train.py")
-    return None
-
-
-def _run_launch(args: argparse.Namespace) -> int:
-    if args.command and args.command[0] == "--":
-        args.command = args.command[1:]
-    problem = _check_args(args)
-    if problem:
-        print(f"trainexec launch: {problem}", file=sys.stderr)
-        return 2
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
-    try:
-        cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
-                               evaluator=args.evaluator, chief=args.chief, host=args.host,
-                               max_restarts=args.max_restarts, grace_secs=args.grace)
-    except ConfigError as err:
-        print(f"trainexec launch: {err}", file=sys.stderr)
-        return 2
-    print(f"trainexec launch: {cluster.describe()}", flush=True)
-    previous = {sig: signal.signal(sig, lambda signum, _frame: cluster.interrupt(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        try:
-            cluster.start()
-        except OSError as err:
-            print(f"trainexec launch: cannot run {args.command[0]!r}: {err.strerror or err}",
-                  file=sys.stderr)
-            return 2
-        result = cluster.wait(timeout=args.timeout)
-    finally:
-        cluster.stop_all()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    sys.stdout.flush()
-    print(result.summary(), flush=True)
-    if not result.ok:
-        print(f"trainexec launch: job failed: {result.reason}", file=sys.stderr, flush=True)
-    return result.exit_status
