@@ -20,8 +20,9 @@ from trainexec.completion import read_training_complete, record_training_complet
 from trainexec.continuous import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.exporters import BEST_FILE, BestExporter, FinalExporter
+from trainexec.keras_target import flatten_metrics
 from trainexec.sidecar import (METRICS_FILE, STATE_FILE, SidecarEvaluator,
-                               TrainingCompleteCallback, flatten_metrics)
+                               TrainingCompleteCallback)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")
