@@ -77,3 +77,13 @@ class RecordingExporter:
                                step=eval_result["global_step"],
                                final=is_the_final_export, estimator=estimator))
         return export_path
+
+
+class FinalOnlyExporter(RecordingExporter):
+    """Exports only the final model (returns None otherwise), like FinalExporter."""
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        super().export(estimator, export_path, checkpoint_path, eval_result,
+                       is_the_final_export)
+        return export_path if is_the_final_export else None

@@ -114,6 +114,10 @@ BAD = [
     ('{"cluster": {"worker": ["h:1"]}, "task": {"type": "worker", "index": 0}, '
      '"rpc_layer": "grpc+verbs"}', "rpc_layer \"grpc+verbs\" is not supported"),
     ('{"task": {"type": "worker", "index": 0}}', 'task.type "worker" needs a cluster'),
+    ('{"cluster": {"master": ["h:1"], "evaluator": ["h:2"]}, '
+     '"task": {"type": "master", "index": 0}}', "both a master and an evaluator"),
+    ('{"cluster": {"master": ["h:1"]}, "task": {"type": "evaluator", "index": 0}}',
+     "cannot join a cluster with a master"),
 ]
 
 

@@ -11,7 +11,8 @@ from trainexec.continuous import (Action, ContinuousEvalListener, ContinuousEval
                                   Decision, LoopPolicy, Observation, decide)
 from trainexec.errors import ConfigError
 from trainexec.evaluation import Evaluator
-from fakes import DirectoryTarget, FakeClock, RecordingExporter, point_state_file_at, write_checkpoint
+from fakes import (DirectoryTarget, FakeClock, FinalOnlyExporter, RecordingExporter,
+                   point_state_file_at, write_checkpoint)
 
 C10 = CheckpointInfo("/m/model.ckpt-10", 10)
 C20 = CheckpointInfo("/m/model.ckpt-20", 20)
@@ -19,11 +20,14 @@ DONE20 = TrainingComplete(global_step=20, checkpoint=C20.path, max_steps=None, f
 
 
 def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
-        last_eval_at=None, last_new_at=0.0, completion=None, skipped=()):
+        last_eval_at=None, last_new_at=0.0, completion=None, skipped=(), predates=False,
+        max_reached_at=None):
     return Observation(now=now, started_at=started_at, latest=latest,
                        latest_is_complete=complete, last_evaluated=evaluated,
                        last_eval_started_at=last_eval_at, last_new_checkpoint_at=last_new_at,
-                       completion=completion, skipped=frozenset(skipped))
+                       completion=completion, skipped=frozenset(skipped),
+                       completion_predates_start=predates,
+                       max_steps_reached_at=max_reached_at)
 
 
 POLICY = LoopPolicy(start_delay_secs=0, throttle_secs=600, poll_secs=1.0)
@@ -43,14 +47,27 @@ TABLE = [
      Action.WAIT, 1.0),
     ("final bypasses throttle", obs(latest=C20, evaluated=C10, last_eval_at=99.5,
                                     completion=DONE20), POLICY, Action.EVALUATE, 0.0),
-    ("max_steps bypasses throttle", obs(latest=C20, evaluated=C10, last_eval_at=99.5),
+    ("max_steps reached: wait for the chief's record naming the last checkpoint",
+     obs(latest=C20, evaluated=C10, last_eval_at=99.5, max_reached_at=95),
+     LoopPolicy(throttle_secs=600, max_training_steps=20), Action.WAIT, 1.0),
+    ("max_steps reached, no record came: final, bypassing the throttle",
+     obs(latest=C20, evaluated=C10, last_eval_at=99.5, max_reached_at=70),
      LoopPolicy(throttle_secs=600, max_training_steps=20), Action.EVALUATE, 0.0),
+    ("record from before this evaluator: not trusted at once",
+     obs(now=10, latest=C20, evaluated=C20, completion=DONE20, predates=True), POLICY,
+     Action.WAIT, 1.0),
+    ("record from before this evaluator: trusted after the grace",
+     obs(now=31, latest=C20, evaluated=C20, completion=DONE20, predates=True), POLICY,
+     Action.STOP, 0.0),
+    ("stale record does not cut the start delay short",
+     obs(now=10, latest=C20, completion=DONE20, predates=True),
+     LoopPolicy(start_delay_secs=120), Action.WAIT, 1.0),
     ("final evaluated: stop", obs(latest=C20, evaluated=C20, completion=DONE20), POLICY,
      Action.STOP, 0.0),
     ("done before final evaluated: evaluate it", obs(latest=C20, evaluated=C10,
      completion=DONE20), POLICY, Action.EVALUATE, 0.0),
-    ("max_steps evaluated: stop", obs(latest=C20, evaluated=C20),
-     LoopPolicy(max_training_steps=20), Action.STOP, 0.0),
+    ("max_steps evaluated, no record came: stop", obs(latest=C20, evaluated=C20,
+     max_reached_at=50), LoopPolicy(max_training_steps=20), Action.STOP, 0.0),
     ("no new checkpoint, not done", obs(latest=C10, evaluated=C10), POLICY, Action.WAIT, 1.0),
     ("idle timeout", obs(now=100, latest=C10, evaluated=C10, last_new_at=40),
      LoopPolicy(idle_timeout_secs=60), Action.STOP, 0.0),
@@ -141,17 +158,22 @@ def test_exits_after_last_checkpoint_without_max_steps(tmp_path):
     clock = FakeClock(0.0)
     clock.on_sleep = Trainer(tmp_path, [(5, 10), (20, 20), (40, 30)], done_at=41,
                              done_step=30)
-    exporter = RecordingExporter()
+    latest, final = RecordingExporter("latest"), FinalOnlyExporter("final")
     target, loop = make_loop(tmp_path, clock, LoopPolicy(throttle_secs=0),
-                             exporters=[exporter])
+                             exporters=[latest, final])
     result = loop.run()
     assert result.global_step == 30
     assert [os.path.basename(p) for p in target.evaluated] == [
         "model.ckpt-10", "model.ckpt-20", "model.ckpt-30"]
-    # ckpt-30 was evaluated before the completion record appeared; its export is
-    # then repeated as the final export instead of being skipped.
-    assert [(c["step"], c["final"]) for c in exporter.calls] == [
+    # ckpt-30 was evaluated before the completion record appeared. The final
+    # exporter, which declined it then, gets its final export; the latest
+    # exporter, which exported it already, is not called twice.
+    assert [(c["step"], c["final"]) for c in latest.calls] == [
+        (10, False), (20, False), (30, False)]
+    assert [(c["step"], c["final"]) for c in final.calls] == [
         (10, False), (20, False), (30, False), (30, True)]
+    assert loop.last_export_results == [
+        os.path.join(str(tmp_path), "export", n) for n in ("latest", "final")]
     assert clock.now() <= 43  # stopped right away, did not wait for more
 
 
@@ -271,3 +293,37 @@ def test_checkpoint_rotated_away_is_not_fatal(tmp_path):
     target.evaluate = flaky
     result = loop.run()
     assert result.global_step == 20
+
+
+def test_overshoot_past_max_steps_evaluates_the_real_last_checkpoint(tmp_path):
+    # Asynchronous workers push the chief past max_steps=300 between its last two
+    # saves (301, then 303 when training ends); the chief's record names 303.
+    clock = FakeClock(0.0)
+    clock.on_sleep = Trainer(tmp_path, [(1, 100), (5, 301), (6, 303)], done_at=7,
+                             done_step=303, max_steps=300)
+    final = FinalOnlyExporter()
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(max_training_steps=300),
+                             exporters=[final], max_steps=300)
+    result = loop.run()
+    assert result.global_step == 303
+    assert [os.path.basename(p) for p in target.evaluated] == ["model.ckpt-100",
+                                                               "model.ckpt-303"]
+    assert [(c["step"], c["final"]) for c in final.calls] == [(100, False), (303, True)]
+
+
+def test_earlier_runs_record_does_not_stop_a_new_run(tmp_path):
+    from trainexec.completion import clear_training_complete
+    point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 100))
+    record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-100"), 100, None)
+    clock = FakeClock(0.0)
+    trainer = Trainer(tmp_path, [(10, 110), (20, 120)], done_at=21, done_step=120)
+
+    def new_run(c):
+        if c.now() >= 3:  # the new run's chief starts and clears the old record
+            clear_training_complete(str(tmp_path))
+            c.on_sleep = trainer
+    clock.on_sleep = new_run
+    target, loop = make_loop(tmp_path, clock, LoopPolicy())
+    result = loop.run()
+    assert result.global_step == 120
+    assert "model.ckpt-120" in os.path.basename(target.evaluated[-1])

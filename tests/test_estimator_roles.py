@@ -47,24 +47,32 @@ def test_local_accepts_tf_estimator_specs(tmp_path, no_tf_config):
 
 
 def test_evaluator_exits_after_last_checkpoint_without_max_steps(tmp_path, monkeypatch):
+    """The evaluator task follows a run whose training ends when its data ends."""
+    import threading
+
     model_dir = str(tmp_path)
-    monkeypatch.delenv("TF_CONFIG", raising=False)
-    trainer = estimator_job.make_estimator(model_dir, 10, tf_random_seed=3)
     train_spec = trainexec.TrainSpec(finite_input_fn, max_steps=None)
     _, eval_spec = estimator_job.build_specs(None, throttle_secs=0)
+    evaluator_config = {"cluster": {"chief": ["127.0.0.1:2222"]},
+                        "task": {"type": "evaluator", "index": 0}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(evaluator_config))
+    evaluator = trainexec.TrainingExecutor(
+        estimator_job.make_estimator(model_dir, 10), train_spec, eval_spec,
+        evaluator_idle_timeout_secs=120, poll_secs=0.2)
+    monkeypatch.delenv("TF_CONFIG")
+    outcome = {}
+    thread = threading.Thread(target=lambda: outcome.update(result=evaluator.run()))
+    thread.start()
+    trainer = estimator_job.make_estimator(model_dir, 10, tf_random_seed=3)
     trainexec.train_and_evaluate(trainer, train_spec, eval_spec)  # ends when data ends
+    finished = time.monotonic()
     assert trainexec.read_training_complete(model_dir).global_step == 20
-
-    monkeypatch.setenv("TF_CONFIG", json.dumps({
-        "cluster": {"chief": ["127.0.0.1:2222"]}, "task": {"type": "evaluator", "index": 0}}))
-    evaluator = estimator_job.make_estimator(model_dir, 10)
-    started = time.monotonic()
-    metrics, exports = trainexec.train_and_evaluate(
-        evaluator, train_spec, eval_spec, evaluator_idle_timeout_secs=120)
-    elapsed = time.monotonic() - started
+    thread.join(timeout=90)
+    assert not thread.is_alive(), "evaluator did not stop after the last checkpoint"
+    assert time.monotonic() - finished < 60  # not the 120 s idle timeout
+    metrics, exports = outcome["result"]
     assert metrics["global_step"] == 20
     assert len(exports) == 1 and os.path.isdir(exports[0])  # the final export
-    assert elapsed < 60, "evaluator waited for a timeout instead of stopping"
 
 
 def test_malformed_tf_config_fails_before_training(tmp_path, monkeypatch):

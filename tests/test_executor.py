@@ -217,3 +217,35 @@ def test_google_environment_starts_no_server(tmp_path):
                      clock=FakeClock()).run()
     assert made == []
     assert read_training_complete(str(tmp_path)).global_step == 20
+
+
+def test_local_without_max_steps_gives_final_export_once(tmp_path):
+    from fakes import FinalOnlyExporter
+    latest, final = RecordingExporter("latest"), FinalOnlyExporter("final")
+    trainer = FakeTrainer(tmp_path)
+    ex = TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=None),
+                          EvalSpec(input_fn, exporters=[latest, final], throttle_secs=0),
+                          cluster=ClusterConfig(), clock=FakeClock())
+    metrics, exports = ex.run()
+    assert metrics["global_step"] == 20
+    assert [(c["step"], c["final"]) for c in latest.calls] == [(10, False), (20, False)]
+    assert [(c["step"], c["final"]) for c in final.calls] == [
+        (10, False), (20, False), (20, True)]
+    base = os.path.join(str(tmp_path), "export")
+    assert exports == [os.path.join(base, "latest"), os.path.join(base, "final")]
+
+
+def test_distribute_coordinator_is_refused_clearly(tmp_path):
+    trainer = FakeTrainer(tmp_path, "worker", 0)
+    trainer.config._distribute_coordinator_mode = "independent_worker"
+    trainer.config.train_distribute = types.SimpleNamespace()
+    with pytest.raises(ConfigError, match="distribute coordinator, which trainexec does "
+                       "not drive"):
+        executor(trainer, "chief").run()
+
+
+def test_run_config_protocol_is_used_for_the_server(tmp_path):
+    trainer = FakeTrainer(tmp_path, "ps")
+    trainer.config.protocol = "grpc+custom"
+    executor(trainer, "ps").run()
+    assert FakeServer.last.kwargs["protocol"] == "grpc+custom"

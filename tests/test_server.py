@@ -56,6 +56,16 @@ def test_server_serves_training_cluster_with_rpc_layer():
     assert server.args["start"] is False  # created, then started explicitly
 
 
+def test_chief_with_evaluator_in_cluster_starts_a_server():
+    # RunConfig gives this chief a gRPC master (the evaluator job counts), so the
+    # server must exist or the Estimator's session would wait for it forever.
+    FakeServer.made.clear()
+    config = cluster("chief", chief=["127.0.0.1:1"], evaluator=["127.0.0.1:2"])
+    server = start_standard_server(config, server_factory=FakeServer)
+    assert server is not None and server.started
+    assert server.args["cluster_spec"] == {"chief": ["127.0.0.1:1"]}
+
+
 def test_single_node_needs_no_server():
     FakeServer.made.clear()
     assert start_standard_server(cluster("chief", chief=["127.0.0.1:1"]),

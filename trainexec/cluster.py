@@ -126,6 +126,10 @@ def _check_job_sizes(cluster: Mapping[str, tuple[str, ...]]) -> None:
         raise ConfigError(
             "TF_CONFIG cluster has both a chief and a master: they are the same "
             "role (master is the TF 1.x name); keep one of them")
+    if MASTER in cluster and EVALUATOR in cluster:
+        raise ConfigError(
+            "TF_CONFIG cluster has both a master and an evaluator: a master evaluates "
+            "its own checkpoints; use a chief with the evaluator, or drop the evaluator")
 
 
 def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
@@ -183,6 +187,10 @@ def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]]) -> tuple[str |
             f"TF_CONFIG task.index {index} is negative: expected a non-negative "
             f"integer, the position of this task in cluster.{task_type}")
     if task_type == EVALUATOR:
+        if MASTER in cluster:
+            raise ConfigError(
+                'TF_CONFIG task.type "evaluator" cannot join a cluster with a master: '
+                "a master evaluates its own checkpoints; use a chief instead of the master")
         if index > 0:
             raise ConfigError(
                 f"TF_CONFIG task.index {index} is out of range for \"evaluator\": "
@@ -324,9 +332,12 @@ class ClusterConfig:
 
     @property
     def is_single_node(self) -> bool:
-        """One job with one task: a trainer that needs no server."""
-        training = self.training_cluster
-        return len(training) == 1 and sum(len(a) for a in training.values()) == 1
+        """The whole cluster is one task (a trainer that needs no server).
+
+        An evaluator listed in the cluster counts, as it does for RunConfig,
+        which then gives the trainer a gRPC master to connect to.
+        """
+        return sum(len(a) for a in self.cluster.values()) == 1
 
     @property
     def is_google_environment(self) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
+import time
 from typing import Any, Callable, Iterable
 
 from trainexec import checkpoints
@@ -115,6 +116,14 @@ class LoopPolicy:
       max_training_steps: a checkpoint at or past this step is the last one.
       idle_timeout_secs: stop after this long without a new checkpoint (None:
         never).
+      completion_wait_secs: once a checkpoint reaches `max_training_steps`, how
+        long to wait for the chief's completion record, which names the real
+        last checkpoint (asynchronous workers can push the chief one save past
+        `max_steps`), before treating that checkpoint as the last.
+      stale_record_grace_secs: a completion record written before this
+        evaluator started may be left by an earlier run in the same model_dir;
+        it is trusted only after this long, time for a new run's chief to
+        clear it.
     """
 
     start_delay_secs: float = 0.0
@@ -122,9 +131,12 @@ class LoopPolicy:
     poll_secs: float = 1.0
     max_training_steps: int | None = None
     idle_timeout_secs: float | None = None
+    completion_wait_secs: float = 30.0
+    stale_record_grace_secs: float = 30.0
 
     def __post_init__(self) -> None:
-        for field in ("start_delay_secs", "throttle_secs"):
+        for field in ("start_delay_secs", "throttle_secs", "completion_wait_secs",
+                      "stale_record_grace_secs"):
             value = getattr(self, field)
             if value is None or value < 0:
                 raise ConfigError(f"`{field}` ({value}) must be >= 0 seconds")
@@ -139,7 +151,12 @@ class LoopPolicy:
 
 @dataclasses.dataclass(frozen=True)
 class Observation:
-    """What the loop saw on one look at the world."""
+    """What the loop saw on one look at the world.
+
+    `completion_predates_start` says the completion record was written before
+    this evaluator started; `max_steps_reached_at` is when the loop first saw a
+    checkpoint at or past `max_training_steps` (None: not yet).
+    """
 
     now: float
     started_at: float
@@ -150,45 +167,73 @@ class Observation:
     last_new_checkpoint_at: float
     completion: TrainingComplete | None = None
     skipped: frozenset = frozenset()
+    completion_predates_start: bool = False
+    max_steps_reached_at: float | None = None
 
 
-def _is_final(checkpoint: CheckpointInfo, obs: Observation, policy: LoopPolicy) -> bool:
-    if obs.completion is not None:
-        done_step = obs.completion.global_step
-        return checkpoint.step is None or done_step is None or checkpoint.step >= done_step
+_FINAL, _ENDING, _NOT_FINAL = "final", "ending", "not final"
+
+
+def _trusted_completion(obs: Observation, policy: LoopPolicy) -> TrainingComplete | None:
+    if obs.completion is None:
+        return None
+    if (obs.completion_predates_start
+            and obs.now - obs.started_at < policy.stale_record_grace_secs):
+        return None  # maybe an earlier run's record, about to be cleared
+    return obs.completion
+
+
+def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,
+              obs: Observation, policy: LoopPolicy) -> str:
+    if completion is not None:
+        done_step = completion.global_step
+        if checkpoint.step is None or done_step is None or checkpoint.step >= done_step:
+            return _FINAL
+        return _NOT_FINAL
     max_steps = policy.max_training_steps
-    return bool(max_steps and checkpoint.step is not None and checkpoint.step >= max_steps)
+    if not (max_steps and checkpoint.step is not None and checkpoint.step >= max_steps):
+        return _NOT_FINAL
+    reached = obs.max_steps_reached_at
+    if reached is not None and obs.now - reached >= policy.completion_wait_secs:
+        return _FINAL  # no record came (a chief that keeps none): max_steps decides
+    return _ENDING
 
 
 def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     """The next step of the loop, from what it observed (pure)."""
     poll = policy.poll_secs
+    completion = _trusted_completion(obs, policy)
     idle_for = obs.now - obs.last_new_checkpoint_at
     idle_timed_out = (policy.idle_timeout_secs is not None
                       and idle_for >= policy.idle_timeout_secs)
     delay_left = obs.started_at + policy.start_delay_secs - obs.now
-    if delay_left > 0 and obs.completion is None:
+    if delay_left > 0 and completion is None:
         return Decision(Action.WAIT, "start delay", min(delay_left, poll))
     latest = obs.latest
     if latest is None:
-        if obs.completion is not None:
+        if completion is not None:
             return Decision(Action.STOP, "training finished but left no checkpoint")
         if idle_timed_out:
             return Decision(Action.STOP, f"no checkpoint appeared in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no checkpoint yet", poll)
     done = obs.last_evaluated
-    if (done is not None and latest.path == done.path) or latest.path in obs.skipped:
-        if (done is not None and latest.path == done.path and _is_final(done, obs, policy)) \
-                or (latest.path in obs.skipped and obs.completion is not None):
+    evaluated = done is not None and latest.path == done.path
+    if evaluated or latest.path in obs.skipped:
+        finality = _finality(done if evaluated else latest, completion, obs, policy)
+        if finality == _FINAL:
             return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
-                            is_final=True)
+                            is_final=evaluated)
         if idle_timed_out:
             return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no new checkpoint", poll)
     if not obs.latest_is_complete:
         return Decision(Action.WAIT, "checkpoint still being written", poll)
-    if _is_final(latest, obs, policy):
+    finality = _finality(latest, completion, obs, policy)
+    if finality == _FINAL:
         return Decision(Action.EVALUATE, "final checkpoint", is_final=True)
+    if finality == _ENDING:
+        return Decision(Action.WAIT, "max_steps reached: waiting for the chief's "
+                        "completion record naming the last checkpoint", poll)
     if obs.last_eval_started_at is not None:
         throttle_left = obs.last_eval_started_at + policy.throttle_secs - obs.now
         if throttle_left > 0:
@@ -227,6 +272,8 @@ class ContinuousEvaluation:
         self.skipped: set[str] = set()
         self.stop_reason = ""
         self._last_eval_started_at: float | None = None
+        self._max_steps_reached_at: float | None = None
+        self._started_wall_time = 0.0
         self._last_seen_path: str | None = None
         self._last_new_at = 0.0
         self._last_reason = ""
@@ -242,6 +289,10 @@ class ContinuousEvaluation:
         latest = CheckpointInfo.from_path(path) if path else None
         if path != self._last_seen_path:
             self._last_seen_path, self._last_new_at = path, now
+        max_steps = self._policy.max_training_steps
+        if (self._max_steps_reached_at is None and max_steps and latest is not None
+                and latest.step is not None and latest.step >= max_steps):
+            self._max_steps_reached_at = now
         fresh = latest is not None and latest.path not in self.skipped and (
             self.last_evaluated is None or latest.path != self.last_evaluated.path)
         complete = checkpoints.is_complete(latest.path) if fresh else True
@@ -250,11 +301,15 @@ class ContinuousEvaluation:
             last_evaluated=self.last_evaluated,
             last_eval_started_at=self._last_eval_started_at,
             last_new_checkpoint_at=self._last_new_at, completion=completion,
-            skipped=frozenset(self.skipped))
+            skipped=frozenset(self.skipped),
+            completion_predates_start=(completion is not None
+                                       and completion.finished_at < self._started_wall_time),
+            max_steps_reached_at=self._max_steps_reached_at)
 
     def run(self) -> EvalResult | None:
         """Evaluates until a stop condition holds; returns the last result."""
         started_at = self._clock.now()
+        self._started_wall_time = time.time()
         self._last_new_at = started_at
         while True:
             obs = self.observe(started_at)
@@ -279,9 +334,7 @@ class ContinuousEvaluation:
             logger.info("Exiting evaluation, as requested by %s.before_eval.",
                         type(self._listener).__name__)
             return False
-        self._last_eval_started_at = self._clock.now()
-        self._last_reason = ""
-        started = self._last_eval_started_at
+        started = self._clock.now()
         try:
             result, exports = self._evaluator.evaluate_and_export(
                 checkpoint.path, is_final=is_final)
@@ -297,6 +350,8 @@ class ContinuousEvaluation:
             return True
         if result.status != EvalStatus.EVALUATED:
             return True
+        self._last_eval_started_at = started
+        self._last_reason = ""
         self.evaluations += 1
         self.last_result, self.last_export_results = result, exports
         self.last_evaluated = CheckpointInfo(checkpoint.path, result.global_step)
@@ -321,7 +376,7 @@ class ContinuousEvaluation:
         result = self.last_result
         if (decision.is_final and result is not None
                 and not self._evaluator.is_final_export_triggered):
-            self.last_export_results = self._evaluator.export(result, True)
+            self.last_export_results = self._evaluator.export_final(result)
 
     def _log(self, decision: Decision, obs: Observation) -> None:
         if decision.reason == self._last_reason:

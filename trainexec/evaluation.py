@@ -172,20 +172,39 @@ class Evaluator:
         self.last_result, self.last_export_results = result, exports
         return result, exports
 
+    def _export_with(self, exporters: Sequence[Any], result: EvalResult,
+                     is_the_final_export: bool) -> list:
+        base = os.path.join(str(self._target.model_dir), "export")
+        return [exporter.export(
+            estimator=self._target.export_subject,
+            export_path=os.path.join(base, exporter.name),
+            checkpoint_path=result.checkpoint_path, eval_result=result.metrics,
+            is_the_final_export=is_the_final_export) for exporter in exporters]
+
     def export(self, result: EvalResult, is_the_final_export: bool) -> list:
         """Runs every exporter on an evaluated result; returns their results."""
-        base = os.path.join(str(self._target.model_dir), "export")
-        exports = []
-        for exporter in self._exporters:
-            exports.append(exporter.export(
-                estimator=self._target.export_subject,
-                export_path=os.path.join(base, exporter.name),
-                checkpoint_path=result.checkpoint_path,
-                eval_result=result.metrics,
-                is_the_final_export=is_the_final_export))
+        exports = self._export_with(self._exporters, result, is_the_final_export)
         if is_the_final_export:
             self.is_final_export_triggered = True
             logger.info("Final export done for %s", result.checkpoint_path)
         if is_the_final_export or self.last_result is result:
             self.last_export_results = exports
+        return exports
+
+    def export_final(self, result: EvalResult) -> list:
+        """The final export of a result already exported as not final.
+
+        Only exporters that declined it then (returned None, as a final-only
+        exporter does) are called again; the others keep their export, so a
+        "latest" exporter does not write the same checkpoint twice.
+        """
+        previous = list(self.last_export_results) if self.last_result is result else []
+        if len(previous) != len(self._exporters):
+            previous = [None] * len(self._exporters)
+        declined = [e for e, before in zip(self._exporters, previous) if before is None]
+        fresh = iter(self._export_with(declined, result, True))
+        exports = [before if before is not None else next(fresh) for before in previous]
+        self.is_final_export_triggered = True
+        self.last_export_results = exports
+        logger.info("Final export done for %s", result.checkpoint_path)
         return exports

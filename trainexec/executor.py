@@ -93,6 +93,7 @@ class TrainingExecutor:
         evaluator; None for the other roles.
         """
         cluster = self._context.cluster
+        self._check_not_distribute_coordinator(cluster)
         self._check_matches_run_config(cluster)
         if cluster.role == "local":
             logger.info("Running training and evaluation locally (non-distributed).")
@@ -104,6 +105,16 @@ class TrainingExecutor:
                 '"chief": ["host:port"] to cluster')
         logger.info("Running %s:%s of the cluster.", cluster.task_type, cluster.task_index)
         return getattr(self, "run_" + cluster.task_type)()
+
+    def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
+        config = getattr(self._estimator, "config", None)
+        if cluster.is_distributed and getattr(config, "_distribute_coordinator_mode", None):
+            strategy = getattr(config, "train_distribute", None)
+            raise ConfigError(
+                f"RunConfig(train_distribute={type(strategy).__name__}) with a TF_CONFIG "
+                "cluster runs through TensorFlow's distribute coordinator, which trainexec "
+                "does not drive: call tf.estimator.train_and_evaluate for it, or leave "
+                "train_distribute unset for parameter-server (between-graph) training")
 
     def _check_matches_run_config(self, cluster: ClusterConfig) -> None:
         config = getattr(self._estimator, "config", None)

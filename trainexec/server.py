@@ -55,12 +55,13 @@ class WorkerDelay:
 
 
 def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
-                          server_factory: Callable[..., Any] | None = None) -> Any:
+                          server_factory: Callable[..., Any] | None = None,
+                          protocol: str | None = None) -> Any:
     """Starts this task's `tf.distribute.Server`; None when none is needed.
 
     No server is started for a cluster of a single training task. The server
-    speaks the cluster's `rpc_layer` and serves the training cluster (the
-    evaluator stands outside it).
+    speaks `protocol` (default: the cluster's `rpc_layer`) and serves the
+    training cluster (the evaluator stands outside it).
     """
     import tensorflow as tf
 
@@ -82,9 +83,9 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
     factory = server_factory or tf.distribute.Server
     server = factory(
         tf.train.ClusterSpec(cluster.training_cluster), job_name=cluster.task_type,
-        task_index=cluster.task_index, protocol=cluster.rpc_layer, config=proto,
-        start=False)
+        task_index=cluster.task_index, protocol=protocol or cluster.rpc_layer,
+        config=proto, start=False)
     server.start()
     logger.info("Started TensorFlow server for %s:%s at %s://%s", cluster.task_type,
-                cluster.task_index, cluster.rpc_layer, cluster.task_address)
+                cluster.task_index, protocol or cluster.rpc_layer, cluster.task_address)
     return server

@@ -175,8 +175,12 @@ class SidecarEvaluator:
         self.checkpoint_dir = os.fspath(checkpoint_dir)
         self.max_evaluations = max_evaluations
         self._clock = clock or SystemClock()
+        # A restarted evaluator stops at once when its last checkpoint is done:
+        # `_read_completion` already ignores an earlier run's record (it names a
+        # checkpoint older than the newest), so no grace period is needed.
         self._policy = LoopPolicy(throttle_secs=throttle_secs, poll_secs=poll_secs,
-                                  idle_timeout_secs=idle_timeout_secs)
+                                  idle_timeout_secs=idle_timeout_secs,
+                                  stale_record_grace_secs=0)
         self._listeners = list(listeners or [])
         self._exporters = tuple(exporters or ())
         self._store = _StateStore(os.fspath(state_dir) if state_dir else self.checkpoint_dir)

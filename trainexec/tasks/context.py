@@ -9,7 +9,7 @@ from trainexec.clock import Clock
 from trainexec.cluster import ClusterConfig
 from trainexec.continuous import ContinuousEvalListener
 from trainexec.model import EstimatorTarget, TrainableModel
-from trainexec.server import WorkerDelay
+from trainexec.server import WorkerDelay, start_standard_server
 from trainexec.specs import EvalSpec, TrainSpec
 
 __all__ = ["TaskContext"]
@@ -39,6 +39,13 @@ class TaskContext:
                 "`eval_spec` must have type `tf.estimator.EvalSpec` or "
                 f"`trainexec.EvalSpec`. Got: {type(self.eval_spec)}")
         return self.eval_spec
+
+    def start_server(self) -> Any:
+        """Starts this task's TensorFlow server as the Estimator's RunConfig says."""
+        config = self.estimator.config
+        return start_standard_server(
+            self.cluster, getattr(config, "session_config", None), self.server_factory,
+            getattr(config, "protocol", None))
 
     def eval_target(self) -> EstimatorTarget:
         return EstimatorTarget(self.estimator, self.require_eval_spec())

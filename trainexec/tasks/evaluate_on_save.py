@@ -19,13 +19,16 @@ class EvaluateOnSaveListener(tf.compat.v1.train.CheckpointSaverListener):
     """Evaluates after checkpoint saves, at most once per `throttle_secs`.
 
     The save made when the session is created is skipped (nothing is trained
-    yet); the last checkpoint is always evaluated when training ends, and its
-    exports get `is_the_final_export=True`.
+    yet), and so is a save at or past `max_steps` (training is about to end).
+    The last checkpoint is always evaluated when training ends, once, and only
+    then do exporters get `is_the_final_export=True`.
     """
 
     def __init__(self, evaluator: Evaluator, throttle_secs: float,
-                 listener: ContinuousEvalListener, clock: Clock) -> None:
+                 listener: ContinuousEvalListener, clock: Clock,
+                 max_steps: int | None = None) -> None:
         self._evaluator = evaluator
+        self._max_steps = max_steps
         self._throttle_secs = throttle_secs
         self._listener = listener
         self._clock = clock
@@ -42,6 +45,8 @@ class EvaluateOnSaveListener(tf.compat.v1.train.CheckpointSaverListener):
         if self._is_first_save:
             self._is_first_save = False
             return None
+        if self._max_steps and global_step_value >= self._max_steps:
+            return None  # the last save: `end` evaluates it as the final one
         if not self._listener.before_eval():
             logger.info("Exiting training and evaluation loop, as requested by "
                         "ContinuousEvalListener.before_eval.")
@@ -66,8 +71,8 @@ class EvaluateOnSaveListener(tf.compat.v1.train.CheckpointSaverListener):
                 self._listener.after_eval(self.eval_result)
         elif self.eval_result is not None and not self._evaluator.is_final_export_triggered:
             # The last save was evaluated mid-training, before anyone knew it was
-            # the last: export it again, now as the final export.
-            self.export_results = self._evaluator.export(self.eval_result, True)
+            # the last: exporters that declined it then get the final export.
+            self.export_results = self._evaluator.export_final(self.eval_result)
 
     def _evaluate(self, global_step_value: int, is_final: bool) -> None:
         self._last_eval_at = self._clock.now()

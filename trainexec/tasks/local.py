@@ -22,10 +22,11 @@ def run(ctx: TaskContext) -> tuple[dict | None, list | None]:
         "(save_checkpoints_steps=%s, save_checkpoints_secs=%s), at most every %ss.",
         getattr(config, "save_checkpoints_steps", None),
         getattr(config, "save_checkpoints_secs", None), eval_spec.throttle_secs)
-    evaluator = Evaluator(ctx.eval_target(), eval_spec.exporters,
-                          ctx.train_spec.max_steps, ctx.clock)
+    # Finality is decided by the end of training, not by max_steps: with
+    # asynchronous workers the last save can land past max_steps.
+    evaluator = Evaluator(ctx.eval_target(), eval_spec.exporters, None, ctx.clock)
     on_save = EvaluateOnSaveListener(evaluator, eval_spec.throttle_secs, ctx.listener,
-                                     ctx.clock)
+                                     ctx.clock, ctx.train_spec.max_steps)
     start_fresh_run(ctx)
     ctx.estimator.train(
         input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,

@@ -12,10 +12,12 @@ __all__ = ["run"]
 
 def run(ctx: TaskContext) -> None:
     eval_spec = ctx.require_eval_spec()
-    evaluator = Evaluator(ctx.eval_target(), eval_spec.exporters,
-                          ctx.train_spec.max_steps, ctx.clock)
+    # Finality is decided by the end of training, not by max_steps: with
+    # asynchronous workers the last save can land past max_steps.
+    evaluator = Evaluator(ctx.eval_target(), eval_spec.exporters, None, ctx.clock)
     on_save = EvaluateOnSaveListener(evaluator, eval_spec.throttle_secs,
-                                     ContinuousEvalListener(), ctx.clock)
+                                     ContinuousEvalListener(), ctx.clock,
+                                     ctx.train_spec.max_steps)
     start_fresh_run(ctx)
     run_distributed_training(ctx, ctx.train_spec.saving_listeners + (on_save,))
     record_completion(ctx)

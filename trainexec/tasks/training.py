@@ -7,7 +7,6 @@ from typing import Sequence
 
 from trainexec.completion import (clear_training_complete, record_training_complete)
 from trainexec.checkpoints import checkpoint_step
-from trainexec.server import start_standard_server
 from trainexec.tasks.context import TaskContext
 
 __all__ = ["record_completion", "run_distributed_training", "start_fresh_run"]
@@ -19,9 +18,7 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
     """Starts the server (before any delay, so peers can connect), waits, trains."""
     server = None  # held until training returns, so the server outlives it
     if not ctx.cluster.is_google_environment:
-        server = start_standard_server(
-            ctx.cluster, getattr(ctx.estimator.config, "session_config", None),
-            ctx.server_factory)
+        server = ctx.start_server()
     delay = ctx.worker_delay.secs_for(
         ctx.cluster.task_type, ctx.cluster.task_index,
         getattr(ctx.estimator.config, "experimental_max_worker_delay_secs", None))
