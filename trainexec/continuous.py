@@ -275,6 +275,7 @@ class ContinuousEvaluation:
         self._max_steps_reached_at: float | None = None
         self._started_wall_time = 0.0
         self._last_seen_path: str | None = None
+        self._complete_path: str | None = None  # the last path found complete
         self._last_new_at = 0.0
         self._last_reason = ""
         if already_evaluated is not None:
@@ -295,7 +296,7 @@ class ContinuousEvaluation:
             self._max_steps_reached_at = now
         fresh = latest is not None and latest.path not in self.skipped and (
             self.last_evaluated is None or latest.path != self.last_evaluated.path)
-        complete = checkpoints.is_complete(latest.path) if fresh else True
+        complete = not fresh or self._is_complete(latest.path)
         return Observation(
             now=now, started_at=started_at, latest=latest, latest_is_complete=complete,
             last_evaluated=self.last_evaluated,
@@ -305,6 +306,12 @@ class ContinuousEvaluation:
             completion_predates_start=(completion is not None
                                        and completion.finished_at < self._started_wall_time),
             max_steps_reached_at=self._max_steps_reached_at)
+
+    def _is_complete(self, path: str) -> bool:
+        # A complete checkpoint stays complete: check its files once, not every poll.
+        if path != self._complete_path and checkpoints.is_complete(path):
+            self._complete_path = path
+        return path == self._complete_path
 
     def run(self) -> EvalResult | None:
         """Evaluates until a stop condition holds; returns the last result."""
@@ -337,7 +344,7 @@ class ContinuousEvaluation:
         started = self._clock.now()
         try:
             result, exports = self._evaluator.evaluate_and_export(
-                checkpoint.path, is_final=is_final)
+                checkpoint.path, is_final=is_final, check_complete=False)
         except CorruptCheckpointError as err:
             self.skipped.add(checkpoint.path)
             logger.error("Skipping checkpoint %s: it cannot be loaded (%s)",

@@ -138,11 +138,13 @@ class Evaluator:
         self.is_final_export_triggered = False
 
     def evaluate_and_export(self, checkpoint_path: str | None = None,
-                            is_final: bool = False) -> tuple[EvalResult, list]:
+                            is_final: bool = False,
+                            check_complete: bool = True) -> tuple[EvalResult, list]:
         """Evaluates `checkpoint_path` (default: the latest) and exports.
 
         `is_final` forces `is_the_final_export=True`; otherwise it is True when
-        the evaluated global step reached `max_training_steps`.
+        the evaluated global step reached `max_training_steps`. Pass
+        `check_complete=False` only for a checkpoint the caller found complete.
         """
         path = checkpoint_path or self._target.latest_checkpoint()
         if not path:
@@ -155,7 +157,7 @@ class Evaluator:
                 "No new checkpoint ready for evaluation; the last one evaluated "
                 "was %s.", path)
             return EvalResult(EvalStatus.NO_NEW_CHECKPOINT), []
-        reason = checkpoints.incomplete_reason(path)
+        reason = checkpoints.incomplete_reason(path) if check_complete else None
         if reason:
             self._warnings.warning(
                 "Checkpoint %s is still being written (%s); waiting for it.", path, reason)
