@@ -4,6 +4,7 @@ in its own process with its own TF_CONFIG (ports from portpicker on 127.0.0.1)."
 import glob
 import json
 import os
+import re
 import sys
 
 import psutil
@@ -15,6 +16,16 @@ from trainexec.launch import LocalCluster
 pytestmark = pytest.mark.cluster
 
 
+def local_steps(lines: list[str], task: str) -> int:
+    """The training steps `task` ran, from the example's closing line."""
+    for line in lines:
+        found = re.match(rf"\[{task}\] role \w+ done in .* after (\d+) local training steps",
+                         line)
+        if found:
+            return int(found.group(1))
+    raise AssertionError(f"{task} printed no closing line")
+
+
 def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     model_dir = str(tmp_path / "model")
     command = [sys.executable, "-m", "trainexec.examples.estimator_job",
@@ -22,7 +33,8 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
                "--worker-delay-secs", "1", "--result-file", str(tmp_path / "result.json")]
     lines = []
     with LocalCluster(command, workers=2, ps=1, evaluator=True, grace_secs=3,
-                      output=lines.append) as cluster:
+                      output=lines.append,
+                      wait_for=["chief", "worker", "evaluator"]) as cluster:
         result = cluster.wait(timeout=300)
         pids = [pid for task in cluster.tasks for pid in task.pids]
     assert result.ok, result.reason
@@ -45,6 +57,25 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     alive = [p for p in pids if psutil.pid_exists(p)
              and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
     assert alive == []
+
+
+def test_workers_started_before_the_chief_join_training_and_finish_by_themselves(tmp_path):
+    """Workers reach the "is the model initialized?" check before a late chief
+    has built anything; they keep re-checking (every poll_secs, see
+    tasks/readiness.py; benchmarks/late_chief.py measures the time saved),
+    train their share once it is ready, and exit 0 at max_steps."""
+    command = [sys.executable, "-m", "trainexec.examples.estimator_job", "--model-dir",
+               str(tmp_path / "model"), "--max-steps", "300", "--worker-delay-secs", "0",
+               "--late-chief-secs", "8"]
+    lines = []
+    with LocalCluster(command, workers=2, ps=1, grace_secs=3, output=lines.append,
+                      wait_for=["chief", "worker"]) as cluster:
+        result = cluster.wait(timeout=300)
+    assert result.ok, result.reason + "\n" + "\n".join(lines[-40:])
+    for name in ("chief:0", "worker:0", "worker:1"):
+        assert cluster.task(name).returncode == 0 and not cluster.task(name).stopped
+    assert local_steps(lines, "worker:0") > 0 and local_steps(lines, "worker:1") > 0
+    assert read_training_complete(str(tmp_path / "model")).global_step >= 300
 
 
 def test_master_and_ps_processes(tmp_path):

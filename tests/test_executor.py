@@ -117,6 +117,24 @@ def test_worker_waits_its_delay_then_trains(tmp_path, index, delay, expected):
     assert read_training_complete(str(tmp_path)) is None  # only the chief records
 
 
+@pytest.mark.parametrize("task_type, expected", [("worker", 0.25), ("chief", 30)])
+def test_only_non_chief_workers_recheck_the_chiefs_model_every_poll(
+        tmp_path, task_type, expected):
+    import tensorflow as tf
+    trainer = FakeTrainer(tmp_path, task_type)
+    seen = []
+    train = trainer.train
+
+    def train_and_note_recheck_interval(**kwargs):
+        seen.append(tf.compat.v1.train.SessionManager()._recovery_wait_secs)
+        return train(**kwargs)
+
+    trainer.train = train_and_note_recheck_interval
+    executor(trainer, task_type, poll_secs=0.25, worker_delay=WorkerDelay(0)).run()
+    assert seen == [expected]
+    assert tf.compat.v1.train.SessionManager()._recovery_wait_secs == 30
+
+
 def test_run_config_max_worker_delay_is_honoured(tmp_path):
     clock = FakeClock()
     trainer = FakeTrainer(tmp_path, "worker", 1, max_delay=3)

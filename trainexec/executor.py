@@ -44,7 +44,8 @@ class TrainingExecutor:
       cluster: the `ClusterConfig` (default: parsed from TF_CONFIG).
       clock: time source for delays and throttling.
       worker_delay: the worker start-delay rule (`WorkerDelay(0)` disables it).
-      poll_secs: how often a waiting evaluator looks for a new checkpoint.
+      poll_secs: how often a waiting task re-checks: the evaluator for a new
+        checkpoint, a non-chief worker for the model the chief initializes.
       evaluator_idle_timeout_secs: stop the evaluator after this long without
         a new checkpoint (default: wait as long as training runs).
       server_factory: builds the TensorFlow server (default tf.distribute.Server).

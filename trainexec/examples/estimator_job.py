@@ -64,11 +64,22 @@ def serving_input_receiver_fn():
     return tf.estimator.export.ServingInputReceiver(inputs, inputs)
 
 
+class StepCounter(tf.estimator.SessionRunHook):
+    """Counts the training steps this process ran (its share of the cluster's)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def after_run(self, run_context, run_values) -> None:
+        self.steps += 1
+
+
 def build_specs(max_steps: int | None, start_delay_secs: float = 0,
-                throttle_secs: float = 5, spec_module=tf.estimator):
+                throttle_secs: float = 5, spec_module=tf.estimator, train_hooks=()):
     """(train_spec, eval_spec) with a final exporter, from `spec_module`."""
     exporter = tf.estimator.FinalExporter("final", serving_input_receiver_fn)
-    train_spec = spec_module.TrainSpec(_train_input_fn, max_steps=max_steps)
+    train_spec = spec_module.TrainSpec(_train_input_fn, max_steps=max_steps,
+                                       hooks=list(train_hooks))
     eval_spec = spec_module.EvalSpec(
         _eval_input_fn, steps=None, exporters=[exporter],
         start_delay_secs=start_delay_secs, throttle_secs=throttle_secs)
@@ -84,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--throttle-secs", type=float, default=5)
     parser.add_argument("--worker-delay-secs", type=float, default=None,
                         help="trainexec only: seconds per worker index (default 5)")
+    parser.add_argument("--late-chief-secs", type=float, default=0,
+                        help="the chief sleeps this long first, like a chief pod "
+                        "scheduled after its workers (for tests and benchmarks)")
     parser.add_argument("--api", choices=("trainexec", "tf"), default="trainexec")
     parser.add_argument("--result-file", help="write final metrics as JSON here")
     args = parser.parse_args(argv)
@@ -91,9 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     tf.get_logger().setLevel(logging.ERROR)
 
     estimator = make_estimator(args.model_dir, args.save_checkpoints_steps)
+    counter = StepCounter()
     train_spec, eval_spec = build_specs(
         None if args.max_steps <= 0 else args.max_steps, args.start_delay_secs,
-        args.throttle_secs)
+        args.throttle_secs, train_hooks=[counter])
+    role = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {}).get("type", "local")
+    if role == "chief" and args.late_chief_secs > 0:
+        time.sleep(args.late_chief_secs)
     started = time.monotonic()
     if args.api == "tf":
         result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
@@ -113,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.result_file:
             with open(args.result_file, "w") as f:
                 json.dump({"metrics": shown, "exports": exports, "secs": elapsed}, f)
-    print(f"role {json.loads(os.environ.get('TF_CONFIG') or '{}').get('task', {}).get('type', 'local')} "
-          f"done in {elapsed:.1f}s")
+    print(f"role {role} done in {elapsed:.1f}s after {counter.steps} local training steps")
     return 0
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Sequence
 
 from trainexec.completion import (clear_training_complete, record_training_complete)
 from trainexec.checkpoints import checkpoint_step
 from trainexec.tasks.context import TaskContext
+from trainexec.tasks.readiness import model_readiness_checks_every
 
 __all__ = ["record_completion", "run_distributed_training", "start_fresh_run"]
 
@@ -25,9 +27,14 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
     if delay > 0:
         logger.info("Waiting %.0f secs before starting training.", delay)
         ctx.clock.sleep(delay)
-    ctx.estimator.train(
-        input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
-        hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
+    # A non-chief waits for the chief to initialize the model: check every
+    # poll_secs rather than TensorFlow's fixed 30 s (see tasks/readiness.py).
+    waits_for_chief = (contextlib.nullcontext() if ctx.cluster.is_chief
+                       else model_readiness_checks_every(ctx.poll_secs))
+    with waits_for_chief:
+        ctx.estimator.train(
+            input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
+            hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
     del server
 
 

@@ -1,0 +1,36 @@
+"""A non-chief worker re-checks the chief's model every poll_secs, not every 30 s."""
+
+import pytest
+import tensorflow as tf
+
+from trainexec.tasks.readiness import model_readiness_checks_every
+
+SessionManager = tf.compat.v1.train.SessionManager
+TF_DEFAULT = 30
+
+
+def recheck_secs(*args, **kwargs) -> float:
+    return SessionManager(*args, **kwargs)._recovery_wait_secs
+
+
+def test_inside_the_block_new_session_managers_recheck_every_secs():
+    assert recheck_secs() == TF_DEFAULT
+    with model_readiness_checks_every(0.5):
+        assert recheck_secs() == 0.5
+        assert recheck_secs(recovery_wait_secs=7) == 7  # a creator's choice stands
+        assert recheck_secs(None, None, None, None, 9) == 9  # also given by position
+    assert recheck_secs() == TF_DEFAULT
+
+
+def test_tensorflow_default_is_restored_when_the_block_raises():
+    with pytest.raises(RuntimeError):
+        with model_readiness_checks_every(2):
+            raise RuntimeError("training failed")
+    assert recheck_secs() == TF_DEFAULT
+
+
+@pytest.mark.parametrize("secs", [0, -1])
+def test_interval_must_be_positive(secs):
+    with pytest.raises(ValueError, match=f"secs is {secs}"):
+        with model_readiness_checks_every(secs):
+            pass
