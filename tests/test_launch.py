@@ -163,6 +163,28 @@ def test_bad_arguments_say_what_is_wrong(kwargs, words):
         LocalCluster(**kwargs)
 
 
+def test_wait_for_expands_job_names_to_tasks_in_task_order():
+    cluster = LocalCluster(role(), workers=2, ps=1, evaluator=True,
+                           wait_for=["evaluator", "worker", "chief:0"])
+    assert cluster.primary == ["chief:0", "worker:0", "worker:1", "evaluator:0"]
+    cluster = LocalCluster(role(), workers=2, wait_for=("worker:1",))
+    assert cluster.primary == ["worker:1"]
+
+
+@pytest.mark.parametrize("wait_for, words", [
+    (["worker:3"], "wait_for names 'worker:3', which is not in this cluster: use a task "
+                   "(chief:0, worker:0, worker:1, ps:0)"),
+    (["evaluator"], "wait_for names 'evaluator', which is not in this cluster"),
+    (["ps"], "a ps serves until it is stopped"),
+    (["ps:0"], "a ps serves until it is stopped"),
+    ([], "wait_for is []"),
+    ("worker", "wait_for is 'worker': give a list"),
+])
+def test_bad_wait_for_says_what_is_wrong(wait_for, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        LocalCluster(role(), workers=2, ps=1, wait_for=wait_for)
+
+
 def test_task_lookup_and_wait_before_start():
     cluster = LocalCluster(role(), ps=1)
     assert cluster.task("ps") is cluster.task("ps:0")
@@ -252,6 +274,27 @@ def test_job_waits_for_the_evaluator_and_tolerates_workers_ending_early(make_clu
     assert evaluator.ended_at >= chief.ended_at
     assert all(cluster.task(f"worker:{i}").returncode == 0 for i in range(2))
     assert "chief:0 and evaluator:0" in result.reason
+
+
+@pytest.mark.cluster
+def test_wait_for_workers_lets_them_finish_instead_of_stopping_them(make_cluster):
+    rules = role("chief=ok", "worker:1=sleep:2", "ps=serve")
+    with make_cluster(rules, workers=2, ps=1, wait_for=["chief", "worker"]) as cluster:
+        wait_ready(cluster)
+        result = cluster.wait(timeout=30)
+    assert result.ok, result.reason
+    late = cluster.task("worker:1")
+    assert late.returncode == 0 and not late.stopped
+    assert late.ended_at > cluster.task("chief").ended_at
+    assert cluster.task("ps").stopped
+    assert "chief:0 and worker:0 and worker:1 finished successfully" in result.reason
+
+    # By default the same late worker is stopped once the chief is done.
+    with make_cluster(rules, workers=2, ps=1) as cluster:
+        wait_ready(cluster)
+        result = cluster.wait(timeout=30)
+    assert result.ok, result.reason
+    assert cluster.task("worker:1").stopped
 
 
 @pytest.mark.cluster
@@ -438,6 +481,7 @@ def test_cli_timeout_exits_1():
     (["--no-chief", "--workers", "0", "--", "x"], "--no-chief with --workers 0"),
     (["--timeout", "0", "--", "x"], "--timeout 0 must be positive"),
     (["--grace", "-1", "--", "x"], "--grace -1 is negative"),
+    (["--wait-for", "ps", "--ps", "1", "--", "x"], "wait_for names 'ps': a ps serves"),
     (["--workers", "2", "--"], "no command given"),
     ([], "no command given"),
     (["--workers", "many", "--", "x"], "argument --workers: invalid int value: 'many'"),

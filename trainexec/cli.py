@@ -42,7 +42,8 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
         description="Start COMMAND once per task (chief, workers, ps, evaluator) on this "
         "machine, each with its own TF_CONFIG and free port; stream their output "
         "prefixed with the task name. Succeeds when the chief (or worker:0 with "
-        "--no-chief) and the evaluator exit 0; fails as soon as a task fails with no "
+        "--no-chief) and the evaluator, or the --wait-for tasks, exit 0; fails as "
+        "soon as a task fails with no "
         "restarts left. Exit codes: 0 ok, 1 failed or timed out, 2 bad arguments, "
         "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first (a second Ctrl-C "
         "skips the grace period).")
@@ -61,6 +62,10 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         help="restart a failed task up to N times (default 0)")
     parser.add_argument("--grace", type=float, default=5.0, metavar="SECS",
                         help="seconds between SIGTERM and SIGKILL when stopping (default 5)")
+    parser.add_argument("--wait-for", action="append", default=None, metavar="TASK",
+                        help="a task (worker:1) or job (worker) that must exit 0 for the "
+                        "job to succeed; repeat it for several (default: the chief, or "
+                        "worker:0 with --no-chief, and the evaluator)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
     return parser
@@ -98,7 +103,8 @@ def _run_launch(args: argparse.Namespace) -> int:
     try:
         cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
                                evaluator=args.evaluator, chief=args.chief, host=args.host,
-                               max_restarts=args.max_restarts, grace_secs=args.grace)
+                               max_restarts=args.max_restarts, grace_secs=args.grace,
+                               wait_for=args.wait_for)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2

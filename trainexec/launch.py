@@ -17,8 +17,8 @@ Example::
     $ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
 
 Exit policy: the job succeeds when the primary tasks (the chief, or worker:0
-without a chief, and the evaluator) exit 0; tasks still running then (ps,
-serving workers) are stopped: SIGTERM, then SIGKILL after `grace_secs`. A task
+without a chief, and the evaluator; or those named by `wait_for`) exit 0;
+tasks still running then (ps, serving workers) are stopped: SIGTERM, then SIGKILL after `grace_secs`. A task
 that exits non-zero, or dies by a signal we did not send, is restarted with
 the same TF_CONFIG while it has restarts left; otherwise the job fails and
 every other task is stopped.
@@ -211,13 +211,18 @@ class LocalCluster:
 
     `env` is added to os.environ for every task; `output` receives every line
     prefixed with "[worker:1] " (a file-like or a callable; default sys.stdout).
-    Leaving the `with` block always stops every task.
+    `wait_for` names the tasks ("worker:1") or whole jobs ("worker") that must
+    exit 0 for the job to succeed; by default the chief (worker:0 without one)
+    and the evaluator. Pass ("chief", "worker", "evaluator") when every worker
+    finishes by itself, as Estimator workers do at max_steps, so none is
+    stopped early. Leaving the `with` block always stops every task.
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
                  evaluator: bool = False, chief: bool = True, host: str = "127.0.0.1",
                  env: Mapping[str, str] | None = None, max_restarts: int = 0,
-                 grace_secs: float = 5.0, output: Output | None = None) -> None:
+                 grace_secs: float = 5.0, output: Output | None = None,
+                 wait_for: Sequence[str] | None = None) -> None:
         if isinstance(command, str) or not command:
             raise ConfigError(f"command is {command!r}: give the program and its "
                               'arguments as a list, e.g. ["python", "train.py"]')
@@ -248,8 +253,10 @@ class LocalCluster:
             config = base.for_task(task_type, index)  # validates
             self._tasks.append(Task(task_type, index, config.to_json(), config.task_address))
         self.cluster_spec: dict[str, list[str]] = spec
-        self.primary = [CHIEF + ":0" if chief else WORKER + ":0"] + (
-            [EVALUATOR + ":0"] if evaluator else [])
+        if wait_for is None:
+            wait_for = [CHIEF + ":0" if chief else WORKER + ":0"] + (
+                [EVALUATOR + ":0"] if evaluator else [])
+        self.primary = self._task_names(wait_for)
         self._lock = threading.RLock()
         self._started = False
         self._result: JobResult | None = None
@@ -271,6 +278,24 @@ class LocalCluster:
                 return task
         raise KeyError(f"no task {name!r} in this cluster: tasks are "
                        f"{', '.join(t.name for t in self._tasks)}")
+
+    def _task_names(self, wait_for: Sequence[str]) -> list[str]:
+        """Expands `wait_for` (task or job names) to task names, in task order."""
+        if isinstance(wait_for, str) or not wait_for:
+            raise ConfigError(f"wait_for is {wait_for!r}: give a list of task or job names, "
+                              'e.g. ["chief", "worker", "evaluator"]')
+        wanted: set[str] = set()
+        for name in wait_for:
+            matches = [t.name for t in self._tasks if name in (t.task_type, t.name)]
+            if not matches:
+                raise ConfigError(
+                    f"wait_for names {name!r}, which is not in this cluster: use a task "
+                    f"({', '.join(t.name for t in self._tasks)}) or a job name")
+            if any(m.startswith(PS + ":") for m in matches):
+                raise ConfigError(f"wait_for names {name!r}: a ps serves until it is "
+                                  "stopped and never exits by itself; leave it out")
+            wanted.update(matches)
+        return [t.name for t in self._tasks if t.name in wanted]
 
     def describe(self) -> str:
         """One line: the cluster spec, the evaluator if any, and the command."""
