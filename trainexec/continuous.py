@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
+import os
 import time
 from typing import Any, Callable, Iterable
 
@@ -183,13 +184,26 @@ def _trusted_completion(obs: Observation, policy: LoopPolicy) -> TrainingComplet
     return obs.completion
 
 
+def _is_last(checkpoint: CheckpointInfo, completion: TrainingComplete) -> bool:
+    """Whether `checkpoint` is (or is past) the one the completion record names.
+
+    Names are compared with names, so the numbering need not be training steps
+    (Keras numbers by epoch or save). The record is written after training
+    returns: one that names no checkpoint means the newest is the last, and so
+    does a name without a number.
+    """
+    if not completion.checkpoint:
+        return True
+    if os.path.basename(completion.checkpoint) == os.path.basename(checkpoint.path):
+        return True
+    recorded = checkpoints.checkpoint_step(completion.checkpoint)
+    return checkpoint.step is None or recorded is None or checkpoint.step >= recorded
+
+
 def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,
               obs: Observation, policy: LoopPolicy) -> str:
     if completion is not None:
-        done_step = completion.global_step
-        if checkpoint.step is None or done_step is None or checkpoint.step >= done_step:
-            return _FINAL
-        return _NOT_FINAL
+        return _FINAL if _is_last(checkpoint, completion) else _NOT_FINAL
     max_steps = policy.max_training_steps
     if not (max_steps and checkpoint.step is not None and checkpoint.step >= max_steps):
         return _NOT_FINAL

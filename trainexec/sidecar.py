@@ -238,10 +238,8 @@ class SidecarEvaluator:
     def _read_completion(self, model_dir: str) -> TrainingComplete | None:
         """Training is over when it says so, or when checkpoint `max_evaluations` exists.
 
-        Keras checkpoints are numbered by epoch or save count, not by the step the
-        record holds, so the record is returned without a step: "the newest
-        checkpoint is the last one". A record naming an older checkpoint than the
-        newest is from an earlier run and is ignored.
+        A record naming an older checkpoint than the newest is from an earlier
+        run and is ignored.
         """
         record = read_training_complete(model_dir)
         if record is None and not self.max_evaluations:
@@ -256,7 +254,7 @@ class SidecarEvaluator:
                     logger.warning("Ignoring the completion record for %s: %s is newer, "
                                    "so it is from an earlier run", record.checkpoint, latest)
             else:
-                return dataclasses.replace(record, global_step=None)
+                return record
         if (self.max_evaluations and latest_number is not None
                 and latest_number >= self.max_evaluations):
             return TrainingComplete(global_step=None, checkpoint=latest, max_steps=None,
