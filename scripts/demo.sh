@@ -8,9 +8,10 @@ MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$(date +%Y%m%d-%H%M%S)}"
 MAX_STEPS="${MAX_STEPS:-1500}"
 echo "[demo] model_dir: $MODEL_DIR"
 status=0
-# Estimator workers finish by themselves at max_steps: wait for them too.
+# Every task ends by itself: Estimator workers at max_steps, trainexec's ps once
+# they all have. Wait for each of them rather than stopping any.
 trainexec launch --workers 2 --ps 1 --evaluator --timeout 900 \
-  --wait-for chief --wait-for worker --wait-for evaluator -- \
+  --wait-for chief --wait-for worker --wait-for ps --wait-for evaluator -- \
   python -m trainexec.examples.estimator_job --model-dir "$MODEL_DIR" \
   --max-steps "$MAX_STEPS" --throttle-secs 5 --worker-delay-secs 2 \
   --result-file "$MODEL_DIR/final_result.json" "$@" || status=$?

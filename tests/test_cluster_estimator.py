@@ -34,13 +34,13 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     lines = []
     with LocalCluster(command, workers=2, ps=1, evaluator=True, grace_secs=3,
                       output=lines.append,
-                      wait_for=["chief", "worker", "evaluator"]) as cluster:
+                      wait_for=["chief", "worker", "ps", "evaluator"]) as cluster:
         result = cluster.wait(timeout=300)
         pids = [pid for task in cluster.tasks for pid in task.pids]
     assert result.ok, result.reason
     outcomes = {t.name: t for t in result.tasks}
-    assert outcomes["ps:0"].exit == "stopped"  # the ps would have served forever
-    for name in ("chief:0", "worker:0", "worker:1", "evaluator:0"):
+    # Every task ended by itself: the ps too, once every training task finished.
+    for name in ("chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"):
         assert outcomes[name].exit == "0", result.summary()
     # Every role ran, with its own TF_CONFIG, and said so.
     for role in ("chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"):
@@ -79,7 +79,8 @@ def test_workers_started_before_the_chief_join_training_and_finish_by_themselves
 
 
 def test_master_and_ps_processes(tmp_path):
-    """The TF 1.x layout: a master that trains and evaluates, and a ps."""
+    """The TF 1.x layout: a master that trains and evaluates, and a ps that
+    exits by itself once the master has finished."""
     import subprocess
 
     import portpicker
@@ -99,8 +100,10 @@ def test_master_and_ps_processes(tmp_path):
     ps = start("ps")
     try:
         assert start("master").wait(timeout=300) == 0
+        assert ps.wait(timeout=60) == 0  # it exits by itself once the master finished
     finally:
-        ps.kill()
-        ps.wait()
+        if ps.poll() is None:
+            ps.kill()
+            ps.wait()
     assert read_training_complete(model_dir).global_step == 100
     assert glob.glob(os.path.join(model_dir, "export", "final", "*", "saved_model.pb"))

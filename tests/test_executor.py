@@ -2,6 +2,7 @@
 
 import json
 import os
+import time
 import types
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalSpec,
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
+from trainexec.finished_tasks import finished_since, record_task_finished
 from fakes import FakeClock, RecordingExporter, point_state_file_at, write_checkpoint
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
@@ -142,9 +144,46 @@ def test_run_config_max_worker_delay_is_honoured(tmp_path):
     assert clock.sleeps == [3.0]
 
 
-def test_ps_serves(tmp_path):
-    executor(FakeTrainer(tmp_path, "ps"), "ps").run()
+def test_ps_serves_forever_when_asked(tmp_path):
+    executor(FakeTrainer(tmp_path, "ps"), "ps", ps_serves_forever=True).run()
     assert FakeServer.last.joined and FakeServer.last.kwargs["job_name"] == "ps"
+
+
+def test_ps_exits_once_every_training_task_has_finished(tmp_path):
+    clock = FakeClock()
+    earlier_run = time.time() - 3600
+    for task in ("chief:0", "worker:0", "worker:1"):  # an earlier run's: ignored
+        record_task_finished(str(tmp_path), task, wall_time=earlier_run)
+    finishing = iter(["worker:1", "chief:0", None, "worker:0"])
+
+    def next_task_finishes(_clock):
+        task = next(finishing, None)
+        if task:
+            record_task_finished(str(tmp_path), task)
+
+    clock.on_sleep = next_task_finishes
+    FakeServer.last = None
+    executor(FakeTrainer(tmp_path, "ps"), "ps", clock=clock, poll_secs=0.5).run()
+    assert FakeServer.last is None  # it never joined the server
+    assert clock.sleeps == [0.5] * 4  # exits on the first look after worker:0 finished
+    assert finished_since(str(tmp_path), earlier_run + 1) == {"chief:0", "worker:0",
+                                                               "worker:1"}
+
+
+@pytest.mark.parametrize("task_type, index", [("chief", 0), ("worker", 1)])
+def test_training_tasks_record_that_they_finished(tmp_path, task_type, index):
+    before = time.time()
+    executor(FakeTrainer(tmp_path, task_type, index), task_type, index,
+             worker_delay=WorkerDelay(0)).run()
+    assert finished_since(str(tmp_path), before) == {f"{task_type}:{index}"}
+
+
+def test_a_training_task_that_fails_records_nothing(tmp_path):
+    trainer = FakeTrainer(tmp_path, "worker", 0)
+    trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
+    with pytest.raises(RuntimeError):
+        executor(trainer, "worker", 0, worker_delay=WorkerDelay(0)).run()
+    assert finished_since(str(tmp_path), 0) == set()
 
 
 def test_master_evaluates_during_training(tmp_path):
@@ -265,5 +304,5 @@ def test_distribute_coordinator_is_refused_clearly(tmp_path):
 def test_run_config_protocol_is_used_for_the_server(tmp_path):
     trainer = FakeTrainer(tmp_path, "ps")
     trainer.config.protocol = "grpc+custom"
-    executor(trainer, "ps").run()
+    executor(trainer, "ps", ps_serves_forever=True).run()
     assert FakeServer.last.kwargs["protocol"] == "grpc+custom"

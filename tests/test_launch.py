@@ -169,14 +169,14 @@ def test_wait_for_expands_job_names_to_tasks_in_task_order():
     assert cluster.primary == ["chief:0", "worker:0", "worker:1", "evaluator:0"]
     cluster = LocalCluster(role(), workers=2, wait_for=("worker:1",))
     assert cluster.primary == ["worker:1"]
+    cluster = LocalCluster(role(), ps=2, wait_for=("ps", "chief"))  # a trainexec ps exits
+    assert cluster.primary == ["chief:0", "ps:0", "ps:1"]
 
 
 @pytest.mark.parametrize("wait_for, words", [
     (["worker:3"], "wait_for names 'worker:3', which is not in this cluster: use a task "
                    "(chief:0, worker:0, worker:1, ps:0)"),
     (["evaluator"], "wait_for names 'evaluator', which is not in this cluster"),
-    (["ps"], "a ps serves until it is stopped"),
-    (["ps:0"], "a ps serves until it is stopped"),
     ([], "wait_for is []"),
     ("worker", "wait_for is 'worker': give a list"),
 ])
@@ -481,7 +481,7 @@ def test_cli_timeout_exits_1():
     (["--no-chief", "--workers", "0", "--", "x"], "--no-chief with --workers 0"),
     (["--timeout", "0", "--", "x"], "--timeout 0 must be positive"),
     (["--grace", "-1", "--", "x"], "--grace -1 is negative"),
-    (["--wait-for", "ps", "--ps", "1", "--", "x"], "wait_for names 'ps': a ps serves"),
+    (["--wait-for", "evaluator", "--", "x"], "wait_for names 'evaluator', which is not in"),
     (["--workers", "2", "--"], "no command given"),
     ([], "no command given"),
     (["--workers", "many", "--", "x"], "argument --workers: invalid int value: 'many'"),

@@ -314,6 +314,17 @@ class ClusterConfig:
         return sum(len(self.cluster.get(job, ())) for job in TRAINER_TYPES)
 
     @property
+    def training_tasks(self) -> tuple[str, ...]:
+        """Names ("worker:1") of the tasks that train: chief or master, workers."""
+        return tuple(f"{job}:{index}" for job in TRAINER_TYPES
+                     for index in range(len(self.cluster.get(job, ()))))
+
+    @property
+    def task_name(self) -> str:
+        """This task as "worker:1" ("local" for a local run)."""
+        return LOCAL if self.task_type is None else f"{self.task_type}:{self.task_index}"
+
+    @property
     def num_ps(self) -> int:
         return len(self.cluster.get(PS, ()))
 

@@ -49,6 +49,9 @@ class TrainingExecutor:
       evaluator_idle_timeout_secs: stop the evaluator after this long without
         a new checkpoint (default: wait as long as training runs).
       server_factory: builds the TensorFlow server (default tf.distribute.Server).
+      ps_serves_forever: keep a ps serving until it is killed, as TensorFlow's
+        does; by default it exits once every training task has recorded that it
+        finished (see `trainexec.finished_tasks`).
     """
 
     def __init__(self, estimator: Any, train_spec: Any, eval_spec: Any,
@@ -57,7 +60,8 @@ class TrainingExecutor:
                  cluster: ClusterConfig | None = None, clock: Clock | None = None,
                  worker_delay: WorkerDelay | None = None, poll_secs: float = 1.0,
                  evaluator_idle_timeout_secs: float | None = None,
-                 server_factory: Callable[..., Any] | None = None) -> None:
+                 server_factory: Callable[..., Any] | None = None,
+                 ps_serves_forever: bool = False) -> None:
         check_trainable(estimator)
         if continuous_eval_listener is not None and not isinstance(
                 continuous_eval_listener, ContinuousEvalListener):
@@ -77,7 +81,8 @@ class TrainingExecutor:
             worker_delay=worker_delay or WorkerDelay(),
             poll_secs=poll_secs,
             idle_timeout_secs=evaluator_idle_timeout_secs,
-            server_factory=server_factory)
+            server_factory=server_factory,
+            ps_serves_forever=bool(ps_serves_forever))
 
     @property
     def estimator(self) -> Any:

@@ -215,7 +215,9 @@ class LocalCluster:
     exit 0 for the job to succeed; by default the chief (worker:0 without one)
     and the evaluator. Pass ("chief", "worker", "evaluator") when every worker
     finishes by itself, as Estimator workers do at max_steps, so none is
-    stopped early. Leaving the `with` block always stops every task.
+    stopped early; add "ps" when the ps runs trainexec, which exits once every
+    training task has finished (another ps serves until it is stopped).
+    Leaving the `with` block always stops every task.
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
@@ -291,9 +293,6 @@ class LocalCluster:
                 raise ConfigError(
                     f"wait_for names {name!r}, which is not in this cluster: use a task "
                     f"({', '.join(t.name for t in self._tasks)}) or a job name")
-            if any(m.startswith(PS + ":") for m in matches):
-                raise ConfigError(f"wait_for names {name!r}: a ps serves until it is "
-                                  "stopped and never exits by itself; leave it out")
             wanted.update(matches)
         return [t.name for t in self._tasks if t.name in wanted]
 

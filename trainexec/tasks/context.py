@@ -28,6 +28,7 @@ class TaskContext:
     poll_secs: float
     idle_timeout_secs: float | None
     server_factory: Callable[..., Any] | None
+    ps_serves_forever: bool = False
 
     @property
     def hooks(self) -> list:

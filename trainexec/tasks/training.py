@@ -8,6 +8,7 @@ from typing import Sequence
 
 from trainexec.completion import (clear_training_complete, record_training_complete)
 from trainexec.checkpoints import checkpoint_step
+from trainexec.finished_tasks import record_task_finished
 from trainexec.tasks.context import TaskContext
 from trainexec.tasks.readiness import model_readiness_checks_every
 
@@ -35,6 +36,7 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
         ctx.estimator.train(
             input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
             hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
+    record_task_finished(ctx.estimator.model_dir, ctx.cluster.task_name)  # the ps waits on it
     del server
 
 
