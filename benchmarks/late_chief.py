@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 
+from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
 
 TASKS = ("chief:0", "worker:0", "worker:1")
@@ -34,12 +34,12 @@ def run(api: str, model_dir: str, late_secs: float, max_steps: int) -> dict:
         result = cluster.wait(timeout=900)
     if not result.ok:
         raise RuntimeError(f"{api}: {result.reason}")
-    steps = {}
-    for line in lines:
-        found = re.match(r"\[(\w+:\d+)\] role \w+ done in .* after (\d+) local training", line)
-        if found:
-            steps[found.group(1)] = int(found.group(2))
-    return {"wall": result.elapsed_secs, "steps": steps}
+    return {"wall": result.elapsed_secs,
+            "steps": {task: local_training_steps(lines, task) for task in TASKS}}
+
+
+def _shown(steps: int | None) -> str:
+    return "?" if steps is None else str(steps)
 
 
 def main() -> int:
@@ -57,7 +57,7 @@ def main() -> int:
           + "".join(f"{figures[api]['wall']:>15.1f}s" for api in ("tf", "trainexec")))
     for task in TASKS:
         print(f"{'training steps run by ' + task:32}"
-              + "".join(f"{figures[api]['steps'].get(task, '?'):>16}"
+              + "".join(f"{_shown(figures[api]['steps'][task]):>16}"
                         for api in ("tf", "trainexec")))
     return 0
 

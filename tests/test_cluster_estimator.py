@@ -4,26 +4,22 @@ in its own process with its own TF_CONFIG (ports from portpicker on 127.0.0.1)."
 import glob
 import json
 import os
-import re
 import sys
 
 import psutil
 import pytest
 
 from trainexec.completion import read_training_complete
+from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
 
 pytestmark = pytest.mark.cluster
 
 
 def local_steps(lines: list[str], task: str) -> int:
-    """The training steps `task` ran, from the example's closing line."""
-    for line in lines:
-        found = re.match(rf"\[{task}\] role \w+ done in .* after (\d+) local training steps",
-                         line)
-        if found:
-            return int(found.group(1))
-    raise AssertionError(f"{task} printed no closing line")
+    steps = local_training_steps(lines, task)
+    assert steps is not None, f"{task} printed no closing line"
+    return steps
 
 
 def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
@@ -61,9 +57,9 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
 
 def test_workers_started_before_the_chief_join_training_and_finish_by_themselves(tmp_path):
     """Workers reach the "is the model initialized?" check before a late chief
-    has built anything; they keep re-checking (every poll_secs, see
-    tasks/readiness.py; benchmarks/late_chief.py measures the time saved),
-    train their share once it is ready, and exit 0 at max_steps."""
+    has built anything; they re-check every poll_secs (tasks/readiness.py),
+    train their share once it is ready, and exit 0 at max_steps
+    (benchmarks/late_chief.py measures the time saved)."""
     command = [sys.executable, "-m", "trainexec.examples.estimator_job", "--model-dir",
                str(tmp_path / "model"), "--max-steps", "300", "--worker-delay-secs", "0",
                "--late-chief-secs", "8"]
@@ -74,7 +70,10 @@ def test_workers_started_before_the_chief_join_training_and_finish_by_themselves
     assert result.ok, result.reason + "\n" + "\n".join(lines[-40:])
     for name in ("chief:0", "worker:0", "worker:1"):
         assert cluster.task(name).returncode == 0 and not cluster.task(name).stopped
-    assert local_steps(lines, "worker:0") > 0 and local_steps(lines, "worker:1") > 0
+    # With TF's 30 s re-check the chief ran all 300 steps and each worker 1 (its
+    # first step after waking stops it); here the three share them (~100 each).
+    shares = {t: local_steps(lines, t) for t in ("chief:0", "worker:0", "worker:1")}
+    assert shares["worker:0"] >= 50 and shares["worker:1"] >= 50, shares
     assert read_training_complete(str(tmp_path / "model")).global_step >= 300
 
 

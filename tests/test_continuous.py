@@ -17,8 +17,10 @@ from fakes import (DirectoryTarget, FakeClock, FinalOnlyExporter, RecordingExpor
 C10 = CheckpointInfo("/m/model.ckpt-10", 10)
 C20 = CheckpointInfo("/m/model.ckpt-20", 20)
 DONE20 = TrainingComplete(global_step=20, checkpoint=C20.path, max_steps=None, finished_at=0)
-# Keras numbers checkpoints by epoch: ckpt-4 after 40 training steps.
+# Keras numbers checkpoints by epoch: ckpt-4 after 40 training steps. The loop
+# knows an evaluated checkpoint by its training step (K3_DONE, K4_DONE).
 K3, K4 = CheckpointInfo("/k/ckpt-3", 3), CheckpointInfo("/k/ckpt-4", 4)
+K3_DONE, K4_DONE = CheckpointInfo("/k/ckpt-3", 30), CheckpointInfo("/k/ckpt-4", 40)
 KERAS_DONE = TrainingComplete(global_step=40, checkpoint="/k/ckpt-4", max_steps=None,
                               finished_at=0)
 # A record written elsewhere: the same checkpoint under another mount point.
@@ -85,12 +87,12 @@ TABLE = [
     ("corrupt checkpoint, run goes on", obs(latest=C20, evaluated=C10, skipped=[C20.path]),
      POLICY, Action.WAIT, 1.0),
     ("the record names checkpoints, not steps: epoch-numbered last one is final",
-     obs(latest=K4, evaluated=K3, last_eval_at=99.5, completion=KERAS_DONE), POLICY,
+     obs(latest=K4, evaluated=K3_DONE, last_eval_at=99.5, completion=KERAS_DONE), POLICY,
      Action.EVALUATE, 0.0),
     ("epoch-numbered last one evaluated: stop",
-     obs(latest=K4, evaluated=K4, completion=KERAS_DONE), POLICY, Action.STOP, 0.0),
-    ("an earlier epoch is not the last", obs(latest=K3, evaluated=K3, completion=KERAS_DONE),
-     POLICY, Action.WAIT, 1.0),
+     obs(latest=K4, evaluated=K4_DONE, completion=KERAS_DONE), POLICY, Action.STOP, 0.0),
+    ("an earlier epoch is not the last, whatever its training step",
+     obs(latest=K3, evaluated=K3_DONE, completion=KERAS_DONE), POLICY, Action.WAIT, 1.0),
     ("the record's checkpoint under another directory name",
      obs(latest=C20, evaluated=C20, completion=DONE20_ELSEWHERE), POLICY, Action.STOP, 0.0),
     ("a record naming no checkpoint: the newest is the last",

@@ -10,7 +10,7 @@ import pytest
 from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalSpec,
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
-from trainexec.finished_tasks import finished_since, record_task_finished
+from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from fakes import FakeClock, RecordingExporter, point_state_file_at, write_checkpoint
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
@@ -149,33 +149,61 @@ def test_ps_serves_forever_when_asked(tmp_path):
     assert FakeServer.last.joined and FakeServer.last.kwargs["job_name"] == "ps"
 
 
+def age_records(model_dir, secs):
+    """Makes the finished records in `model_dir` look `secs` older."""
+    directory = os.path.join(model_dir, "trainexec", "finished")
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        stat = os.stat(path)
+        os.utime(path, (stat.st_atime - secs, stat.st_mtime - secs))
+
+
 def test_ps_exits_once_every_training_task_has_finished(tmp_path):
     clock = FakeClock()
-    earlier_run = time.time() - 3600
-    for task in ("chief:0", "worker:0", "worker:1"):  # an earlier run's: ignored
-        record_task_finished(str(tmp_path), task, wall_time=earlier_run)
-    finishing = iter(["worker:1", "chief:0", None, "worker:0"])
+    for task in ("chief:0", "worker:0", "worker:1"):  # an earlier run's records
+        record_task_finished(str(tmp_path), task)
+    age_records(str(tmp_path), 3600)
+    # worker:1's machine clock is an hour behind: only the file times count.
+    finishing = iter([("worker:1", time.time() - 3600), ("chief:0", None), None,
+                      ("worker:0", None)])
 
     def next_task_finishes(_clock):
         task = next(finishing, None)
         if task:
-            record_task_finished(str(tmp_path), task)
+            record_task_finished(str(tmp_path), *task)
 
     clock.on_sleep = next_task_finishes
     FakeServer.last = None
     executor(FakeTrainer(tmp_path, "ps"), "ps", clock=clock, poll_secs=0.5).run()
     assert FakeServer.last is None  # it never joined the server
     assert clock.sleeps == [0.5] * 4  # exits on the first look after worker:0 finished
-    assert finished_since(str(tmp_path), earlier_run + 1) == {"chief:0", "worker:0",
-                                                               "worker:1"}
+    assert os.path.exists(tmp_path / "trainexec" / "started" / "ps-0.json")
+
+
+class StillServing(Exception):
+    pass
+
+
+def test_ps_keeps_serving_while_a_task_has_not_finished(tmp_path):
+    clock = FakeClock()
+
+    def chief_finishes_then_time_passes(_clock):
+        if len(clock.sleeps) == 1:
+            record_task_finished(str(tmp_path), "chief:0")
+        if len(clock.sleeps) == 50:
+            raise StillServing(f"after {clock.time - 1000:.0f} s")
+
+    clock.on_sleep = chief_finishes_then_time_passes
+    with pytest.raises(StillServing, match="after 50 s"):
+        executor(FakeTrainer(tmp_path, "ps"), "ps", clock=clock).run()
 
 
 @pytest.mark.parametrize("task_type, index", [("chief", 0), ("worker", 1)])
 def test_training_tasks_record_that_they_finished(tmp_path, task_type, index):
-    before = time.time()
+    watch = FinishedTasks(str(tmp_path), since_nsec=0)
     executor(FakeTrainer(tmp_path, task_type, index), task_type, index,
              worker_delay=WorkerDelay(0)).run()
-    assert finished_since(str(tmp_path), before) == {f"{task_type}:{index}"}
+    assert watch.finished() == {f"{task_type}:{index}"}
 
 
 def test_a_training_task_that_fails_records_nothing(tmp_path):
@@ -183,7 +211,7 @@ def test_a_training_task_that_fails_records_nothing(tmp_path):
     trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
     with pytest.raises(RuntimeError):
         executor(trainer, "worker", 0, worker_delay=WorkerDelay(0)).run()
-    assert finished_since(str(tmp_path), 0) == set()
+    assert FinishedTasks(str(tmp_path), since_nsec=0).finished() == set()
 
 
 def test_master_evaluates_during_training(tmp_path):
@@ -196,6 +224,7 @@ def test_master_evaluates_during_training(tmp_path):
     assert [os.path.basename(p) for p in trainer.evaluated] == ["model.ckpt-10",
                                                                 "model.ckpt-20"]
     assert read_training_complete(str(tmp_path)).global_step == 20
+    assert FinishedTasks(str(tmp_path), since_nsec=0).finished() == {"master:0"}
 
 
 def test_evaluator_runs_until_training_done(tmp_path):

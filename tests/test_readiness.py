@@ -34,3 +34,26 @@ def test_interval_must_be_positive(secs):
     with pytest.raises(ValueError, match=f"secs is {secs}"):
         with model_readiness_checks_every(secs):
             pass
+
+
+def test_overlapping_blocks_in_two_threads_restore_the_default_when_both_end():
+    import threading
+
+    first_inside, second_done = threading.Event(), threading.Event()
+    seen_in_first = []
+
+    def first():
+        with model_readiness_checks_every(1):
+            first_inside.set()
+            second_done.wait(10)
+            seen_in_first.append(recheck_secs())
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    first_inside.wait(10)
+    with model_readiness_checks_every(2):
+        assert recheck_secs() == 1  # the first active block's interval
+    second_done.set()
+    thread.join(10)
+    assert seen_in_first == [1]  # the second block's end kept the patch for the first
+    assert recheck_secs() == TF_DEFAULT

@@ -309,9 +309,7 @@ class ClusterConfig:
     @property
     def num_workers(self) -> int:
         """Training tasks: chief/master plus workers (1 for a local run)."""
-        if not self.cluster:
-            return 1
-        return sum(len(self.cluster.get(job, ())) for job in TRAINER_TYPES)
+        return len(self.training_tasks) if self.cluster else 1
 
     @property
     def training_tasks(self) -> tuple[str, ...]:
@@ -391,14 +389,14 @@ class ClusterConfig:
                     if job == self.task_type and index == self.task_index:
                         here = "   <- this task"
                     lines.append(f"  {job + ':' + str(index):<12} {address}{here}")
-        role = f"{self.task_type}:{self.task_index}"
+        role = self.task_name
         facts = []
         if self.is_chief:
             facts.append("chief: saves checkpoints and records when training ends")
         if self.task_type == EVALUATOR:
             facts.append("evaluates new checkpoints; outside the training cluster")
         elif self.task_type == PS:
-            facts.append("serves variables to the trainers")
+            facts.append("serves variables to the trainers until they have all finished")
         elif self.task_type in TRAINER_TYPES:
             facts.append(f"one of {self.num_workers} training tasks")
         lines.append(f"role: {role}" + (f" ({'; '.join(facts)})" if facts else ""))

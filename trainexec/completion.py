@@ -32,6 +32,7 @@ __all__ = [
     "TrainingComplete",
     "clear_training_complete",
     "completion_path",
+    "model_dir_path",
     "read_training_complete",
     "record_training_complete",
 ]
@@ -55,8 +56,13 @@ class TrainingComplete:
         return max_steps is None or self.max_steps is None or self.max_steps == max_steps
 
 
+def model_dir_path(model_dir: str, relative: str) -> str:
+    """`relative` under `model_dir` (a local path or a URL such as gs://...)."""
+    return f"{model_dir.rstrip('/')}/{relative}"
+
+
 def completion_path(model_dir: str) -> str:
-    return f"{model_dir.rstrip('/')}/{COMPLETION_FILE}"
+    return model_dir_path(model_dir, COMPLETION_FILE)
 
 
 def atomic_write_text(path: str, text: str) -> None:

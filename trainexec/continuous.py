@@ -196,8 +196,11 @@ def _is_last(checkpoint: CheckpointInfo, completion: TrainingComplete) -> bool:
         return True
     if os.path.basename(completion.checkpoint) == os.path.basename(checkpoint.path):
         return True
+    # Numbers from names on both sides: `checkpoint.step` may hold the training
+    # step (an evaluated checkpoint), which Keras names do not carry.
+    number = checkpoints.checkpoint_step(checkpoint.path)
     recorded = checkpoints.checkpoint_step(completion.checkpoint)
-    return checkpoint.step is None or recorded is None or checkpoint.step >= recorded
+    return number is None or recorded is None or number >= recorded
 
 
 def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,

@@ -147,7 +147,8 @@ class TrainingExecutor:
         return master.run(self._context)
 
     def run_ps(self) -> None:
-        """Serves variables as a parameter server (until killed)."""
+        """Serves variables as a parameter server until every training task has
+        finished (until killed with `ps_serves_forever=True`)."""
         return ps.run(self._context)
 
     def run_evaluator(self) -> tuple:

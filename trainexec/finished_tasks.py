@@ -6,16 +6,23 @@ returns::
 
     {"task": "worker:1", "finished_at": 1763772000.5}
 
-A parameter server reads them to exit once every training task of its cluster
-has finished, instead of serving forever (tensorflow/tensorflow#25858). It
-counts only records written after it started, so an earlier run's records in
-the same model_dir do not end it early. A task that crashes writes nothing,
-and the ps keeps serving until it is restarted and finishes.
+A parameter server watches them to exit once every training task of its
+cluster has finished, instead of serving forever (tensorflow/tensorflow#25858).
+It first writes its own start marker and counts only records modified at or
+after it. Both times are the file system's (the server's clock on GCS or NFS),
+so clock skew between machines does not matter, and an earlier run's records
+in the same model_dir do not end it early.
+
+What keeps a ps serving (as TensorFlow's would): a training task that crashed
+and was not restarted, a ps restarted after some tasks had finished, or a run
+resumed after it had already reached max_steps, whose tasks may finish before
+the ps starts watching.
 
 Example::
 
-    record_task_finished(model_dir, "worker:1")
-    finished_since(model_dir, started_at)  # {"chief:0", "worker:1"}
+    record_task_finished(model_dir, "worker:1")              # a training task
+    watch = FinishedTasks.starting_now(model_dir, "ps:0")    # the ps
+    watch.finished()                                         # {"chief:0", "worker:1"}
 """
 
 from __future__ import annotations
@@ -24,47 +31,68 @@ import json
 import logging
 import time
 
-from trainexec.completion import atomic_write_text
+from trainexec.completion import atomic_write_text, model_dir_path
 
-__all__ = ["FINISHED_DIR", "finished_since", "record_task_finished"]
+__all__ = ["FINISHED_DIR", "FinishedTasks", "record_task_finished"]
 
 logger = logging.getLogger(__name__)
 
 FINISHED_DIR = "trainexec/finished"
+STARTED_DIR = "trainexec/started"
 
 
-def _directory(model_dir: str) -> str:
-    return f"{model_dir.rstrip('/')}/{FINISHED_DIR}"
+def _file_name(task: str) -> str:
+    return task.replace(":", "-") + ".json"
+
+
+def _task_of(file_name: str) -> str:
+    job, _, index = file_name[:-len(".json")].rpartition("-")
+    return f"{job}:{index}"
 
 
 def record_task_finished(model_dir: str, task: str, wall_time: float | None = None) -> None:
     """Records (atomically) that `task` ("worker:1") has finished training."""
-    path = f"{_directory(model_dir)}/{task.replace(':', '-')}.json"
+    path = model_dir_path(model_dir, f"{FINISHED_DIR}/{_file_name(task)}")
     finished_at = time.time() if wall_time is None else wall_time
     atomic_write_text(path, json.dumps({"task": task, "finished_at": finished_at}))
     logger.info("Recorded that %s finished training in %s", task, path)
 
 
-def finished_since(model_dir: str, since: float) -> set[str]:
-    """The tasks that recorded finishing at or after wall time `since`."""
-    import tensorflow as tf
+class FinishedTasks:
+    """The training tasks whose finished record is not older than a start marker."""
 
-    directory = _directory(model_dir)
-    try:
-        names = tf.io.gfile.listdir(directory)
-    except tf.errors.NotFoundError:
-        return set()
-    finished = set()
-    for name in names:
-        if not name.endswith(".json"):
-            continue  # a temporary file being renamed into place
+    def __init__(self, model_dir: str, since_nsec: int) -> None:
+        self.directory = model_dir_path(model_dir, FINISHED_DIR)
+        self.since_nsec = since_nsec
+        self._finished: set[str] = set()
+
+    @classmethod
+    def starting_now(cls, model_dir: str, watcher: str) -> "FinishedTasks":
+        """Writes `watcher`'s start marker and watches records from then on."""
+        import tensorflow as tf
+
+        marker = model_dir_path(model_dir, f"{STARTED_DIR}/{_file_name(watcher)}")
+        atomic_write_text(marker, json.dumps({"task": watcher, "started_at": time.time()}))
+        return cls(model_dir, tf.io.gfile.stat(marker).mtime_nsec)
+
+    def finished(self) -> set[str]:
+        """Tasks that recorded finishing since the marker (new records only are read)."""
+        import tensorflow as tf
+
         try:
-            with tf.io.gfile.GFile(f"{directory}/{name}", "r") as f:
-                record = json.loads(f.read())
-            if float(record["finished_at"]) >= since:
-                finished.add(str(record["task"]))
+            names = tf.io.gfile.listdir(self.directory)
         except tf.errors.NotFoundError:
-            continue
-        except (ValueError, KeyError, TypeError) as err:
-            logger.warning("Ignoring unreadable record %s/%s: %s", directory, name, err)
-    return finished
+            return set()
+        for name in names:
+            if not name.endswith(".json"):
+                continue  # a temporary file being renamed into place
+            task = _task_of(name)
+            if task in self._finished:
+                continue
+            try:
+                modified = tf.io.gfile.stat(f"{self.directory}/{name}").mtime_nsec
+            except tf.errors.NotFoundError:
+                continue
+            if modified >= self.since_nsec:
+                self._finished.add(task)
+        return set(self._finished)

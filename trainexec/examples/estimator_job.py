@@ -14,13 +14,14 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 import time
 
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["build_specs", "make_data", "make_estimator", "main"]
+__all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
 
 FEATURES = 4
 CLASSES = 3
@@ -72,6 +73,18 @@ class StepCounter(tf.estimator.SessionRunHook):
 
     def after_run(self, run_context, run_values) -> None:
         self.steps += 1
+
+
+def local_training_steps(lines: list[str], task: str) -> int | None:
+    """The steps `task` ran, from its closing line in launcher output
+    ("[worker:1] role worker done in 8.1s after 120 local training steps")."""
+    pattern = re.compile(rf"\[{re.escape(task)}\] role \w+ done in .* after (\d+) local "
+                         "training steps")
+    for line in lines:
+        found = pattern.match(line)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def build_specs(max_steps: int | None, start_delay_secs: float = 0,

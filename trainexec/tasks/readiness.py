@@ -23,36 +23,65 @@ import contextlib
 import functools
 import inspect
 import logging
-from typing import Iterator
+import threading
+from typing import Any, Iterator
 
 __all__ = ["model_readiness_checks_every"]
 
 logger = logging.getLogger(__name__)
 
+_lock = threading.Lock()
+_active = 0  # blocks currently inside; the patch stays while any is
+_original_init: Any = None
+
 
 @contextlib.contextmanager
 def model_readiness_checks_every(secs: float) -> Iterator[None]:
-    """Within the block, new SessionManagers re-check model readiness every `secs`."""
+    """Within the block, new SessionManagers re-check model readiness every `secs`.
+
+    The change is process-wide while any block is active (blocks may overlap
+    across threads; the first one's interval applies until the last one ends).
+    """
     if secs <= 0:
         raise ValueError(f"secs is {secs!r}: expected a number of seconds > 0")
-    try:
-        from tensorflow.python.training import session_manager
-        original = session_manager.SessionManager.__init__
-        # Where recovery_wait_secs sits among the arguments after `self`.
-        position = list(inspect.signature(original).parameters).index("recovery_wait_secs") - 1
-    except (ImportError, AttributeError, ValueError):  # a TensorFlow without TF1 sessions
-        logger.debug("SessionManager not found; readiness checks keep TF's interval")
-        yield
-        return
-
-    @functools.wraps(original)
-    def init(self, *args, **kwargs):
-        if len(args) <= position:
-            kwargs.setdefault("recovery_wait_secs", secs)
-        original(self, *args, **kwargs)
-
-    session_manager.SessionManager.__init__ = init
+    _enter(secs)
     try:
         yield
     finally:
-        session_manager.SessionManager.__init__ = original
+        _exit()
+
+
+def _enter(secs: float) -> None:
+    global _active, _original_init
+    with _lock:
+        _active += 1
+        if _active > 1:
+            return
+        try:
+            from tensorflow.python.training import session_manager
+            original = session_manager.SessionManager.__init__
+            # Where recovery_wait_secs sits among the arguments after `self`.
+            position = list(inspect.signature(original).parameters).index(
+                "recovery_wait_secs") - 1
+        except (ImportError, AttributeError, ValueError):  # no TF1 sessions
+            logger.debug("SessionManager not found; readiness checks keep TF's interval")
+            return
+
+        @functools.wraps(original)
+        def init(self, *args, **kwargs):
+            if len(args) <= position:
+                kwargs.setdefault("recovery_wait_secs", secs)
+            original(self, *args, **kwargs)
+
+        _original_init = original
+        session_manager.SessionManager.__init__ = init
+
+
+def _exit() -> None:
+    global _active, _original_init
+    with _lock:
+        _active -= 1
+        if _active == 0 and _original_init is not None:
+            from tensorflow.python.training import session_manager
+            session_manager.SessionManager.__init__ = _original_init
+            _original_init = None
