@@ -1,5 +1,7 @@
 """A non-chief worker re-checks the chief's model every poll_secs, not every 30 s."""
 
+import logging
+
 import pytest
 import tensorflow as tf
 
@@ -57,3 +59,23 @@ def test_overlapping_blocks_in_two_threads_restore_the_default_when_both_end():
     thread.join(10)
     assert seen_in_first == [1]  # the second block's end kept the patch for the first
     assert recheck_secs() == TF_DEFAULT
+
+
+def test_tensorflows_waiting_line_is_logged_once_per_interval_inside_the_block(caplog):
+    from tensorflow.python.platform import tf_logging
+
+    from trainexec.tasks import readiness
+
+    def waiting_lines():
+        return [r for r in caplog.records if r.getMessage().startswith("Waiting for model")]
+
+    caplog.set_level(logging.INFO, logger="tensorflow")
+    readiness._limiter._last = None
+    with model_readiness_checks_every(1):
+        for _ in range(5):  # five checks a second apart: one line
+            tf_logging.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s", "x")
+        tf_logging.info("Something else")
+    assert len(waiting_lines()) == 1
+    assert any(r.getMessage() == "Something else" for r in caplog.records)
+    tf_logging.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s", "y")
+    assert len(waiting_lines()) == 2  # outside the block every line passes again

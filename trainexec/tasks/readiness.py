@@ -9,7 +9,9 @@ seconds, and in a short run it misses training altogether.
 
 `model_readiness_checks_every(secs)` makes every `SessionManager` created in
 its block re-check every `secs` instead, unless its creator chose a value.
-It changes nothing else and restores TensorFlow's default on exit.
+TensorFlow logs "Waiting for model to be ready" on every check; the block
+lets that line through at most once per `LOG_EVERY_SECS`. It changes nothing
+else and restores TensorFlow's defaults on exit.
 
 Example::
 
@@ -24,15 +26,39 @@ import functools
 import inspect
 import logging
 import threading
+import time
 from typing import Any, Iterator
 
 __all__ = ["model_readiness_checks_every"]
 
 logger = logging.getLogger(__name__)
 
+LOG_EVERY_SECS = 30.0
+WAITING_MESSAGE = "Waiting for model to be ready"
+
 _lock = threading.Lock()
 _active = 0  # blocks currently inside; the patch stays while any is
 _original_init: Any = None
+
+
+class _WaitingLogLimiter(logging.Filter):
+    """Passes TensorFlow's "Waiting for model to be ready" once per `every` seconds."""
+
+    def __init__(self, every: float = LOG_EVERY_SECS, now=time.monotonic) -> None:
+        super().__init__()
+        self.every, self._now, self._last = every, now, None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(WAITING_MESSAGE):
+            return True
+        now = self._now()
+        if self._last is not None and now - self._last < self.every:
+            return False
+        self._last = now
+        return True
+
+
+_limiter = _WaitingLogLimiter()
 
 
 @contextlib.contextmanager
@@ -75,6 +101,7 @@ def _enter(secs: float) -> None:
 
         _original_init = original
         session_manager.SessionManager.__init__ = init
+        logging.getLogger("tensorflow").addFilter(_limiter)
 
 
 def _exit() -> None:
@@ -85,3 +112,4 @@ def _exit() -> None:
             from tensorflow.python.training import session_manager
             session_manager.SessionManager.__init__ = _original_init
             _original_init = None
+            logging.getLogger("tensorflow").removeFilter(_limiter)
