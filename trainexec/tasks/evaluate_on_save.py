@@ -9,8 +9,20 @@ import tensorflow as tf
 from trainexec.clock import Clock
 from trainexec.continuous import ContinuousEvalListener
 from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
+from trainexec.tasks.context import TaskContext
 
-__all__ = ["EvaluateOnSaveListener"]
+__all__ = ["EvaluateOnSaveListener", "evaluate_on_save"]
+
+
+def evaluate_on_save(ctx: TaskContext,
+                     listener: ContinuousEvalListener) -> "EvaluateOnSaveListener":
+    """The saving listener that evaluates `ctx`'s checkpoints during its training."""
+    eval_spec = ctx.require_eval_spec()
+    # Finality is decided by the end of training, not by max_steps: with
+    # asynchronous workers the last save can land past max_steps.
+    evaluator = Evaluator(ctx.eval_target(), eval_spec.exporters, None, ctx.clock)
+    return EvaluateOnSaveListener(evaluator, eval_spec.throttle_secs, listener, ctx.clock,
+                                  ctx.train_spec.max_steps)
 
 logger = logging.getLogger(__name__)
 

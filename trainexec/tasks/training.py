@@ -12,7 +12,7 @@ from trainexec.finished_tasks import record_task_finished
 from trainexec.tasks.context import TaskContext
 from trainexec.tasks.readiness import model_readiness_checks_every
 
-__all__ = ["record_completion", "run_distributed_training", "start_fresh_run"]
+__all__ = ["record_completion", "run_distributed_training", "start_fresh_run", "train"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +33,16 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
     waits_for_chief = (contextlib.nullcontext() if ctx.cluster.is_chief
                        else model_readiness_checks_every(ctx.poll_secs))
     with waits_for_chief:
-        ctx.estimator.train(
-            input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
-            hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
+        train(ctx, saving_listeners)
     record_task_finished(ctx.estimator.model_dir, ctx.cluster.task_name)  # the ps waits on it
     del server
+
+
+def train(ctx: TaskContext, saving_listeners: Sequence = ()) -> None:
+    """`estimator.train` as the train spec says, with the extra listeners."""
+    ctx.estimator.train(
+        input_fn=ctx.train_spec.input_fn, max_steps=ctx.train_spec.max_steps,
+        hooks=ctx.hooks, saving_listeners=list(saving_listeners) or None)
 
 
 def start_fresh_run(ctx: TaskContext) -> None:
