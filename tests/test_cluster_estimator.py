@@ -6,12 +6,12 @@ import json
 import os
 import sys
 
-import psutil
 import pytest
 
 from trainexec.completion import read_training_complete
 from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
+from processes import alive
 
 pytestmark = pytest.mark.cluster
 
@@ -50,9 +50,7 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     (export,) = evaluated["exports"]
     assert os.path.exists(os.path.join(export, "saved_model.pb"))
     assert glob.glob(os.path.join(model_dir, "export", "final", "*", "saved_model.pb"))
-    alive = [p for p in pids if psutil.pid_exists(p)
-             and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert alive == []
+    assert [p for p in pids if alive(p)] == []
 
 
 def test_workers_started_before_the_chief_join_training_and_finish_by_themselves(tmp_path):

@@ -26,6 +26,7 @@ import pytest
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch import JobResult, LocalCluster, TaskOutcome
+from processes import alive, assert_no_survivors, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLE = Path(__file__).resolve().parent / "launch_programs" / "role.py"
@@ -49,21 +50,6 @@ class Sink:
             self.lines.append(line)
 
 
-def wait_until(predicate, timeout: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def started_pids(cluster: LocalCluster) -> set[int]:
     """Every process the cluster started (all runs) and their announced grandchildren."""
     pids = {pid for task in cluster.tasks for pid in task.pids}
@@ -72,19 +58,6 @@ def started_pids(cluster: LocalCluster) -> set[int]:
             if line.startswith("grandchild pid "):
                 pids.add(int(line.split()[-1]))
     return pids
-
-
-def assert_no_survivors(pids: set[int]) -> None:
-    assert pids, "expected some started processes"
-    try:
-        wait_until(lambda: not any(alive(p) for p in pids), timeout=5,
-                   what="every started process to be gone")
-    except AssertionError:
-        survivors = sorted(p for p in pids if alive(p))
-        for pid in survivors:  # do not leak them into other tests
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"processes outlived the launcher: {survivors}") from None
 
 
 def ready(cluster: LocalCluster, *names: str) -> bool:
@@ -378,7 +351,7 @@ def test_the_job_fails_when_restarts_run_out(make_cluster):
 def test_stop_kill_and_restart_one_task(make_cluster):
     rules = role("chief=hang", "worker=hang", "ps=serve")
     with make_cluster(rules, workers=1, ps=1, grace_secs=0.5) as cluster:
-        wait_until(lambda: ready(cluster, "chief", "worker", "ps"), what="tasks ready")
+        wait_ready(cluster, "chief", "worker", "ps")
         ps = cluster.stop("ps")
         assert ps.stopped and ps.returncode == 0 and "got SIGTERM" in ps.output_lines()
         first_pid = ps.pid
@@ -404,7 +377,7 @@ def test_leaving_the_with_block_on_an_error_stops_everything(make_cluster):
     cluster = make_cluster(role("chief=hang", "ps=spawn"), ps=1, grace_secs=0.3)
     with pytest.raises(RuntimeError, match="boom"):
         with cluster:
-            wait_until(lambda: ready(cluster, "chief", "worker", "ps"), what="tasks ready")
+            wait_ready(cluster, "chief", "worker", "ps")
             raise RuntimeError("boom")
     assert not any(t.running for t in cluster.tasks)
     assert_no_survivors(started_pids(cluster))
@@ -413,7 +386,7 @@ def test_leaving_the_with_block_on_an_error_stops_everything(make_cluster):
 @pytest.mark.cluster
 def test_interrupt_stops_the_job_like_a_signal(make_cluster):
     with make_cluster(role("chief=serve"), workers=0) as cluster:
-        wait_until(lambda: ready(cluster, "chief"), what="chief ready")
+        wait_ready(cluster, "chief")
         threading.Timer(0.1, cluster.interrupt, args=(signal.SIGTERM,)).start()
         result = cluster.wait(timeout=30)
         assert cluster.wait() is result

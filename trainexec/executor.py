@@ -109,7 +109,7 @@ class TrainingExecutor:
                 "TF_CONFIG cluster has no \"chief\" (or \"master\") job: Estimator "
                 "training needs exactly one chief to save checkpoints; add "
                 '"chief": ["host:port"] to cluster')
-        logger.info("Running %s:%s of the cluster.", cluster.task_type, cluster.task_index)
+        logger.info("Running %s of the cluster.", cluster.task_name)
         return getattr(self, "run_" + cluster.task_type)()
 
     def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:

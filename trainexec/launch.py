@@ -131,8 +131,8 @@ class Task:
             return list(self._lines)
 
     def tail(self, n: int = TAIL_LINES) -> list[str]:
-        with self._lines_lock:
-            return list(self._lines)[-n:] if n > 0 else []
+        """The last `n` lines captured."""
+        return self.output_lines()[-n:] if n > 0 else []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,6 +259,7 @@ class LocalCluster:
             wait_for = [CHIEF + ":0" if chief else WORKER + ":0"] + (
                 [EVALUATOR + ":0"] if evaluator else [])
         self.primary = self._task_names(wait_for)
+        self._primary_tasks = [self.task(name) for name in self.primary]
         self._lock = threading.RLock()
         self._started = False
         self._result: JobResult | None = None
@@ -490,12 +491,13 @@ class LocalCluster:
                 self._spawn(task)
                 continue
             return self._finish_failed(task)
-        primaries = [self.task(name) for name in self.primary]
+        primaries = self._primary_tasks
         if all(t.returncode == 0 and not t.stopped for t in primaries):
+            done = " and ".join(self.primary)
             left = [t.name for t in self._tasks if t.running]
             if left:
-                logger.info("%s done: stopping %s", " and ".join(self.primary), ", ".join(left))
-            return self._finish(True, f"{' and '.join(self.primary)} finished successfully")
+                logger.info("%s done: stopping %s", done, ", ".join(left))
+            return self._finish(True, f"{done} finished successfully")
         if self._interrupt is not None:
             return self._finish_stopped(f"interrupted by {_signal_name(self._interrupt)}",
                                         signum=self._interrupt)
@@ -531,9 +533,10 @@ class LocalCluster:
         names = ", ".join(t.name for t in running) or "none"
         reason = f"{why}; still running: {names}"
         for task in running:
-            if task.name in self.primary and task.tail(5):
+            last = task.tail(5) if task.name in self.primary else []
+            if last:
                 reason += f"\n  {task.name} last lines:\n" + "\n".join(
-                    f"    {line}" for line in task.tail(5))
+                    f"    {line}" for line in last)
         logger.error("%s: stopping every task", why)
         return self._finish(False, reason, still_running=tuple(t.name for t in running),
                             signal=signum)

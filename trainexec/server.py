@@ -63,8 +63,6 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
     speaks `protocol` (default: the cluster's `rpc_layer`) and serves the
     training cluster (the evaluator stands outside it).
     """
-    import tensorflow as tf
-
     if not cluster.is_distributed or cluster.task_type is None:
         raise ConfigError(
             "Could not start the TensorFlow server: TF_CONFIG has no cluster and "
@@ -77,15 +75,18 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
     if cluster.is_single_node and cluster.task_type in TRAINER_TYPES:
         logger.info("Skip starting the TensorFlow server: the cluster has one node.")
         return None
+    import tensorflow as tf
+
+    protocol = protocol or cluster.rpc_layer
     proto = tf.compat.v1.ConfigProto(log_device_placement=False)
     if session_config is not None and hasattr(session_config, "gpu_options"):
         proto.gpu_options.CopyFrom(session_config.gpu_options)
     factory = server_factory or tf.distribute.Server
     server = factory(
         tf.train.ClusterSpec(cluster.training_cluster), job_name=cluster.task_type,
-        task_index=cluster.task_index, protocol=protocol or cluster.rpc_layer,
+        task_index=cluster.task_index, protocol=protocol,
         config=proto, start=False)
     server.start()
-    logger.info("Started TensorFlow server for %s:%s at %s://%s", cluster.task_type,
-                cluster.task_index, protocol or cluster.rpc_layer, cluster.task_address)
+    logger.info("Started TensorFlow server for %s at %s://%s", cluster.task_name,
+                protocol, cluster.task_address)
     return server
