@@ -267,21 +267,24 @@ class ContinuousEvaluation:
       policy: pacing and stop conditions.
       listener: a `ContinuousEvalListener` (or None).
       clock: time source; tests pass a fake one.
-      read_completion: returns the training-complete record of a model dir.
+      completion_filter: given the completion record (or None) and the latest
+        checkpoint path read just after it, returns the record to act on;
+        SidecarEvaluator drops an earlier run's record there.
       already_evaluated: checkpoint info evaluated before a restart, if any.
     """
 
     def __init__(self, evaluator: Evaluator, target: EvaluationTarget,
                  policy: LoopPolicy, listener: ContinuousEvalListener | None = None,
                  clock: Clock | None = None,
-                 read_completion: Callable[[str], TrainingComplete | None] = read_training_complete,
+                 completion_filter: Callable[[TrainingComplete | None, str | None],
+                                             TrainingComplete | None] | None = None,
                  already_evaluated: CheckpointInfo | None = None) -> None:
         self._evaluator = evaluator
         self._target = target
         self._policy = policy
         self._listener = listener or ContinuousEvalListener()
         self._clock = clock or SystemClock()
-        self._read_completion = read_completion
+        self._completion_filter = completion_filter
         self.last_evaluated = already_evaluated
         self.last_result: EvalResult | None = None
         self.last_export_results: list = []
@@ -300,10 +303,12 @@ class ContinuousEvaluation:
 
     def observe(self, started_at: float) -> Observation:
         now = self._clock.now()
-        completion = self._read_completion(self._target.model_dir)
+        completion = read_training_complete(self._target.model_dir)
         if completion is not None and not completion.matches(self._policy.max_training_steps):
             completion = None
-        path = self._target.latest_checkpoint()
+        path = self._target.latest_checkpoint()  # after the record: it names no newer one
+        if self._completion_filter is not None:
+            completion = self._completion_filter(completion, path)
         latest = CheckpointInfo.from_path(path) if path else None
         if path != self._last_seen_path:
             self._last_seen_path, self._last_new_at = path, now

@@ -176,7 +176,7 @@ class SidecarEvaluator:
         self.max_evaluations = max_evaluations
         self._clock = clock or SystemClock()
         # A restarted evaluator stops at once when its last checkpoint is done:
-        # `_read_completion` already ignores an earlier run's record (it names a
+        # `_completion_for` already ignores an earlier run's record (it names a
         # checkpoint older than the newest), so no grace period is needed.
         self._policy = LoopPolicy(throttle_secs=throttle_secs, poll_secs=poll_secs,
                                   idle_timeout_secs=idle_timeout_secs,
@@ -200,7 +200,7 @@ class SidecarEvaluator:
             evaluator, self.target,
             self._policy, ListenerList([_Recorder(self._store, self.target),
                                         *self._listeners]),
-            self._clock, read_completion=self._read_completion,
+            self._clock, completion_filter=self._completion_for,
             already_evaluated=state.last_evaluated())
         loop.skipped.update(state.skipped)
         if state.checkpoint:
@@ -222,10 +222,12 @@ class SidecarEvaluator:
             return
         # An earlier run evaluated the last checkpoint but stopped (idle timeout,
         # restart) before training recorded its end: the final export is owed.
-        if (loop.last_result is None and state.checkpoint and state.metrics
-                and state.final_export != state.checkpoint
-                and self.target.latest_checkpoint() == state.checkpoint
-                and self._read_completion(self.checkpoint_dir) is not None):
+        if not (loop.last_result is None and state.checkpoint and state.metrics
+                and state.final_export != state.checkpoint):
+            return
+        latest = self.target.latest_checkpoint()
+        if (latest == state.checkpoint and self._completion_for(
+                read_training_complete(self.checkpoint_dir), latest) is not None):
             logger.info("Final export of %s, evaluated before a restart", state.checkpoint)
             evaluator.export(EvalResult(EvalStatus.EVALUATED, dict(state.metrics),
                                         state.checkpoint), True)
@@ -235,16 +237,15 @@ class SidecarEvaluator:
         skipped = tuple(sorted(set(self._store.state.skipped) | {path}))
         self._store.update(skipped=skipped)
 
-    def _read_completion(self, model_dir: str) -> TrainingComplete | None:
+    def _completion_for(self, record: TrainingComplete | None,
+                        latest: str | None) -> TrainingComplete | None:
         """Training is over when it says so, or when checkpoint `max_evaluations` exists.
 
-        A record naming an older checkpoint than the newest is from an earlier
-        run and is ignored.
+        A record naming an older checkpoint than the newest (`latest`) is from
+        an earlier run and is ignored.
         """
-        record = read_training_complete(model_dir)
         if record is None and not self.max_evaluations:
             return None
-        latest = self.target.latest_checkpoint()
         latest_number = checkpoint_step(latest) if latest else None
         if record is not None:
             recorded = checkpoint_step(record.checkpoint) if record.checkpoint else None
