@@ -34,7 +34,9 @@ __all__ = [
     "completion_path",
     "model_dir_path",
     "read_training_complete",
+    "read_json_file",
     "record_training_complete",
+    "write_json_record",
 ]
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,25 @@ def atomic_write_text(path: str, text: str) -> None:
     tf.io.gfile.rename(tmp, path, overwrite=True)
 
 
+def write_json_record(path: str, record: Any) -> None:
+    """Writes dataclass `record` to `path` as sorted JSON, atomically."""
+    atomic_write_text(path, json.dumps(dataclasses.asdict(record), sort_keys=True))
+
+
+def read_json_file(path: str) -> Any | None:
+    """The JSON value stored at `path`; None when there is no such file.
+
+    Raises ValueError when the file is not JSON.
+    """
+    import tensorflow as tf
+
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            return json.loads(f.read())
+    except tf.errors.NotFoundError:
+        return None
+
+
 def record_training_complete(model_dir: str, checkpoint: str | None,
                              global_step: int | None, max_steps: int | None,
                              wall_time: float | None = None) -> TrainingComplete:
@@ -85,8 +106,7 @@ def record_training_complete(model_dir: str, checkpoint: str | None,
         checkpoint=checkpoint,
         max_steps=None if max_steps is None else int(max_steps),
         finished_at=time.time() if wall_time is None else wall_time)
-    atomic_write_text(completion_path(model_dir),
-                      json.dumps(dataclasses.asdict(record), sort_keys=True))
+    write_json_record(completion_path(model_dir), record)
     logger.info("Recorded training complete at step %s in %s",
                 record.global_step, completion_path(model_dir))
     return record
@@ -94,17 +114,14 @@ def record_training_complete(model_dir: str, checkpoint: str | None,
 
 def read_training_complete(model_dir: str) -> TrainingComplete | None:
     """The completion record, or None when training has not finished."""
-    import tensorflow as tf
-
     path = completion_path(model_dir)
     try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            data: Any = json.loads(f.read())
+        data = read_json_file(path)
+        if data is None:
+            return None
         return TrainingComplete(
             global_step=data.get("global_step"), checkpoint=data.get("checkpoint"),
             max_steps=data.get("max_steps"), finished_at=float(data["finished_at"]))
-    except tf.errors.NotFoundError:
-        return None
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         logger.warning("Ignoring unreadable completion record %s: %s", path, err)
         return None

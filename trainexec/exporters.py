@@ -25,14 +25,13 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import math
 import time
 import uuid
 from typing import Any, Mapping
 
-from trainexec.completion import atomic_write_text
+from trainexec.completion import model_dir_path, read_json_file, write_json_record
 from trainexec.errors import ConfigError
 from trainexec.evaluation import GLOBAL_STEP
 
@@ -249,14 +248,12 @@ class BestExporter(Exporter):
 
     def best(self, export_path: str) -> BestValue | None:
         """The recorded best value under `export_path`, or None."""
-        import tensorflow as tf
-
-        path = f"{export_path.rstrip('/')}/{BEST_FILE}"
-        if not tf.io.gfile.exists(path):
-            return None
+        path = model_dir_path(export_path, BEST_FILE)
         try:
-            with tf.io.gfile.GFile(path, "r") as f:
-                best = BestValue(**json.loads(f.read()))
+            data = read_json_file(path)
+            if data is None:
+                return None
+            best = BestValue(**data)
         except (ValueError, TypeError) as err:
             raise ConfigError(
                 f"{path} is not a best-export record ({err}); delete it to start "
@@ -293,8 +290,7 @@ class BestExporter(Exporter):
         step = eval_result.get(GLOBAL_STEP)
         record = BestValue(self.metric, self.mode, value,
                            None if step is None else int(step), checkpoint_path, path)
-        atomic_write_text(f"{export_path.rstrip('/')}/{BEST_FILE}",
-                          json.dumps(dataclasses.asdict(record), sort_keys=True))
+        write_json_record(model_dir_path(export_path, BEST_FILE), record)
         return path
 
 

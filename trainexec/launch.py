@@ -19,9 +19,9 @@ Example::
 Exit policy: the job succeeds when the primary tasks (the chief, or worker:0
 without a chief, and the evaluator; or those named by `wait_for`) exit 0;
 tasks still running then (ps, serving workers) are stopped: SIGTERM, then
-SIGKILL after `grace_secs`. A task that exits non-zero, or dies by a signal we did not send, is restarted with
-the same TF_CONFIG while it has restarts left; otherwise the job fails and
-every other task is stopped.
+SIGKILL after `grace_secs`. A task that exits non-zero, or dies by a signal
+we did not send, is restarted with the same TF_CONFIG while it has restarts
+left; otherwise the job fails and every other task is stopped.
 """
 
 from __future__ import annotations

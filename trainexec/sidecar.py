@@ -43,9 +43,9 @@ import tensorflow as tf
 
 from trainexec.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import (TrainingComplete, atomic_write_text,
-                                  clear_training_complete, read_training_complete,
-                                  record_training_complete)
+from trainexec.completion import (TrainingComplete, clear_training_complete, read_json_file,
+                                  read_training_complete, record_training_complete,
+                                  write_json_record)
 from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
                                   ListenerList, LoopPolicy)
 from trainexec.errors import ConfigError
@@ -90,14 +90,11 @@ class _StateStore:
 
     def load(self) -> SidecarState:
         try:
-            with tf.io.gfile.GFile(self.state_path, "r") as f:
-                data = json.loads(f.read())
-            self.state = SidecarState(
+            data = read_json_file(self.state_path)
+            self.state = SidecarState() if data is None else SidecarState(
                 checkpoint=data.get("checkpoint"), global_step=data.get("global_step"),
                 metrics=data.get("metrics"), skipped=tuple(data.get("skipped", ())),
                 final_export=data.get("final_export"))
-        except tf.errors.NotFoundError:
-            self.state = SidecarState()
         except (ValueError, TypeError, AttributeError) as err:
             logger.warning("Ignoring unreadable evaluator state %s (%s); starting afresh",
                            self.state_path, err)
@@ -106,8 +103,7 @@ class _StateStore:
 
     def update(self, **changes: Any) -> None:
         self.state = dataclasses.replace(self.state, **changes)
-        atomic_write_text(self.state_path,
-                          json.dumps(dataclasses.asdict(self.state), sort_keys=True))
+        write_json_record(self.state_path, self.state)
 
     def append_metrics(self, record: dict[str, Any]) -> None:
         tf.io.gfile.makedirs(os.path.dirname(self.metrics_path))
