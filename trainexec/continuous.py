@@ -286,8 +286,6 @@ class ContinuousEvaluation:
         self._clock = clock or SystemClock()
         self._completion_filter = completion_filter
         self.last_evaluated = already_evaluated
-        self.last_result: EvalResult | None = None
-        self.last_export_results: list = []
         self.evaluations = 0
         self.skipped: set[str] = set()
         self.stop_reason = ""
@@ -300,6 +298,16 @@ class ContinuousEvaluation:
         self._last_reason = ""
         if already_evaluated is not None:
             evaluator.previous_checkpoint_path = already_evaluated.path
+
+    @property
+    def last_result(self) -> EvalResult | None:
+        """The last successful evaluation (kept by the evaluator)."""
+        return self._evaluator.last_result
+
+    @property
+    def last_export_results(self) -> list:
+        """What the exporters returned for it, final export included."""
+        return self._evaluator.last_export_results
 
     def observe(self, started_at: float) -> Observation:
         now = self._clock.now()
@@ -365,7 +373,7 @@ class ContinuousEvaluation:
             return False
         started = self._clock.now()
         try:
-            result, exports = self._evaluator.evaluate_and_export(
+            result, _ = self._evaluator.evaluate_and_export(
                 checkpoint.path, is_final=is_final, check_complete=False)
         except CorruptCheckpointError as err:
             self.skipped.add(checkpoint.path)
@@ -382,7 +390,6 @@ class ContinuousEvaluation:
         self._last_eval_started_at = started
         self._last_reason = ""
         self.evaluations += 1
-        self.last_result, self.last_export_results = result, exports
         self.last_evaluated = CheckpointInfo(checkpoint.path, result.global_step)
         logger.info("Evaluated %s (step %s) in %.1fs: %s", checkpoint.path,
                     result.global_step, self._clock.now() - started,
@@ -405,7 +412,7 @@ class ContinuousEvaluation:
         result = self.last_result
         if (decision.is_final and result is not None
                 and not self._evaluator.is_final_export_triggered):
-            self.last_export_results = self._evaluator.export_final(result)
+            self._evaluator.export_final(result)
 
     def _log(self, decision: Decision, obs: Observation) -> None:
         if decision.reason == self._last_reason:
