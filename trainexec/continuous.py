@@ -67,6 +67,10 @@ class ContinuousEvalListener:
         del eval_result
         return True
 
+    def on_skip(self, checkpoint_path: str) -> None:
+        """Called when a checkpoint cannot be loaded and is skipped for good."""
+        del checkpoint_path
+
 
 class ListenerList(ContinuousEvalListener):
     """Fans each call out to several listeners; any False stops the loop."""
@@ -84,6 +88,10 @@ class ListenerList(ContinuousEvalListener):
 
     def after_eval(self, eval_result: EvalResult) -> bool:
         return all([listener.after_eval(eval_result) for listener in self.listeners])
+
+    def on_skip(self, checkpoint_path: str) -> None:
+        for listener in self.listeners:
+            listener.on_skip(checkpoint_path)
 
 
 class CorruptCheckpointError(Exception):
@@ -271,6 +279,7 @@ class ContinuousEvaluation:
         checkpoint path read just after it, returns the record to act on;
         SidecarEvaluator drops an earlier run's record there.
       already_evaluated: checkpoint info evaluated before a restart, if any.
+      already_skipped: checkpoints skipped as unloadable before a restart.
     """
 
     def __init__(self, evaluator: Evaluator, target: EvaluationTarget,
@@ -278,7 +287,8 @@ class ContinuousEvaluation:
                  clock: Clock | None = None,
                  completion_filter: Callable[[TrainingComplete | None, str | None],
                                              TrainingComplete | None] | None = None,
-                 already_evaluated: CheckpointInfo | None = None) -> None:
+                 already_evaluated: CheckpointInfo | None = None,
+                 already_skipped: Iterable[str] = ()) -> None:
         self._evaluator = evaluator
         self._target = target
         self._policy = policy
@@ -287,7 +297,7 @@ class ContinuousEvaluation:
         self._completion_filter = completion_filter
         self.last_evaluated = already_evaluated
         self.evaluations = 0
-        self.skipped: set[str] = set()
+        self.skipped: set[str] = set(already_skipped)
         self.stop_reason = ""
         self._last_eval_started_at: float | None = None
         self._max_steps_reached_at: float | None = None
@@ -377,6 +387,7 @@ class ContinuousEvaluation:
                 checkpoint.path, is_final=is_final, check_complete=False)
         except CorruptCheckpointError as err:
             self.skipped.add(checkpoint.path)
+            self._listener.on_skip(checkpoint.path)
             logger.error("Skipping checkpoint %s: it cannot be loaded (%s)",
                          checkpoint.path, err)
             return True

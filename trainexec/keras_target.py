@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import tensorflow as tf
 
@@ -76,8 +76,7 @@ class KerasTarget:
 
     def __init__(self, model: Any, data: Any, checkpoint_dir: str, steps: int | None = None,
                  callbacks: Sequence[Any] = (), verbose: int | str = 2,
-                 clock: Clock | None = None, retry_secs: float = 1.0,
-                 on_corrupt: Callable[[str], None] | None = None) -> None:
+                 clock: Clock | None = None, retry_secs: float = 1.0) -> None:
         self.model = model
         self.data = data
         self.checkpoint_dir = checkpoint_dir
@@ -87,7 +86,6 @@ class KerasTarget:
         self.last_duration_secs = 0.0
         self._clock = clock or SystemClock()
         self._retry_secs = retry_secs
-        self._on_corrupt = on_corrupt
         self._loaded: str | None = None
 
     @property
@@ -132,8 +130,6 @@ class KerasTarget:
                 logger.warning("Could not restore %s (%s); retrying in %ss", path,
                                _describe(error), self._retry_secs)
                 self._clock.sleep(self._retry_secs)
-        if self._on_corrupt is not None:
-            self._on_corrupt(path)
         raise CorruptCheckpointError(
             f"restoring failed twice, {self._retry_secs:g}s apart: {_describe(error)}"
         ) from error

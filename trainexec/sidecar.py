@@ -131,6 +131,10 @@ class _Recorder(ContinuousEvalListener):
                            metrics=dict(eval_result.metrics))
         return True
 
+    def on_skip(self, checkpoint_path: str) -> None:
+        skipped = tuple(sorted(set(self._store.state.skipped) | {checkpoint_path}))
+        self._store.update(skipped=skipped)
+
 
 class SidecarEvaluator:
     """Evaluates each new checkpoint in `checkpoint_dir` until training is over.
@@ -182,7 +186,7 @@ class SidecarEvaluator:
         self._store = _StateStore(os.fspath(state_dir) if state_dir else self.checkpoint_dir)
         self.target = KerasTarget(
             model, data, self.checkpoint_dir, steps, callbacks or [], verbose,
-            self._clock, retry_secs=poll_secs, on_corrupt=self._record_skipped)
+            self._clock, retry_secs=poll_secs)
         self.stop_reason = ""
         self.evaluations = 0
         self._stale_warned = False
@@ -197,8 +201,7 @@ class SidecarEvaluator:
             self._policy, ListenerList([_Recorder(self._store, self.target),
                                         *self._listeners]),
             self._clock, completion_filter=self._completion_for,
-            already_evaluated=state.last_evaluated())
-        loop.skipped.update(state.skipped)
+            already_evaluated=state.last_evaluated(), already_skipped=state.skipped)
         if state.checkpoint:
             logger.info("Resuming: %s (step %s) was evaluated before a restart",
                         state.checkpoint, state.global_step)
@@ -228,10 +231,6 @@ class SidecarEvaluator:
             evaluator.export(EvalResult(EvalStatus.EVALUATED, dict(state.metrics),
                                         state.checkpoint), True)
             self._store.update(final_export=state.checkpoint)
-
-    def _record_skipped(self, path: str) -> None:
-        skipped = tuple(sorted(set(self._store.state.skipped) | {path}))
-        self._store.update(skipped=skipped)
 
     def _completion_for(self, record: TrainingComplete | None,
                         latest: str | None) -> TrainingComplete | None:
