@@ -6,6 +6,8 @@ import os
 
 import tensorflow as tf
 
+from trainexec.checkpoints import checkpoint_step
+
 
 class FakeClock:
     """A clock whose time moves only when someone sleeps."""
@@ -33,8 +35,7 @@ def write_checkpoint(directory: str, step: int, value: float = 0.0,
     prefix = os.path.join(directory, f"{name}-{step}")
     ckpt = tf.train.Checkpoint(v=tf.Variable(value),
                                global_step=tf.Variable(step, dtype=tf.int64))
-    path = ckpt.write(prefix)
-    return path
+    return ckpt.write(prefix)
 
 
 def point_state_file_at(directory: str, prefix: str) -> None:
@@ -60,7 +61,7 @@ class DirectoryTarget:
         self.evaluated.append(checkpoint_path)
         if self._clock is not None:
             self._clock.time += self._eval_secs
-        step = int(checkpoint_path.rsplit("-", 1)[1])
+        step = checkpoint_step(checkpoint_path)
         return {"global_step": step, "loss": 1.0 / (step + 1)}
 
 
