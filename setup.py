@@ -1,19 +1,37 @@
-"""Packaging for trainexec, a TF_CONFIG-aware distributed task runner for TensorFlow."""
+"""Packaging for trainexec, a TF_CONFIG-aware distributed task runner for TensorFlow.
+
+Two TensorFlow lines are supported and tested:
+
+* ``pip install trainexec``: current TensorFlow (2.16 up to 2.21), where
+  ``tf.keras`` is Keras 3. ``pip install "trainexec[tf-keras]"`` adds tf_keras
+  (Keras 2, selected with ``TF_USE_LEGACY_KERAS=1``).
+* ``pip install "trainexec[estimator]"``: TensorFlow 2.15 with
+  tensorflow-estimator 2.15 and Keras 2.15, the last line with Estimators.
+"""
 
 from setuptools import find_packages, setup
 
 setup(
     name="trainexec",
-    version="0.1.0",
+    version="0.2.0",
     description="Run TensorFlow training as a cluster: TF_CONFIG roles, "
     "continuous evaluation and a local cluster launcher.",
     packages=find_packages(include=["trainexec", "trainexec.*"]),
     python_requires=">=3.10",
     install_requires=[
-        "tensorflow==2.15.*",
-        "tensorflow-estimator==2.15.*",
+        # pip picks the newest in range (2.21 today); 2.15 is allowed so that
+        # the `estimator` extra can pin it.
+        "tensorflow>=2.15,<2.22",
+        # TF 2.21 no longer installs TensorBoard; Keras' TensorBoard callback needs it.
+        "tensorboard>=2.15",
         "portpicker>=1.5",
     ],
-    extras_require={"test": ["pytest>=7"]},
+    extras_require={
+        "estimator": ["tensorflow==2.15.*", "tensorflow-estimator==2.15.*"],
+        # Keras 2 on current TensorFlow (TF_USE_LEGACY_KERAS=1); pip matches its
+        # version to TensorFlow's.
+        "tf-keras": ["tf-keras>=2.16"],
+        "test": ["pytest>=7", "psutil>=5.9"],
+    },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

@@ -2,7 +2,11 @@
 # The main job: a real local cluster (chief, 2 workers, 1 ps, evaluator) training a
 # small Estimator on embedded data through `trainexec launch`, ending with the task
 # summary, the final evaluation metrics and the export path.
+# Estimators need the TensorFlow 2.15 line (created in .venv-tf2.15 if missing).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+VENV="$(trainexec_env tf2.15)"
+export PATH="$VENV/bin:$PATH"
+cd "$ROOT"
 export TF_CPP_MIN_LOG_LEVEL=3  # hide TensorFlow's C++ start-up chatter (no GPU here)
 MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$(date +%Y%m%d-%H%M%S)}"
 MAX_STEPS="${MAX_STEPS:-1500}"

@@ -1,22 +1,35 @@
-# Sourced by the scripts in this folder: creates .venv if missing and installs
-# trainexec with everything it needs (TensorFlow 2.15, tensorflow-estimator 2.15,
-# portpicker, pytest). Safe to source repeatedly: an up-to-date env is reused.
+# Sourced by the scripts in this folder. Defines `trainexec_env LINE`, which
+# creates (if missing) the virtual environment of one TensorFlow line, installs
+# trainexec into it and prints its directory:
+#
+#   current  .venv          newest TensorFlow (Keras 3 as tf.keras) + tf_keras
+#   tf2.15   .venv-tf2.15   TensorFlow 2.15 + tensorflow-estimator 2.15 (Estimators)
+#
+# An environment is reinstalled when setup.py is newer than its stamp file.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${TRAINEXEC_VENV:-$ROOT/.venv}"
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "[setup] creating virtual environment in $VENV"
-  "$PYTHON" -m venv "$VENV"
-fi
-STAMP="$VENV/.trainexec-installed"
-if [ ! -f "$STAMP" ] || [ "$ROOT/setup.py" -nt "$STAMP" ]; then
-  echo "[setup] installing trainexec and its dependencies (first run takes a few minutes)"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[test]"
-  touch "$STAMP"
-fi
-export PATH="$VENV/bin:$PATH"
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
-cd "$ROOT"
+
+trainexec_env() {
+  local line="$1" venv extras
+  case "$line" in
+    current) venv="${TRAINEXEC_VENV:-$ROOT/.venv}"; extras="test,tf-keras" ;;
+    tf2.15) venv="${TRAINEXEC_VENV_TF215:-$ROOT/.venv-tf2.15}"; extras="test,estimator" ;;
+    *) echo "trainexec_env: unknown TensorFlow line '$line' (current or tf2.15)" >&2
+       return 2 ;;
+  esac
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "[setup] creating the $line environment in $venv" >&2
+    "$PYTHON" -m venv "$venv" >&2
+  fi
+  local stamp="$venv/.trainexec-installed"
+  if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
+    echo "[setup] installing trainexec[$extras] into $venv (a few minutes the first time)" >&2
+    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
+    "$venv/bin/python" -m pip install --quiet -e "$ROOT[$extras]" >&2
+    touch "$stamp"
+  fi
+  echo "$venv"
+}

@@ -1,5 +1,58 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, creating the environment first if needed.
-# Extra arguments go to pytest, e.g. ./scripts/test.sh -m "not cluster" -x
+# Runs the whole test suite on both TensorFlow lines, creating their environments
+# first if needed:
+#   1. current TensorFlow, Keras 3 as tf.keras (Estimator tests skip: no tf.estimator);
+#   2. current TensorFlow, tf_keras (TF_USE_LEGACY_KERAS=1): the Keras tests again;
+#   3. TensorFlow 2.15 with tensorflow-estimator: everything, no Estimator test may skip.
+# Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
+# TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-exec python -m pytest "$@"
+cd "$ROOT"
+LINES_TO_RUN="${TRAINEXEC_TEST_LINES:-1 2 3}"
+LOGS="$(mktemp -d)"
+trap 'rm -rf "$LOGS"' EXIT
+summaries=()
+status=0
+
+run_line() {  # number, label, venv, [VAR=value...] -- pytest args
+  local number="$1" label="$2" venv="$3"; shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local log="$LOGS/line$number.log" code=0 started=$SECONDS
+  echo "[tests] ===== $number. $label ====="
+  env "${envs[@]}" "$venv/bin/python" -m pytest "$@" 2>&1 | tee "$log" || code=$?
+  # pytest's own closing line, e.g. "=== 230 passed, 12 skipped in 95.2s ==="
+  local closing
+  closing="$(grep -E '^=+ .*(passed|failed|error|no tests ran).* =+$' "$log" | tail -n 1 \
+             | sed -E 's/^=+ //; s/ =+$//')"
+  [ "$code" -eq 5 ] && code=0  # a filtered run that selects nothing is not a failure
+  [ "$code" -ne 0 ] && status=1
+  summaries+=("[tests] $number. $label: ${closing:-no result} ($((SECONDS - started)) s, exit $code)")
+}
+
+for number in $LINES_TO_RUN; do
+  case "$number" in
+    1) venv="$(trainexec_env current)"
+       run_line 1 "TensorFlow $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), Keras 3" \
+         "$venv" TF_USE_LEGACY_KERAS=0 -- "$@" ;;
+    2) venv="$(trainexec_env current)"
+       run_line 2 "TensorFlow $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), tf_keras (Keras 2)" \
+         "$venv" TF_USE_LEGACY_KERAS=1 TRAINEXEC_KERAS_TESTS_ONLY=1 -- "$@" ;;
+    3) venv="$(trainexec_env tf2.15)"
+       run_line 3 "TensorFlow 2.15 + tensorflow-estimator" \
+         "$venv" TRAINEXEC_REQUIRE_ESTIMATOR=1 -- "$@" ;;
+    *) echo "TRAINEXEC_TEST_LINES: unknown run '$number' (1, 2 or 3)" >&2; exit 2 ;;
+  esac
+done
+
+echo "[tests] ===== summary ====="
+printf '%s\n' "${summaries[@]}"
+# One closing line over every run, in the plain "N passed, N failed" form.
+printf '%s\n' "${summaries[@]}" | awk '
+  { for (i = 1; i < NF; i++) {
+      w = $(i + 1); sub(/,$/, "", w)
+      if (w == "passed") p += $i; else if (w == "failed") f += $i
+      else if (w == "skipped") s += $i; else if (w == "error" || w == "errors") e += $i } }
+  END { printf "total: %d passed, %d failed, %d skipped\n", p, f + e, s }'
+exit "$status"

@@ -1,4 +1,9 @@
-"""Shared fixtures: quiet TensorFlow logs, the repository root."""
+"""Shared fixtures (quiet TensorFlow logs, the repository root) and the markers:
+
+* `estimator`: skipped where tf.estimator is missing, but FAILS there when
+  TRAINEXEC_REQUIRE_ESTIMATOR=1 (the TensorFlow 2.15 run must not skip them);
+* `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected.
+"""
 
 import os
 import pathlib
@@ -11,7 +16,37 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import tf_lines  # noqa: E402  (needs the sys.path entry above)
+
 
 @pytest.fixture
 def no_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
+        others = [item for item in items if not item.get_closest_marker("keras")]
+        if others:
+            config.hook.pytest_deselected(items=others)
+            items[:] = [item for item in items if item.get_closest_marker("keras")]
+    if tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR"):
+        return  # pytest_runtest_call fails them instead
+    if any(item.get_closest_marker("estimator") for item in items):
+        missing = tf_lines.estimator_missing()
+        if missing:
+            skip = pytest.mark.skip(reason=f"needs tf.estimator: {missing}; to run it: "
+                                    f"{tf_lines.ESTIMATOR_FIX}")
+            for item in items:
+                if item.get_closest_marker("estimator"):
+                    item.add_marker(skip)
+
+
+def pytest_runtest_call(item):
+    if (item.get_closest_marker("estimator")
+            and tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR")
+            and tf_lines.estimator_missing()):
+        pytest.fail(f"TRAINEXEC_REQUIRE_ESTIMATOR=1 but {tf_lines.estimator_missing()}, "
+                    f"so this Estimator test cannot run. Run it where tf.estimator "
+                    f"exists: {tf_lines.ESTIMATOR_FIX}; or unset "
+                    f"TRAINEXEC_REQUIRE_ESTIMATOR to skip it.", pytrace=False)

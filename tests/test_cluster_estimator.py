@@ -13,7 +13,8 @@ from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
 from processes import alive
 
-pytestmark = pytest.mark.cluster
+# Every test runs estimator_job, which needs tf.estimator.
+pytestmark = [pytest.mark.cluster, pytest.mark.estimator]
 
 
 def local_steps(lines: list[str], task: str) -> int:

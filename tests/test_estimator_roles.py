@@ -11,6 +11,8 @@ import tensorflow as tf
 import trainexec
 from trainexec.examples import estimator_job
 
+pytestmark = pytest.mark.estimator  # every test here builds a real tf.estimator model
+
 
 def finite_input_fn():
     x, y = estimator_job.make_data(640, seed=1)

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from fakes import FakeClock, RecordingExporter, point_state_file_at
 from sidecar_programs import toy
+from trainexec.checkpoints import checkpoint_step, latest_keras_checkpoint
 from trainexec.completion import read_training_complete, record_training_complete
 from trainexec.continuous import ContinuousEvalListener
 from trainexec.errors import ConfigError
@@ -29,13 +30,27 @@ PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")
 STEPS_PER_EPOCH = 8
 
 
-class Trainer:
-    """Writes `ckpt-N` checkpoints of known quality, in either style."""
+pytestmark = pytest.mark.keras
 
-    def __init__(self, directory, style="weights"):
+# How training writes checkpoints: a CheckpointManager of model + optimizer,
+# ModelCheckpoint's `.weights.h5` or whole-model `.keras` files (Keras 3 and 2),
+# or Keras 2's TensorFlow-format weights.
+STYLES = ["manager", "h5", "keras", pytest.param("tf_weights", marks=pytest.mark.skipif(
+    toy.KERAS_3, reason="Keras 3 saves weights only as .weights.h5"))]
+SUFFIX = {"h5": ".weights.h5", "keras": ".keras", "tf_weights": ""}
+
+
+class Trainer:
+    """Writes `ckpt-N` checkpoints of known quality, in one of the STYLES."""
+
+    def __init__(self, directory, style="h5"):
         self.directory = str(directory)
+        os.makedirs(self.directory, exist_ok=True)
         self.style = style
         self.model = toy.build_model()
+        # Build the metrics, as in a model that has trained: Keras 2 saves their
+        # variables in .weights.h5 files and loads them strictly.
+        self.model.evaluate(toy.dataset(), verbose=0)
         self.number = 0
         self.manager = tf.train.CheckpointManager(
             tf.train.Checkpoint(model=self.model, optimizer=self.model.optimizer),
@@ -48,14 +63,20 @@ class Trainer:
             iterations if iterations is not None else self.number * STEPS_PER_EPOCH)
         if self.style == "manager":
             return self.manager.save()
-        path = os.path.join(self.directory, f"ckpt-{self.number}")
-        self.model.save_weights(path)  # what ModelCheckpoint(save_weights_only) does
+        path = os.path.join(self.directory, f"ckpt-{self.number}{SUFFIX[self.style]}")
+        if self.style == "keras":
+            self.model.save(path)  # what ModelCheckpoint(save_weights_only=False) does
+        else:
+            self.model.save_weights(path)  # what ModelCheckpoint(save_weights_only) does
         return path
 
     def finish(self):
-        record_training_complete(self.directory, self.manager.latest_checkpoint
-                                 or tf.train.latest_checkpoint(self.directory),
+        record_training_complete(self.directory, self.latest(),
                                  int(self.model.optimizer.iterations.numpy()), None)
+
+    def latest(self):
+        latest = latest_keras_checkpoint(self.directory)
+        return latest.path if latest else None
 
     def loss(self):
         return self.model.evaluate(toy.dataset(), verbose=0, return_dict=True)["loss"]
@@ -85,11 +106,12 @@ def metrics_log(directory):
 
 
 def names(lines):
-    return [os.path.basename(line["checkpoint"]) for line in lines]
+    """Checkpoint names without the file suffix: `ckpt-3` for `ckpt-3.weights.h5`."""
+    return [f"ckpt-{checkpoint_step(line['checkpoint'])}" for line in lines]
 
 
-@pytest.mark.parametrize("style", ["manager", "weights"])
-def test_evaluates_both_checkpoint_styles(tmp_path, style):
+@pytest.mark.parametrize("style", STYLES)
+def test_evaluates_every_checkpoint_style(tmp_path, style):
     trainer = Trainer(tmp_path, style)
     trainer.save(0.5, iterations=24)
     trainer.finish()
@@ -100,7 +122,7 @@ def test_evaluates_both_checkpoint_styles(tmp_path, style):
     assert set(metrics) == {"loss", "mae", "global_step"}
     assert int(evaluator.target.model.optimizer.iterations.numpy()) == 24
     [line] = metrics_log(tmp_path)
-    assert line["checkpoint"].endswith("ckpt-1") and line["step"] == 24
+    assert line["checkpoint"].endswith("ckpt-1" + SUFFIX.get(style, "")) and line["step"] == 24
     assert line["metrics"] == metrics and line["duration_secs"] >= 0 and line["time"] > 1.6e9
     assert "last checkpoint" in evaluator.stop_reason
 
@@ -152,7 +174,7 @@ def test_checkpoint_without_iterations_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("written_last", ["index", "data-00000-of-00001"])
 def test_checkpoint_still_being_written_is_waited_for(tmp_path, written_last):
     staging = tmp_path / "staging"
-    trainer = Trainer(staging)
+    trainer = Trainer(staging, "manager")
     trainer.save(0.5)
     ckpts = tmp_path / "ckpts"
     ckpts.mkdir()
@@ -178,26 +200,31 @@ def truncate(path):
 
 
 def flip_a_byte(path):
+    """Damages a byte of data: of the weights inside a `.keras` zip, else at 40."""
+    offset = os.path.getsize(path) // 2 if path.endswith(".keras") else 40
     with open(path, "r+b") as f:
-        f.seek(40)
+        f.seek(offset)
         byte = f.read(1)[0]
-        f.seek(40)
+        f.seek(offset)
         f.write(bytes([byte ^ 0xFF]))
 
 
+@pytest.mark.parametrize("style", STYLES[:3])
 @pytest.mark.parametrize("damage", [truncate, flip_a_byte])
-def test_corrupt_checkpoint_is_reported_once_and_skipped(tmp_path, caplog, damage):
-    trainer = Trainer(tmp_path)
+def test_corrupt_checkpoint_is_reported_once_and_skipped(tmp_path, caplog, damage, style):
+    trainer = Trainer(tmp_path, style)
     trainer.save(0.5)
 
     def write_truncated():
-        damage(trainer.save(0.7) + ".data-00000-of-00001")
+        path = trainer.save(0.7)
+        damage(path + ".data-00000-of-00001" if style == "manager" else path)
 
     def write_last():
         trainer.save(0.9)
         trainer.finish()
     clock = FakeClock(0.0)
-    clock.on_sleep = Schedule((1, write_truncated), (10, write_last))
+    # After the unreadable wait (60 s), so that ckpt-2 is given up, not superseded.
+    clock.on_sleep = Schedule((1, write_truncated), (70, write_last))
     evaluator = sidecar(tmp_path, clock)
     with caplog.at_level(logging.WARNING):
         metrics = evaluator.start()
@@ -205,10 +232,12 @@ def test_corrupt_checkpoint_is_reported_once_and_skipped(tmp_path, caplog, damag
     assert metrics["global_step"] == 3 * STEPS_PER_EPOCH
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "ckpt-2" in errors[0].getMessage()
+    # Damage the checkpoint's files show is waited out; damage found only when
+    # restoring is retried once.
     retries = [r for r in caplog.records if "retrying" in r.getMessage()]
-    assert len(retries) == 1  # restored once more before giving up
+    assert len(retries) <= 1
     state = json.loads((tmp_path / STATE_FILE).read_text())
-    assert [os.path.basename(p) for p in state["skipped"]] == ["ckpt-2"]
+    assert names([{"checkpoint": p} for p in state["skipped"]]) == ["ckpt-2"]
 
 
 def test_checkpoint_of_another_architecture_is_an_error_not_a_skip(tmp_path):
@@ -216,7 +245,9 @@ def test_checkpoint_of_another_architecture_is_an_error_not_a_skip(tmp_path):
     wider = tf.keras.Sequential([tf.keras.layers.Input((toy.FEATURES,)),
                                  tf.keras.layers.Dense(2)])
     wider.compile(optimizer="sgd", loss="mse")
-    with pytest.raises(ValueError, match="incompatible tensor with shape"):
+    # The words of each Keras line's own shape error.
+    with pytest.raises(ValueError, match="incompatible tensor with shape|"
+                                         "shape of the target variable|are incompatible"):
         SidecarEvaluator(wider, toy.dataset(), str(tmp_path), clock=FakeClock(0.0),
                          verbose=0).start()
 
@@ -272,18 +303,18 @@ def test_training_complete_callback_stops_the_evaluator(tmp_path):
     model = toy.build_model()
     model.fit(toy.dataset(batch=32).repeat(), steps_per_epoch=STEPS_PER_EPOCH, epochs=3,
               verbose=0, callbacks=[
-                  tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "ckpt-{epoch}"),
-                                                     save_weights_only=True),
+                  tf.keras.callbacks.ModelCheckpoint(
+                      str(tmp_path / "ckpt-{epoch}.weights.h5"), save_weights_only=True),
                   TrainingCompleteCallback(str(tmp_path))])
     record = read_training_complete(str(tmp_path))
-    assert record.checkpoint == str(tmp_path / "ckpt-3")
+    assert record.checkpoint == str(tmp_path / "ckpt-3.weights.h5")
     assert record.global_step == 3 * STEPS_PER_EPOCH
     recorder = RecordingExporter()
     clock = FakeClock(0.0)
     metrics = sidecar(tmp_path, clock, exporters=[recorder]).start()
     assert metrics["global_step"] == 3 * STEPS_PER_EPOCH
     assert [(os.path.basename(c["checkpoint_path"]), c["final"]) for c in recorder.calls] \
-        == [("ckpt-3", True)]
+        == [("ckpt-3.weights.h5", True)]
     assert clock.sleeps == []
 
 
@@ -349,11 +380,10 @@ def test_best_exporter_across_a_restart_keeps_the_better_model(tmp_path):
     assert metrics["global_step"] == 24
     assert sorted(os.listdir(best_dir)) == ["16", "8", BEST_FILE]
     x = toy.arrays(8)[0]
-    np.testing.assert_allclose(tf.saved_model.load(str(best_dir / "16"))(x).numpy(),
-                               good["pred"].numpy(), rtol=1e-6)
-    np.testing.assert_allclose(
-        tf.saved_model.load(str(tmp_path / "export" / "final" / "24"))(x).numpy(),
-        trainer.model(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(toy.serve(str(best_dir / "16"), x), good["pred"].numpy(),
+                               rtol=1e-6)
+    np.testing.assert_allclose(toy.serve(str(tmp_path / "export" / "final" / "24"), x),
+                               trainer.model(x).numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("kwargs,error,words", [
@@ -382,13 +412,14 @@ def test_bad_arguments(tmp_path, kwargs, error, words):
 # -- live, against a training process -------------------------------------------------
 
 @pytest.mark.cluster
-@pytest.mark.parametrize("program,last", [("fit_job.py", "ckpt-4"),
-                                          ("custom_loop_job.py", "ckpt-4")])
-def test_live_evaluator_stops_by_itself_after_training(tmp_path, program, last):
+@pytest.mark.parametrize("program", [["fit_job.py", "weights.h5"], ["fit_job.py", "keras"],
+                                     ["custom_loop_job.py"]],
+                         ids=["fit-weights.h5", "fit-keras", "custom-loop-manager"])
+def test_live_evaluator_stops_by_itself_after_training(tmp_path, program):
     checkpoint_dir = str(tmp_path / "ckpts")
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    child = subprocess.Popen([sys.executable, os.path.join(PROGRAMS, program),
-                              checkpoint_dir, "4", "1.0"], env=env)
+    child = subprocess.Popen([sys.executable, os.path.join(PROGRAMS, program[0]),
+                              checkpoint_dir, "4", "1.0", *program[1:]], env=env)
     try:
         started = time.monotonic()
         evaluator = sidecar(checkpoint_dir, clock=None, poll_secs=0.2,
@@ -401,6 +432,10 @@ def test_live_evaluator_stops_by_itself_after_training(tmp_path, program, last):
     assert time.monotonic() - started < 120
     assert "last checkpoint" in evaluator.stop_reason
     lines = metrics_log(checkpoint_dir)
-    assert names(lines)[-1] == last and len(set(names(lines))) == len(lines)
+    assert names(lines)[-1] == "ckpt-4" and len(set(names(lines))) == len(lines)
     assert len(lines) >= 2, names(lines)  # it followed training, not just its end
     assert metrics["global_step"] == 4 * STEPS_PER_EPOCH == lines[-1]["step"]
+    with open(os.path.join(checkpoint_dir, toy.TRAINER_METRICS)) as f:
+        trainer_metrics = json.load(f)
+    assert {k: metrics[k] for k in trainer_metrics} == pytest.approx(trainer_metrics,
+                                                                     rel=1e-5)

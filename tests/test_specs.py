@@ -1,5 +1,7 @@
 """TrainSpec / EvalSpec validation: one row per bad input, tf.estimator specs accepted."""
 
+import collections
+
 import pytest
 import tensorflow as tf
 
@@ -15,6 +17,30 @@ class Hook(tf.compat.v1.train.SessionRunHook):
     pass
 
 
+def test_defaults_are_tf_estimators():
+    # The values tf.estimator 2.15 uses (test_defaults_match_tf_estimator checks
+    # them against it where it exists).
+    assert tuple(EvalSpec(input_fn)) == (input_fn, 100, None, (), (), 120, 600)
+    assert TrainSpec(input_fn) == (input_fn, None, (), ())
+    exporter = RecordingExporter("best")
+    assert EvalSpec(input_fn, exporters=exporter).exporters == (exporter,)
+
+
+def test_lookalike_specs_convert():
+    """Any object with the spec fields converts, as tf.estimator's specs do."""
+    TheirTrain = collections.namedtuple("TrainSpec", "input_fn max_steps hooks")
+    TheirEval = collections.namedtuple("EvalSpec", EvalSpec._fields)
+    train = as_train_spec(TheirTrain(input_fn, 7, [Hook()]))
+    assert isinstance(train, TrainSpec) and train.max_steps == 7 and len(train.hooks) == 1
+    assert train.saving_listeners == ()
+    spec = as_eval_spec(TheirEval(input_fn, 3, "held_out", None, None, 0, 0))
+    assert isinstance(spec, EvalSpec)
+    assert (spec.steps, spec.name, spec.throttle_secs) == (3, "held_out", 0)
+    with pytest.raises(ValueError, match="steps > 0, given: 0"):
+        as_eval_spec(TheirEval(input_fn, 0, None, None, None, 0, 0))  # still validated
+
+
+@pytest.mark.estimator
 def test_defaults_match_tf_estimator():
     ours, theirs = EvalSpec(input_fn), tf.estimator.EvalSpec(input_fn)
     assert ours._fields == theirs._fields
@@ -22,6 +48,7 @@ def test_defaults_match_tf_estimator():
     assert TrainSpec(input_fn) == (input_fn, None, (), ())
 
 
+@pytest.mark.estimator
 def test_tf_estimator_specs_convert():
     exporter = RecordingExporter("best")
     train = as_train_spec(tf.estimator.TrainSpec(input_fn, max_steps=7, hooks=[Hook()]))

@@ -1,14 +1,25 @@
 """Finding checkpoints and telling complete ones from ones still being written.
 
-A TensorFlow (V2) checkpoint `prefix` is complete when `prefix.index` and every
-`prefix.data-NNNNN-of-MMMMM` shard exist and the index can be read. Writers put
-the data shards down first and the index last, and only then name the prefix
-in the directory's `checkpoint` state file; copies and some file systems do not
-keep that order, so evaluators check before they load.
+Two kinds of checkpoint are understood:
+
+* A TensorFlow (V2) checkpoint `prefix` (Estimators, `tf.train.Checkpoint`,
+  TF-format Keras 2 weights). It is complete when `prefix.index` and every
+  `prefix.data-NNNNN-of-MMMMM` shard exist and the index can be read. Writers
+  put the data shards down first and the index last, and only then name the
+  prefix in the directory's `checkpoint` state file; copies and some file
+  systems do not keep that order, so evaluators check before they load.
+* A Keras file: `*.weights.h5` (HDF5 weights) or `*.keras` (a zip of the whole
+  model), as `keras.callbacks.ModelCheckpoint` writes them on Keras 3 and on
+  Keras 2. There is no state file: files whose names carry numbers
+  (`ckpt-{epoch}.weights.h5`, `ckpt-{epoch}-{batch}.keras`) are ordered by
+  those numbers, left to right. Both are written in place, not renamed, so an
+  HDF5 file its writer still holds (locked) or cannot be opened, and a zip
+  without its closing directory, count as still being written.
 
 Example::
 
     latest = latest_checkpoint(model_dir)            # from the state file
+    latest = latest_keras_checkpoint(ckpt_dir)       # Keras files or the state file
     if latest and is_complete(latest.path):
         ...
 """
@@ -18,17 +29,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import zipfile
 
 __all__ = [
+    "KERAS_FILE_SUFFIXES",
     "CheckpointInfo",
+    "checkpoint_order",
     "checkpoint_step",
+    "file_state",
     "incomplete_reason",
     "is_complete",
+    "is_keras_file",
+    "keras_files",
     "latest_checkpoint",
+    "latest_keras_checkpoint",
     "missing_files",
 ]
 
+KERAS_FILE_SUFFIXES = (".weights.h5", ".keras")
+
 _STEP_SUFFIX = re.compile(r"-(\d+)$")
+_NUMBER = re.compile(r"\d+")
 _SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
 
 
@@ -44,10 +65,43 @@ class CheckpointInfo:
         return cls(path=path, step=checkpoint_step(path))
 
 
+def is_keras_file(path: str) -> bool:
+    """True for a `.weights.h5` or `.keras` file (as ModelCheckpoint writes)."""
+    return path.endswith(KERAS_FILE_SUFFIXES)
+
+
+def _keras_stem(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in KERAS_FILE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
 def checkpoint_step(path: str) -> int | None:
-    """The step suffix of a prefix: `model.ckpt-1200` -> 1200, else None."""
+    """The number a checkpoint's name ends in, else None.
+
+    `model.ckpt-1200` -> 1200; `ckpt-7.weights.h5` -> 7; `ckpt-2-40.keras` -> 40.
+    """
+    if is_keras_file(path):
+        numbers = _NUMBER.findall(_keras_stem(path))
+        return int(numbers[-1]) if numbers else None
     match = _STEP_SUFFIX.search(os.path.basename(path))
     return int(match.group(1)) if match else None
+
+
+def checkpoint_order(path: str) -> tuple[int, ...] | None:
+    """The numbers in a checkpoint's name, for ordering; None if it has none.
+
+    A TensorFlow prefix orders by its step suffix (`model.ckpt-1200` -> (1200,));
+    a Keras file by every number in its name, left to right
+    (`ckpt-2-40.weights.h5` -> (2, 40): epoch 2, batch 40).
+    """
+    if is_keras_file(path):
+        numbers = tuple(int(n) for n in _NUMBER.findall(_keras_stem(path)))
+        return numbers or None
+    step = checkpoint_step(path)
+    return None if step is None else (step,)
 
 
 def missing_files(prefix: str) -> list[str]:
@@ -76,9 +130,11 @@ def _glob_escape(name: str) -> str:
 
 
 def incomplete_reason(prefix: str) -> str | None:
-    """Why the checkpoint at `prefix` cannot be loaded yet, or None if complete."""
+    """Why the checkpoint at `prefix` (or Keras file) cannot be loaded yet, or None."""
     import tensorflow as tf
 
+    if is_keras_file(prefix):
+        return _keras_file_problem(prefix)
     missing = missing_files(prefix)
     if missing:
         return "missing " + ", ".join(os.path.basename(m) for m in missing)
@@ -89,9 +145,110 @@ def incomplete_reason(prefix: str) -> str | None:
     return None
 
 
+def file_state(path: str) -> tuple:
+    """Names, sizes and modification times of a checkpoint's files: when this
+    changes, its writer is still at work."""
+    import tensorflow as tf
+
+    pattern = _glob_escape(path) + ("" if is_keras_file(path) else ".*")
+    try:
+        names = sorted(tf.io.gfile.glob(pattern))
+    except tf.errors.OpError:
+        return ()
+    state = []
+    for name in names:
+        try:
+            stat = tf.io.gfile.stat(name)
+        except tf.errors.OpError:
+            continue
+        state.append((name, stat.length, stat.mtime_nsec))
+    return tuple(state)
+
+
 def is_complete(prefix: str) -> bool:
     """True when every file of the checkpoint exists and its index reads."""
     return incomplete_reason(prefix) is None
+
+
+def _keras_file_problem(path: str) -> str | None:
+    import tensorflow as tf
+
+    if not tf.io.gfile.exists(path):
+        return "missing " + os.path.basename(path)
+    if path.endswith(".keras"):
+        # The zip's central directory is written last: without it, the archive
+        # is still being written (or was cut short).
+        try:
+            with tf.io.gfile.GFile(path, "rb") as f, zipfile.ZipFile(f) as archive:
+                if not any(name.endswith(".h5") or name.endswith(".npz")
+                           for name in archive.namelist()):
+                    return "a zip without model weights"
+        except (zipfile.BadZipFile, OSError, EOFError, tf.errors.OpError) as err:
+            return f"not a complete .keras archive ({type(err).__name__})"
+        return None
+    return _hdf5_problem(path)
+
+
+def _hdf5_problem(path: str) -> str | None:
+    import h5py
+
+    try:
+        if "://" in path:  # gs://, hdfs://: read through TensorFlow's file system
+            import tensorflow as tf
+
+            with tf.io.gfile.GFile(path, "rb") as f, h5py.File(f, "r"):
+                return None
+        # A local file: HDF5 locks it while its writer has it open, so a lock
+        # error means "still being written".
+        with h5py.File(path, "r"):
+            return None
+    except BlockingIOError:
+        return "still held open by its writer"
+    except (OSError, ValueError, KeyError) as err:
+        return f"unreadable HDF5 ({type(err).__name__})"
+
+
+def keras_files(directory: str) -> list[str]:
+    """`.weights.h5` and `.keras` files in `directory` whose names carry numbers,
+    oldest (smallest numbers) first."""
+    import tensorflow as tf
+
+    paths: list[str] = []
+    for suffix in KERAS_FILE_SUFFIXES:
+        try:
+            paths.extend(tf.io.gfile.glob(tf.io.gfile.join(
+                _glob_escape(directory), "*" + suffix)))
+        except tf.errors.OpError:
+            continue
+    numbered = [p for p in paths if checkpoint_order(p) is not None]
+    return sorted(numbered, key=lambda p: (checkpoint_order(p), p))
+
+
+def _mtime_ns(path: str) -> int:
+    import tensorflow as tf
+
+    try:
+        return tf.io.gfile.stat(path).mtime_nsec
+    except tf.errors.OpError:
+        return -1
+
+
+def latest_keras_checkpoint(directory: str) -> CheckpointInfo | None:
+    """The newest checkpoint of a Keras or custom-loop run in `directory`.
+
+    That is the highest-numbered `.weights.h5` / `.keras` file, or the
+    TensorFlow checkpoint the state file names (CheckpointManager); when a
+    directory has both, the one written last.
+    """
+    files = keras_files(directory)
+    newest_file = files[-1] if files else None
+    from_state = latest_checkpoint(directory)
+    if newest_file is None:
+        return from_state
+    if from_state is not None and (_mtime_ns(from_state.path + ".index")
+                                   > _mtime_ns(newest_file)):
+        return from_state
+    return CheckpointInfo.from_path(newest_file)
 
 
 def latest_checkpoint(directory: str) -> CheckpointInfo | None:

@@ -101,6 +101,7 @@ class CorruptCheckpointError(Exception):
 class Action(enum.Enum):
     EVALUATE = "evaluate"
     WAIT = "wait"
+    SKIP = "skip"  # give up on the latest checkpoint: it stayed unreadable
     STOP = "stop"
 
 
@@ -133,6 +134,10 @@ class LoopPolicy:
         evaluator started may be left by an earlier run in the same model_dir;
         it is trusted only after this long, time for a new run's chief to
         clear it.
+      unreadable_timeout_secs: a checkpoint that still looks incomplete (files
+        missing, an unreadable index or HDF5 file, a zip without its directory)
+        after this long with none of its files changing is reported and skipped:
+        a writer that died left it so.
     """
 
     start_delay_secs: float = 0.0
@@ -142,10 +147,11 @@ class LoopPolicy:
     idle_timeout_secs: float | None = None
     completion_wait_secs: float = 30.0
     stale_record_grace_secs: float = 30.0
+    unreadable_timeout_secs: float = 60.0
 
     def __post_init__(self) -> None:
         for field in ("start_delay_secs", "throttle_secs", "completion_wait_secs",
-                      "stale_record_grace_secs"):
+                      "stale_record_grace_secs", "unreadable_timeout_secs"):
             value = getattr(self, field)
             if value is None or value < 0:
                 raise ConfigError(f"`{field}` ({value}) must be >= 0 seconds")
@@ -165,6 +171,9 @@ class Observation:
     `completion_predates_start` says the completion record was written before
     this evaluator started; `max_steps_reached_at` is when the loop first saw a
     checkpoint at or past `max_training_steps` (None: not yet).
+    `incomplete_since` is when the latest checkpoint was first seen incomplete
+    in its present state (its files unchanged since), and `incomplete_reason`
+    why it is incomplete.
     """
 
     now: float
@@ -178,6 +187,8 @@ class Observation:
     skipped: frozenset = frozenset()
     completion_predates_start: bool = False
     max_steps_reached_at: float | None = None
+    incomplete_since: float | None = None
+    incomplete_reason: str = ""
 
 
 _FINAL, _ENDING, _NOT_FINAL = "final", "ending", "not final"
@@ -206,8 +217,8 @@ def _is_last(checkpoint: CheckpointInfo, completion: TrainingComplete) -> bool:
         return True
     # Numbers from names on both sides: `checkpoint.step` may hold the training
     # step (an evaluated checkpoint), which Keras names do not carry.
-    number = checkpoints.checkpoint_step(checkpoint.path)
-    recorded = checkpoints.checkpoint_step(completion.checkpoint)
+    number = checkpoints.checkpoint_order(checkpoint.path)
+    recorded = checkpoints.checkpoint_order(completion.checkpoint)
     return number is None or recorded is None or number >= recorded
 
 
@@ -245,13 +256,20 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     evaluated = done is not None and latest.path == done.path
     if evaluated or latest.path in obs.skipped:
         finality = _finality(done if evaluated else latest, completion, obs, policy)
+        if finality == _FINAL and not evaluated:
+            return Decision(Action.STOP, f"the last checkpoint of the run, {latest.path}, "
+                            "cannot be loaded and was skipped")
         if finality == _FINAL:
             return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
-                            is_final=evaluated)
+                            is_final=True)
         if idle_timed_out:
             return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no new checkpoint", poll)
     if not obs.latest_is_complete:
+        since = obs.incomplete_since
+        if since is not None and obs.now - since >= policy.unreadable_timeout_secs:
+            return Decision(Action.SKIP, f"checkpoint unchanged and unreadable for "
+                            f"{obs.now - since:.0f}s ({obs.incomplete_reason})")
         return Decision(Action.WAIT, "checkpoint still being written", poll)
     finality = _finality(latest, completion, obs, policy)
     if finality == _FINAL:
@@ -304,6 +322,9 @@ class ContinuousEvaluation:
         self._started_wall_time = 0.0
         self._last_seen_path: str | None = None
         self._complete_path: str | None = None  # the last path found complete
+        # The latest checkpoint while it looks incomplete: (path, file state),
+        # since when, and why.
+        self._incomplete: tuple[Any, float, str] | None = None
         self._last_new_at = 0.0
         self._last_reason = ""
         if already_evaluated is not None:
@@ -336,7 +357,8 @@ class ContinuousEvaluation:
             self._max_steps_reached_at = now
         fresh = latest is not None and latest.path not in self.skipped and (
             self.last_evaluated is None or latest.path != self.last_evaluated.path)
-        complete = not fresh or self._is_complete(latest.path)
+        complete = not fresh or self._is_complete(latest.path, now)
+        incomplete = None if complete else self._incomplete
         return Observation(
             now=now, started_at=started_at, latest=latest, latest_is_complete=complete,
             last_evaluated=self.last_evaluated,
@@ -345,13 +367,24 @@ class ContinuousEvaluation:
             skipped=frozenset(self.skipped),
             completion_predates_start=(completion is not None
                                        and completion.finished_at < self._started_wall_time),
-            max_steps_reached_at=self._max_steps_reached_at)
+            max_steps_reached_at=self._max_steps_reached_at,
+            incomplete_since=incomplete[1] if incomplete else None,
+            incomplete_reason=incomplete[2] if incomplete else "")
 
-    def _is_complete(self, path: str) -> bool:
+    def _is_complete(self, path: str, now: float) -> bool:
         # A complete checkpoint stays complete: check its files once, not every poll.
-        if path != self._complete_path and checkpoints.is_complete(path):
-            self._complete_path = path
-        return path == self._complete_path
+        if path == self._complete_path:
+            return True
+        reason = checkpoints.incomplete_reason(path)
+        if reason is None:
+            self._complete_path, self._incomplete = path, None
+            return True
+        state = (path, checkpoints.file_state(path))
+        if self._incomplete is None or self._incomplete[0] != state:
+            self._incomplete = (state, now, reason)  # changed: the wait starts again
+        else:
+            self._incomplete = (state, self._incomplete[1], reason)
+        return False
 
     def run(self) -> EvalResult | None:
         """Evaluates until a stop condition holds; returns the last result."""
@@ -368,6 +401,9 @@ class ContinuousEvaluation:
                 return self.last_result
             if decision.action is Action.WAIT:
                 self._clock.sleep(decision.wait_secs)
+                continue
+            if decision.action is Action.SKIP:
+                self._skip(obs.latest.path, decision.reason)
                 continue
             if not self._evaluate(obs.latest, decision.is_final):
                 return self.last_result
@@ -386,10 +422,7 @@ class ContinuousEvaluation:
             result, _ = self._evaluator.evaluate_and_export(
                 checkpoint.path, is_final=is_final, check_complete=False)
         except CorruptCheckpointError as err:
-            self.skipped.add(checkpoint.path)
-            self._listener.on_skip(checkpoint.path)
-            logger.error("Skipping checkpoint %s: it cannot be loaded (%s)",
-                         checkpoint.path, err)
+            self._skip(checkpoint.path, str(err))
             return True
         except tf.errors.NotFoundError as err:
             logger.warning("Checkpoint %s disappeared before it could be evaluated "
@@ -416,6 +449,11 @@ class ContinuousEvaluation:
                         checkpoint.path)
             return False
         return True
+
+    def _skip(self, path: str, why: str) -> None:
+        self.skipped.add(path)
+        self._listener.on_skip(path)
+        logger.error("Skipping checkpoint %s: it cannot be loaded (%s)", path, why)
 
     def _finish_final_export(self, decision: Decision) -> None:
         # The last checkpoint may have been evaluated before training was known

@@ -20,6 +20,7 @@ Example::
                  FinalExporter()]
     SidecarEvaluator(model, data, checkpoint_dir, exporters=exporters).start()
     loaded = tf.saved_model.load(f"{checkpoint_dir}/export/best/1200")
+    predictions = loaded.serve(x)   # Keras 3 (model.export); Keras 2: loaded(x)
 """
 
 from __future__ import annotations
@@ -299,17 +300,37 @@ def _model_to_save(estimator: Any, checkpoint_path: str, name: str) -> Any:
 
     if hasattr(estimator, "model_at"):
         return estimator.model_at(checkpoint_path)
-    if isinstance(estimator, tf.Module):
+    if isinstance(estimator, tf.Module) or _is_keras3_model(estimator):
         return estimator
     raise TypeError(
         f"exporter {name!r} got {type(estimator).__name__} to export; it needs a "
         "tf.keras.Model, a tf.Module, or an object with model_at(checkpoint_path)")
 
 
+def _is_keras3_model(model: Any) -> bool:
+    """A Keras 3 model (not a tf.Module; saved with `model.export`)."""
+    import sys
+
+    keras = sys.modules.get("keras")  # loaded by whoever built the model
+    version = getattr(keras, "__version__", "0")
+    return (keras is not None and int(version.split(".")[0]) >= 3
+            and isinstance(model, keras.Model))
+
+
 def _save(model: Any, directory: str) -> None:
+    """Writes a servable SavedModel of `model` to `directory`.
+
+    Keras 3: `model.export` (call `loaded.serve(x)` after
+    `tf.saved_model.load`); Keras 2 (tf.keras 2.15, tf_keras):
+    `model.save(save_format="tf")` (call `loaded(x)` or
+    `loaded.signatures["serving_default"]`); other `tf.Module`s:
+    `tf.saved_model.save`.
+    """
     import tensorflow as tf
 
-    if isinstance(model, tf.keras.Model):
+    if _is_keras3_model(model):
+        model.export(directory, format="tf_saved_model", verbose=False)
+    elif isinstance(model, tf.keras.Model):
         model.save(directory, save_format="tf", include_optimizer=False)
     else:
         tf.saved_model.save(model, directory)

@@ -1,9 +1,17 @@
 """Restoring Keras and custom-loop checkpoints into a model, and evaluating them.
 
-`KerasTarget` is the evaluation engine's `EvaluationTarget` for Keras: it loads a
-checkpoint written by `tf.train.CheckpointManager` (a `model` attribute) or by
-`ModelCheckpoint(save_weights_only=True)` into the model, restores the optimizer
-`iterations` (the training step callbacks see), and runs `model.evaluate`.
+`KerasTarget` is the evaluation engine's `EvaluationTarget` for Keras (Keras 3
+and Keras 2 alike). It finds the newest checkpoint (see
+`trainexec.checkpoints.latest_keras_checkpoint`), loads it into the model,
+restores the optimizer `iterations` (the training step callbacks see), and
+runs `model.evaluate`. It loads:
+
+* `.weights.h5` and `.keras` files (`ModelCheckpoint`) with `model.load_weights`;
+* TensorFlow checkpoints whose object graph has a `model` child
+  (`tf.train.Checkpoint(model=model, optimizer=optimizer)` in a custom loop)
+  with `tf.train.Checkpoint(model=model)`;
+* other TensorFlow checkpoints (TF-format weights of a Keras 2 model) with
+  `model.load_weights`.
 
 Example::
 
@@ -13,9 +21,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import re
-from typing import Any, Sequence
+import zipfile
+from typing import Any, Iterator, Sequence
 
 import tensorflow as tf
 
@@ -28,21 +37,122 @@ __all__ = ["KerasTarget", "flatten_metrics", "read_iterations"]
 
 logger = logging.getLogger(__name__)
 
-# Where the optimizer step counter sits in the two checkpoint layouts: under
-# `optimizer/` (CheckpointManager of model+optimizer, or weights saved by a
-# compiled model) or `model/optimizer/` (a checkpoint of a compiled model only).
-# Keras 2.11+ optimizers call it `_iterations`, legacy ones `iter`.
-_ITERATIONS_KEY = re.compile(r"^(model/)?optimizer/(_iterations|iter)/\.ATTRIBUTES/VARIABLE_VALUE$")
+# What optimizers call their step counter: Keras 3 and Keras 2.11+ `_iterations`,
+# legacy Keras 2 optimizers `iter`.
+_ITERATIONS_NAMES = ("_iterations", "iterations", "iter")
+_OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
 def read_iterations(checkpoint_path: str) -> int | None:
-    """The optimizer `iterations` saved in a checkpoint, or None if absent."""
-    return _iterations_in(tf.train.load_checkpoint(checkpoint_path))
+    """The optimizer `iterations` saved in a checkpoint or Keras file, or None."""
+    if checkpoints.is_keras_file(checkpoint_path):
+        return _file_iterations(checkpoint_path)
+    return _ObjectGraph(tf.train.load_checkpoint(checkpoint_path)).iterations()
 
 
-def _iterations_in(reader: Any) -> int | None:
-    keys = sorted(k for k in reader.get_variable_to_shape_map() if _ITERATIONS_KEY.match(k))
-    return int(reader.get_tensor(keys[0])) if keys else None
+class _ObjectGraph:
+    """The object graph of a TensorFlow checkpoint: which objects it holds."""
+
+    def __init__(self, reader: Any) -> None:
+        from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+        self._reader = reader
+        self._graph = trackable_object_graph_pb2.TrackableObjectGraph()
+        self._graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH_KEY))
+
+    def child(self, node_id: int, name: str) -> int | None:
+        for ref in self._graph.nodes[node_id].children:
+            if ref.local_name == name:
+                return ref.node_id
+        return None
+
+    def has_model_child(self) -> bool:
+        """Written by `tf.train.Checkpoint(model=...)` (not by `save_weights`)."""
+        return self.child(0, "model") is not None
+
+    def iterations(self) -> int | None:
+        model = self.child(0, "model")
+        for owner in (0, model):
+            optimizer = None if owner is None else self.child(owner, "optimizer")
+            if optimizer is None:
+                continue
+            for name in _ITERATIONS_NAMES:
+                node = self.child(optimizer, name)
+                keys = [] if node is None else [
+                    a.checkpoint_key for a in self._graph.nodes[node].attributes
+                    if a.name == "VARIABLE_VALUE"]
+                if keys:
+                    return int(self._reader.get_tensor(keys[0]))
+        return None
+
+
+def _file_iterations(path: str) -> int | None:
+    """`iterations` from a `.weights.h5` / `.keras` file: the first optimizer
+    variable, a scalar integer, in Keras 3 and Keras 2 files alike."""
+    import h5py
+
+    if not path.endswith(".keras"):
+        with _open_h5(path) as h5:
+            return _iterations_in_h5(h5)
+    with tf.io.gfile.GFile(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+        members = [n for n in archive.namelist() if n.endswith(".h5")]
+        if not members:
+            return None
+        with archive.open(members[0]) as member, h5py.File(member, "r") as h5:
+            return _iterations_in_h5(h5)
+
+
+@contextlib.contextmanager
+def _open_h5(path: str) -> Iterator[Any]:
+    """An HDF5 file read-only: by name when local (HDF5 then checks it fully),
+    through TensorFlow's file system for URLs (gs://...)."""
+    import h5py
+
+    if "://" not in path:
+        with h5py.File(path, "r") as h5:
+            yield h5
+        return
+    with tf.io.gfile.GFile(path, "rb") as raw, h5py.File(raw, "r") as h5:
+        yield h5
+
+
+def file_damage(path: str) -> str | None:
+    """What is wrong with the data of a `.weights.h5` / `.keras` file, read in
+    full (zip CRCs, every HDF5 dataset); None when it all reads."""
+    import h5py
+
+    def read(name: str, item: Any) -> None:  # None: visititems goes on
+        if isinstance(item, h5py.Dataset):
+            item[()]
+
+    def read_all(h5: Any) -> None:
+        h5.visititems(read)
+
+    try:
+        if not path.endswith(".keras"):
+            with _open_h5(path) as h5:
+                read_all(h5)
+            return None
+        with tf.io.gfile.GFile(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            bad = archive.testzip()
+            if bad is not None:
+                return f"{bad} in the archive fails its CRC check"
+            for name in archive.namelist():
+                if name.endswith(".h5"):
+                    with archive.open(name) as member, h5py.File(member, "r") as h5:
+                        read_all(h5)
+        return None
+    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile,
+            tf.errors.OpError) as err:
+        return _describe(err)
+
+
+def _iterations_in_h5(h5: Any) -> int | None:
+    variables = h5.get("optimizer/vars")
+    first = None if variables is None else variables.get("0")
+    if first is None or first.shape != () or first.dtype.kind not in "iu":
+        return None
+    return int(first[()])
 
 
 def flatten_metrics(logs: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +207,7 @@ class KerasTarget:
         return self
 
     def latest_checkpoint(self) -> str | None:
-        latest = checkpoints.latest_checkpoint(self.checkpoint_dir)
+        latest = checkpoints.latest_keras_checkpoint(self.checkpoint_dir)
         return latest.path if latest else None
 
     def model_at(self, checkpoint_path: str) -> Any:
@@ -136,8 +246,39 @@ class KerasTarget:
 
     def _restore(self, path: str) -> int:
         self._loaded = None
-        reader = tf.train.load_checkpoint(path)
-        step = _iterations_in(reader)
+        if checkpoints.is_keras_file(path):
+            step = self._restore_file(path)
+        else:
+            step = self._restore_tf_checkpoint(path)
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None:
+            optimizer.iterations.assign(step)
+        self._loaded = path
+        return step
+
+    def _restore_file(self, path: str) -> int:
+        if not tf.io.gfile.exists(path):
+            raise tf.errors.NotFoundError(None, None, f"{path} no longer exists")
+        step = _file_iterations(path)
+        if step is None:
+            raise RuntimeError(
+                f"Checkpoint {path} has no optimizer `iterations`, which the evaluator "
+                "restores so callbacks see the training step. Save it from a compiled "
+                "model that has trained (ModelCheckpoint in model.fit does).")
+        try:
+            self.model.load_weights(path)
+        except ValueError as err:
+            # Keras 3 reports a damaged file and a model that does not match it
+            # alike (ValueError); only the first is the checkpoint's fault.
+            damage = file_damage(path)
+            if damage is not None:
+                raise OSError(f"damaged file: {damage}") from err
+            raise
+        return step
+
+    def _restore_tf_checkpoint(self, path: str) -> int:
+        graph = _ObjectGraph(tf.train.load_checkpoint(path))
+        step = graph.iterations()
         if step is None:
             raise RuntimeError(
                 f"Checkpoint {path} has no optimizer `iterations`, which the evaluator "
@@ -145,24 +286,28 @@ class KerasTarget:
                 "the model: tf.train.Checkpoint(model=model, optimizer=optimizer) in a "
                 "custom loop, or ModelCheckpoint(save_weights_only=True) on a compiled "
                 "model.")
-        if "model" in {key.split("/")[0] for key in reader.get_variable_to_shape_map()}:
+        if graph.has_model_child():
             tf.train.Checkpoint(model=self.model).read(path).expect_partial()
+        elif not isinstance(self.model, tf.Module):
+            raise ValueError(
+                f"Checkpoint {path} holds weights saved by model.save_weights in the "
+                "TensorFlow format, which Keras 3 cannot load. Write checkpoints as "
+                "ModelCheckpoint('.../ckpt-{epoch}.weights.h5', save_weights_only=True) "
+                "or tf.train.Checkpoint(model=model, optimizer=optimizer).")
         else:
             status = self.model.load_weights(path)
             if hasattr(status, "expect_partial"):
                 status.expect_partial()
-        optimizer = getattr(self.model, "optimizer", None)
-        if optimizer is not None:
-            optimizer.iterations.assign(step)
-        self._loaded = path
         return step
 
 
 # What a complete-looking but damaged checkpoint raises on restore: a data file
-# shorter than its index says (IndexError), a checksum mismatch (OpError).
+# shorter than its index says (IndexError), a checksum mismatch (OpError), a
+# damaged HDF5 file or zip (OSError, KeyError, BadZipFile, EOFError).
 # NotFoundError is left to the loop (the trainer rotated the checkpoint away);
 # ValueError (shapes that do not match the model) is a configuration error.
-_UNREADABLE = (tf.errors.OpError, IndexError)
+_UNREADABLE = (tf.errors.OpError, IndexError, OSError, KeyError, zipfile.BadZipFile,
+               EOFError)
 
 
 def _describe(err: BaseException) -> str:

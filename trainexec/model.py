@@ -2,7 +2,8 @@
 
 A `tf.estimator.Estimator` satisfies `TrainableModel` as it is; a Keras trainer
 can satisfy it too. `EstimatorTarget` adapts such a model to the evaluation
-engine's `EvaluationTarget`.
+engine's `EvaluationTarget`. `tf_estimator()` gives the `tf.estimator` module,
+or a ConfigError naming the fix on TensorFlow lines without it (2.16 and later).
 
 Example::
 
@@ -15,9 +16,43 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["EstimatorTarget", "TrainableModel", "check_trainable"]
+from trainexec.errors import ConfigError
+
+__all__ = ["ESTIMATOR_FIX", "EstimatorTarget", "TrainableModel", "check_trainable",
+           "tf_estimator"]
 
 _REQUIRED = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
+
+ESTIMATOR_FIX = ('Estimators need TensorFlow 2.15 with tensorflow-estimator: '
+                 'pip install "trainexec[estimator]"')
+
+
+def _estimator_problem() -> str | None:
+    """None where `tf.estimator` works; otherwise why not, with the fix."""
+    import tensorflow as tf  # here, so that importing trainexec stays light
+    try:
+        tf.estimator.Estimator  # on 2.15 this imports tensorflow_estimator
+    except AttributeError:  # 2.16 and later have no tf.estimator at all
+        return (f"tf.estimator is not available: the installed TensorFlow "
+                f"{tf.__version__} has none. {ESTIMATOR_FIX}")
+    except ImportError as err:  # 2.15 without tensorflow-estimator
+        return (f"tf.estimator is not available: TensorFlow {tf.__version__} could not "
+                f"import tensorflow_estimator ({err}). {ESTIMATOR_FIX}")
+    return None
+
+
+def tf_estimator() -> Any:
+    """The `tf.estimator` module.
+
+    Raises ConfigError naming the installed TensorFlow version and the fix
+    (`pip install "trainexec[estimator]"`) where there is none: TensorFlow 2.16
+    and later removed it, and 2.15 needs tensorflow-estimator installed.
+    """
+    problem = _estimator_problem()
+    if problem is not None:
+        raise ConfigError(problem)
+    import tensorflow as tf
+    return tf.estimator  # the loaded module, no longer 2.15's lazy loader
 
 
 @runtime_checkable
@@ -48,9 +83,13 @@ def check_trainable(model: Any) -> None:
     """Raises TypeError naming what `model` lacks to be trained by trainexec."""
     missing = [name for name in _REQUIRED if not hasattr(model, name)]
     if missing:
-        raise TypeError(
-            "`estimator` must be a tf.estimator.Estimator or another model with "
-            f"{', '.join(_REQUIRED)}; {type(model).__name__} lacks {', '.join(missing)}")
+        message = ("`estimator` must be a tf.estimator.Estimator or another model with "
+                   f"{', '.join(_REQUIRED)}; {type(model).__name__} lacks "
+                   f"{', '.join(missing)}")
+        problem = _estimator_problem()
+        if problem is not None:
+            message += f". Note: {problem}"
+        raise TypeError(message)
 
 
 class EstimatorTarget:

@@ -11,11 +11,12 @@ Training writes checkpoints one of two ways:
 
 * a custom loop: `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
   optimizer=optimizer), checkpoint_dir, ...).save()`, then at the end
-  `trainexec.completion.record_training_complete(checkpoint_dir,
-  manager.latest_checkpoint, int(optimizer.iterations), None)`;
+  `trainexec.record_training_complete(checkpoint_dir, manager.latest_checkpoint,
+  int(optimizer.iterations), None)`;
 * `model.fit(..., callbacks=[tf.keras.callbacks.ModelCheckpoint(
-  os.path.join(checkpoint_dir, "ckpt-{epoch}"), save_weights_only=True),
-  TrainingCompleteCallback(checkpoint_dir)])`.
+  os.path.join(checkpoint_dir, "ckpt-{epoch}.weights.h5"), save_weights_only=True),
+  TrainingCompleteCallback(checkpoint_dir)])`, or whole `.keras` files
+  (`"ckpt-{epoch}.keras"`); the numbers in the file names order them.
 
 The evaluator keeps `sidecar_state.json` (what it evaluated last) and appends
 one JSON line per evaluation to `sidecar_metrics.jsonl`, both in `state_dir`
@@ -41,7 +42,8 @@ from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
 
-from trainexec.checkpoints import CheckpointInfo, checkpoint_step
+from trainexec.checkpoints import (CheckpointInfo, checkpoint_order, checkpoint_step,
+                                   latest_keras_checkpoint)
 from trainexec.clock import Clock, SystemClock
 from trainexec.completion import (TrainingComplete, clear_training_complete, read_json_file,
                                   read_training_complete, record_training_complete,
@@ -243,8 +245,9 @@ class SidecarEvaluator:
             return None
         latest_number = checkpoint_step(latest) if latest else None
         if record is not None:
-            recorded = checkpoint_step(record.checkpoint) if record.checkpoint else None
-            if latest_number is not None and recorded is not None and latest_number > recorded:
+            latest_order = checkpoint_order(latest) if latest else None
+            recorded = checkpoint_order(record.checkpoint) if record.checkpoint else None
+            if latest_order is not None and recorded is not None and latest_order > recorded:
                 if not self._stale_warned:
                     self._stale_warned = True
                     logger.warning("Ignoring the completion record for %s: %s is newer, "
@@ -289,14 +292,16 @@ class TrainingCompleteCallback(tf.keras.callbacks.Callback):
     """Records in `checkpoint_dir` that `model.fit` finished, for evaluators to stop.
 
     On `on_train_begin` it clears an earlier run's record; on `on_train_end` it
-    records the latest checkpoint and the optimizer `iterations`. Only the task
+    records the latest checkpoint (a `.weights.h5` / `.keras` file or a
+    TensorFlow checkpoint) and the optimizer `iterations`. Only the task
     that writes checkpoints (the chief) records. Put it after `ModelCheckpoint`.
 
     Example::
 
         model.fit(data, epochs=10, callbacks=[
             tf.keras.callbacks.ModelCheckpoint(
-                os.path.join(checkpoint_dir, "ckpt-{epoch}"), save_weights_only=True),
+                os.path.join(checkpoint_dir, "ckpt-{epoch}.weights.h5"),
+                save_weights_only=True),
             TrainingCompleteCallback(checkpoint_dir)])
     """
 
@@ -316,5 +321,6 @@ class TrainingCompleteCallback(tf.keras.callbacks.Callback):
             return
         optimizer = getattr(self.model, "optimizer", None)
         step = int(optimizer.iterations.numpy()) if optimizer is not None else None
-        record_training_complete(self.checkpoint_dir,
-                                 tf.train.latest_checkpoint(self.checkpoint_dir), step, None)
+        latest = latest_keras_checkpoint(self.checkpoint_dir)
+        record_training_complete(self.checkpoint_dir, latest.path if latest else None,
+                                 step, None)

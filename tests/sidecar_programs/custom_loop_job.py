@@ -1,5 +1,6 @@
 """Trains the toy model in a custom loop, saving model + optimizer with a
-`CheckpointManager` per epoch and recording completion at the end.
+`CheckpointManager` per epoch and recording completion at the end, then writing
+its own evaluation of the final model (see toy.write_metrics).
 
 Usage: custom_loop_job.py CHECKPOINT_DIR EPOCHS SLEEP_SECS
 """
@@ -35,6 +36,8 @@ def main(checkpoint_dir, epochs, sleep_secs):
         time.sleep(sleep_secs)
     record_training_complete(checkpoint_dir, manager.latest_checkpoint,
                              int(optimizer.iterations.numpy()), None)
+    model.compile(loss="mse", metrics=["mae"])  # only to evaluate, as the evaluator does
+    toy.write_metrics(model, checkpoint_dir)
 
 
 if __name__ == "__main__":

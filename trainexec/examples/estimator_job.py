@@ -5,6 +5,10 @@ seed), so nothing is downloaded. The same script runs as any cluster role: only
 TF_CONFIG differs. `--api tf` calls `tf.estimator.train_and_evaluate` instead of
 trainexec's drop-in, for side-by-side comparisons.
 
+It needs tf.estimator: TensorFlow 2.15 with tensorflow-estimator
+(`pip install "trainexec[estimator]"`). Elsewhere the module still imports, and
+the program exits 2 saying so.
+
     python -m trainexec.examples.estimator_job --model-dir /tmp/blobs --max-steps 300
 """
 
@@ -20,6 +24,9 @@ import time
 
 import numpy as np
 import tensorflow as tf
+
+from trainexec.errors import ConfigError
+from trainexec.model import tf_estimator
 
 __all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
 
@@ -39,11 +46,13 @@ def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def make_estimator(model_dir: str, save_checkpoints_steps: int = 50,
                    **run_config: object) -> tf.estimator.Estimator:
-    config = tf.estimator.RunConfig(
+    """A DNNClassifier for the blobs; ConfigError where there is no tf.estimator."""
+    tfe = tf_estimator()
+    config = tfe.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps,
         save_summary_steps=50, log_step_count_steps=50, keep_checkpoint_max=20,
         **run_config)
-    return tf.estimator.DNNClassifier(
+    return tfe.DNNClassifier(
         hidden_units=[16], n_classes=CLASSES, config=config,
         feature_columns=[tf.feature_column.numeric_column("x", shape=(FEATURES,))],
         optimizer=lambda: tf.keras.optimizers.legacy.Adam(learning_rate=0.05))
@@ -62,10 +71,11 @@ def _eval_input_fn() -> tf.data.Dataset:
 
 def serving_input_receiver_fn():
     inputs = {"x": tf.compat.v1.placeholder(tf.float32, [None, FEATURES], name="x")}
-    return tf.estimator.export.ServingInputReceiver(inputs, inputs)
+    return tf_estimator().export.ServingInputReceiver(inputs, inputs)
 
 
-class StepCounter(tf.estimator.SessionRunHook):
+# tf.estimator.SessionRunHook is this class, which every TensorFlow line keeps.
+class StepCounter(tf.compat.v1.train.SessionRunHook):
     """Counts the training steps this process ran (its share of the cluster's)."""
 
     def __init__(self) -> None:
@@ -88,9 +98,12 @@ def local_training_steps(lines: list[str], task: str) -> int | None:
 
 
 def build_specs(max_steps: int | None, start_delay_secs: float = 0,
-                throttle_secs: float = 5, spec_module=tf.estimator, train_hooks=()):
-    """(train_spec, eval_spec) with a final exporter, from `spec_module`."""
-    exporter = tf.estimator.FinalExporter("final", serving_input_receiver_fn)
+                throttle_secs: float = 5, spec_module=None, train_hooks=()):
+    """(train_spec, eval_spec) with a final exporter, from `spec_module`
+    (default tf.estimator; ConfigError where there is none)."""
+    tfe = tf_estimator()
+    spec_module = tfe if spec_module is None else spec_module
+    exporter = tfe.FinalExporter("final", serving_input_receiver_fn)
     train_spec = spec_module.TrainSpec(_train_input_fn, max_steps=max_steps,
                                        hooks=list(train_hooks))
     eval_spec = spec_module.EvalSpec(
@@ -114,6 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api", choices=("trainexec", "tf"), default="trainexec")
     parser.add_argument("--result-file", help="write final metrics as JSON here")
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except ConfigError as err:  # no tf.estimator, a malformed TF_CONFIG, ...
+        print(f"{parser.prog}: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    tf_estimator()  # fails first, before any logging or work, where it is missing
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     tf.get_logger().setLevel(logging.ERROR)
 
@@ -127,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         time.sleep(args.late_chief_secs)
     started = time.monotonic()
     if args.api == "tf":
-        result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+        result = tf_estimator().train_and_evaluate(estimator, train_spec, eval_spec)
     else:
         import trainexec
         options = {}
