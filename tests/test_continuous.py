@@ -1,6 +1,7 @@
 """The continuous loop: the pure `decide` table, and the driver on real checkpoint
 files with a fake clock (no real sleeping)."""
 
+import logging
 import os
 
 import pytest
@@ -32,13 +33,17 @@ DONE_NO_NAME = TrainingComplete(global_step=999, checkpoint=None, max_steps=None
 
 def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
         last_eval_at=None, last_new_at=0.0, completion=None, skipped=(), predates=False,
-        max_reached_at=None):
+        max_reached_at=None, incomplete_since=None):
+    if not complete and incomplete_since is None:
+        incomplete_since = now
     return Observation(now=now, started_at=started_at, latest=latest,
                        latest_is_complete=complete, last_evaluated=evaluated,
                        last_eval_started_at=last_eval_at, last_new_checkpoint_at=last_new_at,
                        completion=completion, skipped=frozenset(skipped),
                        completion_predates_start=predates,
-                       max_steps_reached_at=max_reached_at)
+                       max_steps_reached_at=max_reached_at,
+                       incomplete_since=incomplete_since,
+                       incomplete_reason="" if complete else "missing ckpt.index")
 
 
 POLICY = LoopPolicy(start_delay_secs=0, throttle_secs=600, poll_secs=1.0)
@@ -50,6 +55,10 @@ TABLE = [
     ("done without checkpoint", obs(completion=DONE20), POLICY, Action.STOP, 0.0),
     ("first checkpoint", obs(latest=C10), POLICY, Action.EVALUATE, 0.0),
     ("incomplete checkpoint", obs(latest=C10, complete=False), POLICY, Action.WAIT, 1.0),
+    ("incomplete and unchanged, not yet for long",
+     obs(latest=C10, complete=False, incomplete_since=41), POLICY, Action.WAIT, 1.0),
+    ("incomplete and unchanged for unreadable_timeout_secs: give it up",
+     obs(latest=C10, complete=False, incomplete_since=40), POLICY, Action.SKIP, 0.0),
     ("throttled", obs(latest=C20, evaluated=C10, last_eval_at=99.5), POLICY, Action.WAIT, 1.0),
     ("throttle elapsed", obs(now=700, latest=C20, evaluated=C10, last_eval_at=99),
      POLICY, Action.EVALUATE, 0.0),
@@ -84,6 +93,9 @@ TABLE = [
      LoopPolicy(idle_timeout_secs=60), Action.STOP, 0.0),
     ("corrupt last checkpoint of a finished run", obs(latest=C20, evaluated=C10,
      completion=DONE20, skipped=[C20.path]), POLICY, Action.STOP, 0.0),
+    ("corrupt last checkpoint, idle timeout long past: still a stop",
+     obs(latest=C20, evaluated=C10, completion=DONE20, skipped=[C20.path], last_new_at=0),
+     LoopPolicy(idle_timeout_secs=10), Action.STOP, 0.0),
     ("corrupt checkpoint, run goes on", obs(latest=C20, evaluated=C10, skipped=[C20.path]),
      POLICY, Action.WAIT, 1.0),
     ("the record names checkpoints, not steps: epoch-numbered last one is final",
@@ -237,6 +249,49 @@ def test_never_evaluates_half_written_checkpoint(tmp_path):
     target.latest_checkpoint = lambda: prefix
     loop.run()
     assert target.times == [20.0]
+
+
+def test_checkpoint_left_incomplete_is_skipped_and_named(tmp_path, caplog):
+    # The writer died after the data shard: the index never comes. The loop gives
+    # it up after unreadable_timeout_secs (not sooner, not never) and says why.
+    clock = FakeClock(0.0)
+    prefix = write_checkpoint(str(tmp_path), 10)
+    os.remove(prefix + ".index")
+    point_state_file_at(str(tmp_path), prefix)
+    record_training_complete(str(tmp_path), prefix, 10, None)
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(unreadable_timeout_secs=45,
+                                                         stale_record_grace_secs=0))
+    target.latest_checkpoint = lambda: prefix
+    with caplog.at_level(logging.INFO):
+        loop.run()
+    assert target.times == [] and loop.skipped == {prefix}
+    assert 45 <= clock.now() <= 47
+    assert "cannot be loaded and was skipped" in loop.stop_reason
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and prefix in errors[0] and "model.ckpt-10.index" in errors[0]
+
+
+def test_incomplete_checkpoint_whose_files_change_is_waited_for(tmp_path):
+    # A slow writer: the shard grows for 100 s, beyond unreadable_timeout_secs.
+    clock = FakeClock(0.0)
+    prefix = write_checkpoint(str(tmp_path), 10)
+    os.rename(prefix + ".index", str(tmp_path / "held.index"))
+    point_state_file_at(str(tmp_path), prefix)
+    shard = prefix + ".data-00000-of-00001"
+
+    def keep_writing(c):
+        if c.now() < 100:
+            with open(shard, "ab") as f:
+                f.write(b"")  # same size, but a new modification time
+            os.utime(shard, ns=(int(c.now() * 1e9) + 1, int(c.now() * 1e9) + 1))
+        elif not os.path.exists(prefix + ".index"):
+            os.rename(str(tmp_path / "held.index"), prefix + ".index")
+            record_training_complete(str(tmp_path), prefix, 10, None)
+    clock.on_sleep = keep_writing
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(unreadable_timeout_secs=30))
+    target.latest_checkpoint = lambda: prefix
+    loop.run()
+    assert loop.skipped == set() and len(target.times) == 1 and target.times[0] >= 100
 
 
 def test_stale_completion_of_other_run_is_ignored(tmp_path):

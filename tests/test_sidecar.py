@@ -194,6 +194,53 @@ def test_checkpoint_still_being_written_is_waited_for(tmp_path, written_last):
     assert clock.now() >= 5 and len(metrics_log(ckpts)) == 1
 
 
+def test_keras_archive_still_being_written_is_waited_for(tmp_path):
+    # A .keras file is a zip written in place: half of it is not yet a zip.
+    staging = Trainer(tmp_path / "staging", "keras")
+    whole = open(staging.save(0.5), "rb").read()
+    ckpts = tmp_path / "ckpts"
+    ckpts.mkdir()
+    path = ckpts / "ckpt-1.keras"
+    path.write_bytes(whole[:len(whole) // 2])
+
+    def finish_writing():
+        path.write_bytes(whole)
+        record_training_complete(str(ckpts), str(path), STEPS_PER_EPOCH, None)
+    clock = FakeClock(0.0)
+    clock.on_sleep = Schedule((5, finish_writing))
+    metrics = sidecar(ckpts, clock).start()
+    assert metrics["loss"] == pytest.approx(staging.loss(), rel=1e-5)
+    assert clock.now() >= 5 and len(metrics_log(ckpts)) == 1
+
+
+@pytest.mark.cluster
+def test_hdf5_file_held_open_by_its_writer_is_waited_for(tmp_path, caplog):
+    checkpoint_dir = tmp_path / "ckpts"
+    checkpoint_dir.mkdir()
+    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
+    child = subprocess.Popen([sys.executable, os.path.join(PROGRAMS, "slow_h5_writer.py"),
+                              str(checkpoint_dir), "4"], env=env, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().startswith("written")  # the file is there, open
+        starts = []
+
+        class Starts(tf.keras.callbacks.Callback):
+            def on_test_begin(self, logs=None):
+                starts.append(time.time())
+        with caplog.at_level(logging.INFO):
+            metrics = sidecar(checkpoint_dir, clock=None, poll_secs=0.2,
+                              idle_timeout_secs=60, callbacks=[Starts()]).start()
+        assert child.wait(timeout=30) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+    closed_at = float((checkpoint_dir / "ckpt-1.weights.h5.closed_at").read_text())
+    assert len(starts) == 1 and starts[0] >= closed_at
+    assert metrics["global_step"] == 8
+    assert any("still being written" in r.getMessage() for r in caplog.records)
+
+
 def truncate(path):
     with open(path, "r+b") as f:
         f.truncate(10)

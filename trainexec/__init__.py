@@ -29,6 +29,7 @@ __all__ = [
     "TrainingExecutor",
     "WorkerDelay",
     "read_training_complete",
+    "record_training_complete",
     "train_and_evaluate",
 ]
 
@@ -47,6 +48,7 @@ _EXPORTS = {
     "TrainingExecutor": "trainexec.executor",
     "WorkerDelay": "trainexec.server",
     "read_training_complete": "trainexec.completion",
+    "record_training_complete": "trainexec.completion",
     "train_and_evaluate": "trainexec.executor",
 }
 
