@@ -335,3 +335,96 @@ def test_run_config_protocol_is_used_for_the_server(tmp_path):
     trainer.config.protocol = "grpc+custom"
     executor(trainer, "ps", ps_serves_forever=True).run()
     assert FakeServer.last.kwargs["protocol"] == "grpc+custom"
+
+
+# -- TF_CONFIGs real cluster managers write (Kubeflow TFJob) ------------------------------
+class RecordingServer(FakeServer):
+    made = []
+
+    def __init__(self, cluster_spec, **kwargs):
+        super().__init__(cluster_spec, **kwargs)
+        self.cluster_spec = cluster_spec.as_dict()
+        RecordingServer.made.append(self)
+
+
+def run_task(tmp_path, cluster, task_type, index=0, clock=None, **options):
+    """Runs one task of `cluster` (a TF_CONFIG cluster, as written) with a FakeTrainer."""
+    config = ClusterConfig.from_dict({"cluster": cluster,
+                                      "task": {"type": task_type, "index": index}})
+    trainer = FakeTrainer(tmp_path, task_type, index)
+    RecordingServer.made = []
+    result = TrainingExecutor(
+        trainer, TrainSpec(input_fn, max_steps=20),
+        EvalSpec(input_fn, throttle_secs=0, start_delay_secs=0), cluster=config,
+        clock=clock or FakeClock(), server_factory=RecordingServer,
+        worker_delay=WorkerDelay(0), **options).run()
+    return trainer, result
+
+
+def test_chief_of_a_tfjob_with_zero_worker_replicas_trains(tmp_path):
+    cluster = {"chief": ["127.0.0.1:1"], "worker": [], "ps": [], "evaluator": []}
+    trainer, _ = run_task(tmp_path, cluster, "chief")
+    assert len(trainer.train_calls) == 1
+    assert read_training_complete(str(tmp_path)).global_step == 20
+    # RunConfig gives this chief a gRPC master (the empty jobs count as jobs), so
+    # its server runs; the empty jobs are not part of it.
+    assert [s.cluster_spec for s in RecordingServer.made] == [{"chief": ["127.0.0.1:1"]}]
+
+
+def test_ps_of_a_tfjob_with_zero_worker_replicas_waits_for_the_chief_only(tmp_path):
+    clock = FakeClock()
+    clock.on_sleep = lambda _clock: record_task_finished(str(tmp_path), "chief:0")
+    cluster = {"chief": ["127.0.0.1:1"], "worker": [], "ps": ["127.0.0.1:4"]}
+    run_task(tmp_path, cluster, "ps", clock=clock, poll_secs=0.5)
+    assert clock.sleeps == [0.5]  # exits on the first look after chief:0 finished
+    assert [s.cluster_spec for s in RecordingServer.made] == [
+        {"chief": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]}]
+
+
+def test_master_trains_and_evaluates_beside_an_evaluator_job(tmp_path):
+    cluster = {"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"], "evaluator": ["127.0.0.1:5"]}
+    trainer, _ = run_task(tmp_path, cluster, "master")
+    assert [os.path.basename(p) for p in trainer.evaluated] == ["model.ckpt-10",
+                                                                "model.ckpt-20"]
+    assert read_training_complete(str(tmp_path)).global_step == 20
+    assert [s.cluster_spec for s in RecordingServer.made] == [
+        {"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]}]  # the evaluator stands outside
+
+
+TWO_EVALUATORS = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"],
+                  "evaluator": ["127.0.0.1:5", "127.0.0.1:6"]}
+
+
+@pytest.mark.parametrize("task_type", ["chief", "worker"])
+def test_trainers_of_a_tfjob_with_two_evaluator_replicas_train(tmp_path, task_type):
+    trainer, _ = run_task(tmp_path, TWO_EVALUATORS, task_type)
+    assert len(trainer.train_calls) == 1
+    assert FinishedTasks(str(tmp_path), since_nsec=0).finished() == {f"{task_type}:0"}
+
+
+def test_first_of_two_evaluator_replicas_evaluates(tmp_path):
+    FakeTrainer(tmp_path).train(input_fn)  # a finished run's checkpoints
+    from trainexec.completion import record_training_complete
+    record_training_complete(str(tmp_path), FakeTrainer(tmp_path).latest_checkpoint(), 20, 20)
+    _, (metrics, _) = run_task(tmp_path, TWO_EVALUATORS, "evaluator", 0)
+    assert metrics["global_step"] == 20
+
+
+def test_second_of_two_evaluator_replicas_is_refused_naming_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": TWO_EVALUATORS, "task": {"type": "evaluator", "index": 1}}))
+    with pytest.raises(ConfigError, match=r"evaluator:1 cannot run: there can be only one "
+                       r"evaluator.*Set the TFJob's Evaluator replicas to 1"):
+        TrainingExecutor(FakeTrainer(tmp_path, "evaluator", 1), TrainSpec(input_fn),
+                         EvalSpec(input_fn), server_factory=FakeServer)
+
+
+def test_tfjob_with_zero_chief_replicas_is_explained(tmp_path):
+    cluster = ClusterConfig.from_dict({"cluster": {"chief": [], "worker": ["127.0.0.1:2"]},
+                                       "task": {"type": "worker", "index": 0}})
+    trainer = FakeTrainer(tmp_path, "worker")
+    ex = TrainingExecutor(trainer, TrainSpec(input_fn), EvalSpec(input_fn), cluster=cluster)
+    with pytest.raises(ConfigError, match=r'no "chief" \(or "master"\) job \(cluster.chief is '
+                       r"an empty list\).*suits Keras MultiWorkerMirroredStrategy"):
+        ex.run()
+    assert trainer.train_calls == []

@@ -90,3 +90,57 @@ def test_real_server_starts_on_its_port():
                            task_type="ps", task_index=0)
     server = start_standard_server(config)
     assert server.target == f"grpc://127.0.0.1:{ports[1]}"
+
+
+def test_lone_trainer_beside_an_empty_job_starts_a_server():
+    # A TFJob with 0 Worker replicas writes "worker": []. RunConfig counts that job,
+    # so it gives the chief a gRPC master: the server must exist (without the job).
+    FakeServer.made.clear()
+    config = cluster("chief", chief=["127.0.0.1:1"], worker=[])
+    server = start_standard_server(config, server_factory=FakeServer)
+    assert server is not None and server.started
+    assert server.args["cluster_spec"] == {"chief": ["127.0.0.1:1"]}
+
+
+def test_real_server_for_a_cluster_with_empty_jobs_serves_sessions():
+    import json
+
+    import tensorflow as tf
+
+    port = portpicker.pick_unused_port()
+    config = ClusterConfig.from_json(json.dumps({
+        "cluster": {"chief": [f"127.0.0.1:{port}"], "worker": [], "ps": [], "evaluator": []},
+        "task": {"type": "chief", "index": 0}}))
+    server = start_standard_server(config)
+    assert server.target == f"grpc://127.0.0.1:{port}"
+    assert [job.name for job in server.server_def.cluster.job] == ["chief"]
+    with tf.Graph().as_default():
+        doubled = tf.constant(21.0) * 2
+        with tf.compat.v1.Session(server.target) as session:
+            assert session.run(doubled) == 42.0
+
+
+@pytest.mark.estimator
+def test_estimator_chief_of_a_tfjob_with_zero_worker_replicas_trains(tmp_path):
+    """The real Estimator's RunConfig connects to grpc://chief; trainexec's server
+    answers (without it the session would wait forever: the timeout catches that)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from trainexec.completion import read_training_complete
+
+    port = portpicker.pick_unused_port()
+    env = dict(os.environ, TF_CONFIG=json.dumps({
+        "cluster": {"chief": [f"127.0.0.1:{port}"], "worker": []},
+        "task": {"type": "chief", "index": 0}}))
+    model_dir = str(tmp_path / "model")
+    done = subprocess.run(
+        [sys.executable, "-m", "trainexec.examples.estimator_job", "--model-dir", model_dir,
+         "--max-steps", "20", "--save-checkpoints-steps", "10"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "role chief done" in done.stdout and "after 20 local training steps" in done.stdout
+    assert "Started TensorFlow server for chief:0" in done.stderr
+    assert read_training_complete(model_dir).global_step == 20

@@ -138,10 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     tfconfig = commands.add_parser(
         "tfconfig", help="show the parsed TF_CONFIG and this task's role",
-        description="Parse TF_CONFIG from the environment and show the cluster and "
-        "this task's role. Exits 2 with the reason when TF_CONFIG is malformed.")
+        description="Parse TF_CONFIG from the environment and show the cluster, "
+        "this task's role, and whether an Estimator or a Keras trainer can train "
+        "that cluster. Exits 2 with the reason when TF_CONFIG is malformed or this "
+        "task cannot run in it.")
     tfconfig.add_argument("--json", action="store_true",
-                          help="print the normalised TF_CONFIG instead")
+                          help="print the normalised TF_CONFIG instead (empty job lists "
+                          "left out: TF 2.15's RunConfig fails on them for some tasks)")
     tfconfig.set_defaults(run=_run_tfconfig)
     add_launch_parser(commands)
     return parser

@@ -31,7 +31,9 @@ from trainexec.errors import ConfigError
 
 __all__ = [
     "CHIEF",
+    "ESTIMATOR",
     "EVALUATOR",
+    "KERAS",
     "LOCAL",
     "MASTER",
     "PS",
@@ -53,6 +55,8 @@ EVALUATOR = "evaluator"
 LOCAL = "local"
 
 SUPPORTED_TASK_TYPES = (CHIEF, WORKER, MASTER, PS, EVALUATOR)
+ESTIMATOR = "Estimator"  # trainer names in `ClusterConfig.trainer_support`
+KERAS = "Keras"
 TRAINER_TYPES = (CHIEF, MASTER, WORKER)
 RPC_LAYERS = ("grpc",)
 GOOGLE_ENVIRONMENT = "google"
@@ -92,32 +96,37 @@ def _check_address(field: str, address: Any) -> str:
     return address.strip()
 
 
-def _parse_cluster(raw: Any) -> dict[str, tuple[str, ...]]:
+def _parse_cluster(raw: Any) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """(jobs with addresses, names of the jobs given as empty lists)."""
     if raw is None:
-        return {}
+        return {}, ()
     if not isinstance(raw, dict):
         raise ConfigError(
             f"TF_CONFIG cluster is {_show(raw)} ({_type_name(raw)}): expected an "
             'object mapping job names to address lists, e.g. {"worker": ["host1:2222"]}')
     cluster: dict[str, tuple[str, ...]] = {}
+    empty_jobs: list[str] = []
     for job, addresses in raw.items():
         if not isinstance(addresses, list):
             raise ConfigError(
                 f"TF_CONFIG cluster.{job} is {_show(addresses)} ({_type_name(addresses)}): "
                 f'expected a list of "host:port" strings, e.g. "{job}": ["host1:2222"]')
         if not addresses:
-            raise ConfigError(
-                f"TF_CONFIG cluster.{job} is an empty list: list at least one "
-                '"host:port" address or remove the job')
+            # A Kubeflow TFJob writes a replica count of 0 this way: the job is absent.
+            empty_jobs.append(job)
+            continue
         cluster[job] = tuple(
             _check_address(f"cluster.{job}[{i}]", a) for i, a in enumerate(addresses))
     _check_job_sizes(cluster)
     _check_unique_addresses(cluster)
-    return cluster
+    return cluster, tuple(sorted(empty_jobs))
 
 
 def _check_job_sizes(cluster: Mapping[str, tuple[str, ...]]) -> None:
-    for job in (CHIEF, MASTER, EVALUATOR):
+    # Both tf.estimator's RunConfig and tf.distribute refuse these for every task.
+    # (Several evaluators, or a master beside an evaluator, only stop the
+    # evaluator tasks concerned: see _check_evaluator.)
+    for job in (CHIEF, MASTER):
         if len(cluster.get(job, ())) > 1:
             raise ConfigError(
                 f"TF_CONFIG cluster.{job} has {len(cluster[job])} tasks "
@@ -126,10 +135,6 @@ def _check_job_sizes(cluster: Mapping[str, tuple[str, ...]]) -> None:
         raise ConfigError(
             "TF_CONFIG cluster has both a chief and a master: they are the same "
             "role (master is the TF 1.x name); keep one of them")
-    if MASTER in cluster and EVALUATOR in cluster:
-        raise ConfigError(
-            "TF_CONFIG cluster has both a master and an evaluator: a master evaluates "
-            "its own checkpoints; use a chief with the evaluator, or drop the evaluator")
 
 
 def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
@@ -144,13 +149,37 @@ def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
             seen[address] = task
 
 
-def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]]) -> tuple[str | None, int | None]:
+def _check_evaluator(index: int, cluster: Mapping[str, tuple[str, ...]]) -> None:
+    """Refuses an evaluator task that neither tf.estimator nor tf.distribute runs.
+
+    The rest of such a cluster trains: only this task fails.
+    """
+    if MASTER in cluster:
+        raise ConfigError(
+            f'TF_CONFIG task.type "evaluator" cannot join a cluster with a master, so '
+            f"evaluator:{index} cannot run: tf.estimator refuses an evaluator beside a "
+            "master (the master evaluates its own checkpoints after each save) and "
+            'tf.distribute has no "master" job. The master trains; to keep this evaluator, '
+            "rename the TFJob's Master replica spec to Chief (cluster.master -> "
+            "cluster.chief), or else remove the Evaluator replica spec")
+    if index > 0:
+        listed = len(cluster.get(EVALUATOR, ()))
+        shown = f"; cluster.evaluator lists {listed}" if listed > 1 else ""
+        raise ConfigError(
+            f"TF_CONFIG task evaluator:{index} cannot run: there can be only one "
+            "evaluator, with index 0 (tf.estimator.train_and_evaluate and tf.distribute "
+            f"each run a single evaluator{shown}). Set the TFJob's Evaluator replicas "
+            "to 1; the chief and workers train regardless")
+
+
+def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]],
+                empty_jobs: tuple[str, ...] = ()) -> tuple[str | None, int | None]:
     if raw is None or raw == {}:
-        if cluster:
+        if cluster or empty_jobs:
             raise ConfigError(
                 "TF_CONFIG has a cluster but no task: add "
                 '"task": {"type": ..., "index": ...} naming which of the '
-                f"cluster's tasks this process is (jobs: {', '.join(cluster)})")
+                f"cluster's tasks this process is (jobs: {', '.join([*cluster, *empty_jobs])})")
         return None, None
     if not isinstance(raw, dict):
         raise ConfigError(
@@ -187,15 +216,13 @@ def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]]) -> tuple[str |
             f"TF_CONFIG task.index {index} is negative: expected a non-negative "
             f"integer, the position of this task in cluster.{task_type}")
     if task_type == EVALUATOR:
-        if MASTER in cluster:
-            raise ConfigError(
-                'TF_CONFIG task.type "evaluator" cannot join a cluster with a master: '
-                "a master evaluates its own checkpoints; use a chief instead of the master")
-        if index > 0:
-            raise ConfigError(
-                f"TF_CONFIG task.index {index} is out of range for \"evaluator\": "
-                "there can be only one evaluator, with index 0")
+        _check_evaluator(index, cluster)
         return task_type, index
+    if task_type in empty_jobs:
+        raise ConfigError(
+            f"TF_CONFIG cluster.{task_type} is an empty list, so task {task_type}:{index} "
+            f'has no address: list its "host:port" in cluster.{task_type} (a TFJob '
+            "writes an empty list for a replica count of 0)")
     if not cluster:
         raise ConfigError(
             f'TF_CONFIG task.type "{task_type}" needs a cluster: add "cluster" '
@@ -223,6 +250,12 @@ class ClusterConfig:
       task_index: this task's position in its job, or None when local.
       rpc_layer: the protocol for the TensorFlow server ("grpc").
       environment: TF_CONFIG's "environment" ("cloud", "google"...) or None.
+      empty_jobs: sorted names of the jobs TF_CONFIG gave as empty lists (a
+        Kubeflow TFJob's replica count of 0). They are absent from `cluster`
+        and from every fact derived from it, except `is_single_node`.
+
+    Configs are hashable and compare equal when all fields do (the order of
+    the jobs in `cluster` does not matter).
     """
 
     cluster: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
@@ -230,10 +263,23 @@ class ClusterConfig:
     task_index: int | None = None
     rpc_layer: str = "grpc"
     environment: str | None = None
+    empty_jobs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        jobs = {job: tuple(addresses) for job, addresses in dict(self.cluster).items()}
+        named = ((self.empty_jobs,) if isinstance(self.empty_jobs, str)
+                 else tuple(self.empty_jobs))
+        empty = {*named, *(job for job, addresses in jobs.items() if not addresses)}
         object.__setattr__(self, "cluster", types.MappingProxyType(
-            {job: tuple(addresses) for job, addresses in dict(self.cluster).items()}))
+            {job: addresses for job, addresses in jobs.items() if addresses}))
+        object.__setattr__(self, "empty_jobs",
+                           tuple(sorted(empty.difference(self.cluster))))
+
+    def __hash__(self) -> int:
+        # The generated hash would hash the read-only `cluster` mapping, which
+        # cannot be hashed; this one uses its canonical (sorted) items instead.
+        return hash((tuple(sorted(self.cluster.items())), self.task_type,
+                     self.task_index, self.rpc_layer, self.environment, self.empty_jobs))
 
     # -- parsing ---------------------------------------------------------------------
     @classmethod
@@ -262,8 +308,8 @@ class ClusterConfig:
             raise ConfigError(
                 f"TF_CONFIG is {_show(data)} ({_type_name(data)}): expected a JSON "
                 f"object such as {_EXAMPLE}")
-        cluster = _parse_cluster(data.get("cluster"))
-        task_type, task_index = _parse_task(data.get("task"), cluster)
+        cluster, empty_jobs = _parse_cluster(data.get("cluster"))
+        task_type, task_index = _parse_task(data.get("task"), cluster, empty_jobs)
         rpc_layer = data.get("rpc_layer") or "grpc"
         if rpc_layer not in RPC_LAYERS:
             raise ConfigError(
@@ -276,7 +322,7 @@ class ClusterConfig:
                 f"TF_CONFIG environment is {_show(environment)} "
                 f"({_type_name(environment)}): expected a string such as \"cloud\"")
         return cls(cluster=cluster, task_type=task_type, task_index=task_index,
-                   rpc_layer=rpc_layer, environment=environment)
+                   rpc_layer=rpc_layer, environment=environment, empty_jobs=empty_jobs)
 
     # -- derived facts ---------------------------------------------------------------
     @property
@@ -343,10 +389,11 @@ class ClusterConfig:
     def is_single_node(self) -> bool:
         """The whole cluster is one task (a trainer that needs no server).
 
-        An evaluator listed in the cluster counts, as it does for RunConfig,
-        which then gives the trainer a gRPC master to connect to.
+        An evaluator listed in the cluster counts, and so does an empty job, as
+        they do for RunConfig, which then gives the trainer a gRPC master to
+        connect to.
         """
-        return sum(len(a) for a in self.cluster.values()) == 1
+        return sum(len(a) for a in self.cluster.values()) == 1 and not self.empty_jobs
 
     @property
     def is_google_environment(self) -> bool:
@@ -354,6 +401,7 @@ class ClusterConfig:
 
     # -- output ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        """The normalised TF_CONFIG value: empty jobs are left out."""
         data: dict[str, Any] = {}
         if self.cluster:
             data["cluster"] = {job: list(a) for job, a in self.cluster.items()}
@@ -366,12 +414,20 @@ class ClusterConfig:
         return data
 
     def to_json(self) -> str:
-        """The TF_CONFIG text for this task (parses back to an equal config)."""
+        """The normalised TF_CONFIG text for this task.
+
+        It parses back to an equal config, but for `empty_jobs`: empty jobs are
+        left out, so that tf.estimator's RunConfig accepts it for every task
+        (TF 2.15's fails for some tasks of a cluster with an empty job).
+        """
         return json.dumps(self.to_dict(), sort_keys=True)
 
     def for_task(self, task_type: str, task_index: int) -> "ClusterConfig":
         """The same cluster seen from another task (validated)."""
         data = self.to_dict()
+        if self.empty_jobs:
+            data["cluster"] = {**data.get("cluster", {}),
+                               **{job: [] for job in self.empty_jobs}}
         data["task"] = {"type": task_type, "index": task_index}
         return ClusterConfig.from_dict(data)
 
@@ -398,8 +454,90 @@ class ClusterConfig:
         elif self.task_type == PS:
             facts.append("serves variables to the trainers until they have all finished")
         elif self.task_type in TRAINER_TYPES:
-            facts.append(f"one of {self.num_workers} training tasks")
+            facts.append(f"one of {self.num_workers} training tasks" if self.num_workers > 1
+                         else "the only training task")
         lines.append(f"role: {role}" + (f" ({'; '.join(facts)})" if facts else ""))
         if self.environment:
             lines.append(f"environment: {self.environment}")
+        if self.empty_jobs:
+            lines.append(f"empty jobs (treated as absent): {', '.join(self.empty_jobs)}")
+        evaluators = len(self.cluster.get(EVALUATOR, ()))
+        if evaluators > 1:
+            lines.append(f"evaluators: only evaluator:0 runs ({evaluators} listed); set the "
+                         "TFJob's Evaluator replicas to 1")
+        support = self.trainer_support()
+        if support:
+            lines.append("trainers for this cluster:")
+            lines.extend(f"  {trainer}: {verdict}" for trainer, verdict in support.items())
         return "\n".join(lines)
+
+    # -- which trainers can run this shape ---------------------------------------------
+    def trainer_support(self) -> dict[str, str]:
+        """Whether each trainer can train this cluster, judged from its shape alone.
+
+        Maps "Estimator" and "Keras" to "yes, how" or "no: why; the fix".
+        Empty when there is no training cluster (a local run, a lone evaluator).
+        """
+        if not self.training_cluster:
+            return {}
+        return {ESTIMATOR: self._estimator_support(), KERAS: self._keras_support()}
+
+    def _estimator_support(self) -> str:
+        if not self.has_chief:
+            missing = [job for job in (CHIEF, MASTER) if job in self.empty_jobs]
+            why = (f"cluster.{missing[0]} is an empty list" if missing
+                   else 'the cluster has no "chief" (or "master") job')
+            return (f"no: {why}, and Estimator training needs one chief to save "
+                    "checkpoints; give the TFJob a Chief replica (replicas: 1), or add "
+                    '"chief": ["host:port"] to cluster')
+        verdict = "yes"
+        if MASTER in self.cluster:
+            verdict += ", master:0 trains and evaluates after checkpoint saves"
+            if EVALUATOR in self.cluster:
+                verdict += (" (no evaluator can run beside a master: rename the TFJob's "
+                            "Master to Chief to keep one)")
+        trap = self.run_config_fails_on
+        if trap:
+            verdict += (f"; but TF 2.15's tf.estimator.RunConfig fails for {self.task_name} "
+                        f'on the empty cluster.{trap} ("max() arg is an empty sequence"): '
+                        'first run export TF_CONFIG="$(trainexec tfconfig --json)", '
+                        "or remove the replica spec with 0 replicas")
+        return verdict
+
+    def _keras_support(self) -> str:
+        if MASTER in self.cluster:
+            return ('no: tf.distribute has no "master" job; rename it "chief" (TFJob: a '
+                    "Chief replica spec instead of Master)")
+        if PS in self.cluster:
+            if CHIEF not in self.cluster:
+                return ('no: ParameterServerStrategy (the cluster has ps) needs a "chief" '
+                        "to coordinate; add a Chief replica (replicas: 1)")
+            if WORKER not in self.cluster:
+                return ("no: ParameterServerStrategy (the cluster has ps) needs at least "
+                        "one worker; give the TFJob's Worker 1 or more replicas")
+            return "yes, ParameterServerStrategy; chief:0 coordinates"
+        if CHIEF in self.cluster:
+            return "yes, MultiWorkerMirroredStrategy"
+        return "yes, MultiWorkerMirroredStrategy; worker:0 acts as chief"
+
+    @property
+    def run_config_fails_on(self) -> str | None:
+        """The empty job on which TF 2.15's `tf.estimator.RunConfig` fails for this
+        task, built from this TF_CONFIG as given; None when it does not fail.
+
+        RunConfig numbers the tasks by walking the jobs (chief or master first,
+        then the others alphabetically, ps last) up to this task's job, and
+        raises on an empty job it passes. The chief (or master) and the
+        evaluator are never affected, nor is any task once the empty jobs are
+        left out of TF_CONFIG (see `to_json`).
+        """
+        if not self.empty_jobs or self.task_type in (None, EVALUATOR):
+            return None
+        jobs = {*self.cluster, *self.empty_jobs}
+        lead = MASTER if MASTER in jobs else CHIEF
+        for job in (lead, *sorted(jobs - {lead, PS}), PS):
+            if job == self.task_type:
+                return None
+            if job in self.empty_jobs:
+                return job
+        return None

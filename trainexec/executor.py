@@ -105,10 +105,15 @@ class TrainingExecutor:
             logger.info("Running training and evaluation locally (non-distributed).")
             return self.run_local()
         if cluster.task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
+            empty = [f"cluster.{job} is an empty list" for job in (CHIEF, MASTER)
+                     if job in cluster.empty_jobs]
             raise ConfigError(
-                "TF_CONFIG cluster has no \"chief\" (or \"master\") job: Estimator "
+                "TF_CONFIG cluster has no \"chief\" (or \"master\") job"
+                + (f" ({empty[0]})" if empty else "") + ": Estimator "
                 "training needs exactly one chief to save checkpoints; add "
-                '"chief": ["host:port"] to cluster')
+                '"chief": ["host:port"] to cluster (a TFJob Chief replica spec with '
+                "replicas: 1). A cluster of workers only suits Keras "
+                "MultiWorkerMirroredStrategy instead (see `trainexec tfconfig`)")
         logger.info("Running %s of the cluster.", cluster.task_name)
         return getattr(self, "run_" + cluster.task_type)()
 

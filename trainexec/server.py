@@ -59,9 +59,16 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
                           protocol: str | None = None) -> Any:
     """Starts this task's `tf.distribute.Server`; None when none is needed.
 
-    No server is started for a cluster of a single training task. The server
-    speaks `protocol` (default: the cluster's `rpc_layer`) and serves the
-    training cluster (the evaluator stands outside it).
+    No server is started for a cluster of a single training task (unless
+    TF_CONFIG also lists an evaluator or an empty job: RunConfig then gives the
+    trainer a gRPC master, so it needs its server). The server speaks
+    `protocol` (default: the cluster's `rpc_layer`) and serves the training
+    cluster: the evaluator stands outside it, and empty jobs are left out.
+
+    The server, and its port, last until the process exits: TensorFlow's gRPC
+    server cannot be stopped (`Server.__del__` asks it to stop, which it does
+    not implement, and leaks it), so `del server` frees nothing. A task that is
+    done returns, and its process exits.
     """
     if not cluster.is_distributed or cluster.task_type is None:
         raise ConfigError(
