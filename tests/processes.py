@@ -1,13 +1,23 @@
-"""Helpers for tests that start real processes: waiting, liveness, no survivors."""
+"""Helpers for tests that start real processes: waiting, liveness, no survivors,
+and the launcher's stand-in task program (launch_programs/role.py) and command line."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import re
 import signal
+import subprocess
+import sys
+import threading
 import time
+from pathlib import Path
 
 import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+ROLE = Path(__file__).resolve().parent / "launch_programs" / "role.py"
 
 
 def wait_until(predicate, timeout: float = 15.0, what: str = "condition") -> None:
@@ -25,14 +35,129 @@ def alive(pid: int) -> bool:
         return False
 
 
-def assert_no_survivors(pids: set[int]) -> None:
-    assert pids, "expected some started processes"
+def survivors(pids: set[int], timeout: float = 5.0) -> list[int]:
+    """The processes of `pids` still running after `timeout` seconds, which are then
+    SIGKILLed so that they do not leak into other tests."""
     try:
-        wait_until(lambda: not any(alive(p) for p in pids), timeout=5,
+        wait_until(lambda: not any(alive(p) for p in pids), timeout=timeout,
                    what="every started process to be gone")
+        return []
     except AssertionError:
-        survivors = sorted(p for p in pids if alive(p))
-        for pid in survivors:  # do not leak them into other tests
+        left = sorted(p for p in pids if alive(p))
+        for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"processes outlived the launcher: {survivors}") from None
+        return left
+
+
+def assert_no_survivors(pids: set[int]) -> None:
+    assert pids, "expected some started processes"
+    left = survivors(pids)
+    if left:
+        raise AssertionError(f"processes outlived the launcher: {left}")
+
+
+_waitid = os.waitid  # kept: a test may take os.waitid away from the launcher
+
+
+def our_unreaped_child(pid: int) -> bool:
+    """Whether `pid` is this process's child, alive or not yet reaped: then no other
+    process can have that pid, nor a process group that id."""
+    try:
+        _waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return True
+    except ChildProcessError:
+        return False
+
+
+class GroupSignals:
+    """Records every os.killpg(pgid, sig) made while installed, and whether the
+    group's leader was then still this process's unreaped child."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.calls: list[tuple[int, int, bool]] = []
+        real_killpg = os.killpg
+
+        def killpg(pgid: int, sig: int) -> None:
+            self.calls.append((pgid, sig, our_unreaped_child(pgid)))
+            real_killpg(pgid, sig)
+
+        monkeypatch.setattr(os, "killpg", killpg)
+
+    def reached(self, pgid: int) -> bool:
+        return any(group == pgid for group, _, _ in self.calls)
+
+    def after_reaping(self) -> list[tuple[int, str]]:
+        """The signals sent to a group whose leader had already been reaped."""
+        return [(pgid, signal.Signals(sig).name) for pgid, sig, ok in self.calls if not ok]
+
+
+# -- the launcher's tasks and command line ------------------------------------------------
+def role(*rules: str) -> list[str]:
+    """The command line running role.py with per-task behaviours."""
+    return [sys.executable, str(ROLE), *rules]
+
+
+def started_pids(cluster) -> set[int]:
+    """Every process a LocalCluster started (all runs) and their announced grandchildren."""
+    pids = {pid for task in cluster.tasks for pid in task.pids}
+    for task in cluster.tasks:
+        for line in task.output_lines():
+            if line.startswith("grandchild pid "):
+                pids.add(int(line.split()[-1]))
+    return pids
+
+
+def cli(*args: str) -> list[str]:
+    """The `trainexec launch` command line."""
+    return [sys.executable, "-m", "trainexec", "launch", *args]
+
+
+def printed_pids(stdout: str) -> set[int]:
+    """The pids role.py tasks announced ("[worker:0] pid 123") in the launcher's output."""
+    return {int(pid) for pid in re.findall(r"^\[\w+:\d+\] (?:grandchild )?pid (\d+)$",
+                                           stdout, re.MULTILINE)}
+
+
+def count_ready(lines: list[str]) -> int:
+    return sum(line.endswith("] ready") for line in lines)
+
+
+class Launcher:
+    """`trainexec launch` in its own session, its output collected by a thread."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(cli(*args), cwd=ROOT, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+        self.lines: list[str] = []
+        self._queue: queue.Queue = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+
+    def _drain(self) -> list[str]:
+        while not self._queue.empty():
+            self.lines.append(self._queue.get())
+        return self.lines
+
+    def wait_for_lines(self, predicate, what: str) -> None:
+        wait_until(lambda: predicate(self._drain()), what=what)
+
+    def task_pids(self) -> set[int]:
+        """Every process below the launcher now (tasks, grandchildren, helpers)."""
+        return {p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)}
+
+    def finish(self, timeout: float = 30) -> int:
+        code = self.proc.wait(timeout=timeout)
+        self._reader.join(10)
+        self._drain()
+        return code
+
+    def close(self) -> None:
+        if self.proc.poll() is None:  # only if a test failed: leave nothing behind
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()

@@ -11,31 +11,23 @@ import contextlib
 import io
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-import psutil
 import pytest
 
+from trainexec import launch
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch import JobResult, LocalCluster, TaskOutcome
-from processes import alive, assert_no_survivors, wait_until
+from processes import (ROOT, GroupSignals, Launcher, alive, assert_no_survivors, cli,
+                       count_ready, printed_pids, role, started_pids, wait_until)
 
-ROOT = Path(__file__).resolve().parents[1]
-ROLE = Path(__file__).resolve().parent / "launch_programs" / "role.py"
 GRACE = 1.0
-
-
-def role(*rules: str) -> list[str]:
-    """The command line running role.py with per-task behaviours."""
-    return [sys.executable, str(ROLE), *rules]
 
 
 class Sink:
@@ -48,16 +40,6 @@ class Sink:
     def __call__(self, line: str) -> None:
         with self._lock:
             self.lines.append(line)
-
-
-def started_pids(cluster: LocalCluster) -> set[int]:
-    """Every process the cluster started (all runs) and their announced grandchildren."""
-    pids = {pid for task in cluster.tasks for pid in task.pids}
-    for task in cluster.tasks:
-        for line in task.output_lines():
-            if line.startswith("grandchild pid "):
-                pids.add(int(line.split()[-1]))
-    return pids
 
 
 def ready(cluster: LocalCluster, *names: str) -> bool:
@@ -395,24 +377,103 @@ def test_interrupt_stops_the_job_like_a_signal(make_cluster):
     assert_no_survivors(started_pids(cluster))
 
 
+@pytest.mark.cluster
+def test_tasks_outlive_the_short_lived_thread_that_started_them(make_cluster):
+    # The parent-death signal fires when the *thread* that forked a task ends.
+    cluster = make_cluster(role("chief=serve", "worker=serve"))
+    starter = threading.Thread(target=cluster.start)
+    starter.start()
+    starter.join()
+    wait_ready(cluster)
+    time.sleep(0.3)  # the starter thread is long gone
+    assert all(task.running and alive(task.pid) for task in cluster.tasks)
+    threading.Thread(target=cluster.restart, args=("worker",)).start()
+    wait_until(lambda: cluster.task("worker").output_lines().count("ready") == 2,
+               what="the restarted worker ready")
+    time.sleep(0.3)
+    worker = cluster.task("worker")
+    assert worker.running and alive(worker.pid)
+    cluster.stop_all()
+    assert [t.output_lines().count("got SIGTERM") for t in cluster.tasks] == [1, 2]
+    assert_no_survivors(started_pids(cluster))
+
+
+@pytest.mark.cluster
+def test_without_the_parent_death_signal_it_warns_and_still_runs(make_cluster, monkeypatch,
+                                                                   caplog):
+    monkeypatch.setattr(launch, "_load_prctl", lambda: None)  # as on macOS
+    with make_cluster(role("ps=serve", "chief=await-ps"), workers=0, ps=1) as cluster:
+        result = cluster.wait(timeout=30)
+    assert result.ok, result.reason
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("PR_SET_PDEATHSIG) is not available" in w and "watcher" in w
+               for w in warnings), warnings
+    assert_no_survivors(started_pids(cluster))
+
+
+@pytest.mark.cluster
+def test_the_atexit_safety_net_kills_what_an_ended_task_left_behind(make_cluster):
+    cluster = make_cluster(role("chief=serve", "worker=orphan:0"))
+    with cluster:
+        wait_ready(cluster)
+        worker = cluster.task("worker")
+        wait_until(lambda: not alive(worker.pid), what="worker:0 to exit")
+        grandchild = int(worker.output_lines()[-2].split()[-1])  # "grandchild pid N"
+        assert alive(grandchild)
+        cluster._kill_everything()  # what atexit runs if the program exits without stopping
+        assert_no_survivors(started_pids(cluster))
+
+
+@pytest.mark.cluster
+def test_without_waitid_an_ended_tasks_group_is_left_alone(make_cluster, monkeypatch):
+    # As on macOS before Python 3.13: an exit is only seen by reaping the task, so
+    # its group id may be reused at once and must never be signalled after that.
+    group_signals = GroupSignals(monkeypatch)
+    monkeypatch.delattr(os, "waitid")
+    with make_cluster(role("chief=ok", "worker=sleep:0.5", "ps=serve"), ps=1,
+                      wait_for=["chief", "worker"]) as cluster:
+        result = cluster.wait(timeout=30)
+    assert result.ok, result.reason
+    assert [t.returncode for t in cluster.tasks] == [0, 0, 0]  # the ps exits 0 on SIGTERM
+    assert group_signals.reached(cluster.task("ps").pid)  # the running ps was stopped
+    assert group_signals.after_reaping() == []
+    assert_no_survivors(started_pids(cluster))
+
+
+@pytest.mark.cluster
+def test_the_watcher_kills_the_groups_not_forgotten_when_the_launcher_ends(caplog):
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    procs = [subprocess.Popen(sleep, start_new_session=True) for _ in range(3)]
+    watcher = launch._Watcher()
+    try:
+        watcher.add(procs[0].pid)
+        watcher.add(procs[1].pid)
+        watcher.forget(procs[1].pid)  # swept by the launcher: its id may be reused
+        first = watcher._proc
+        first.kill()  # the watcher dies: the next task started gets a new one
+        first.wait()
+        watcher.add(procs[2].pid)
+        assert watcher._proc is not None and watcher._proc.pid != first.pid
+        assert any("watcher process has ended" in r.getMessage() for r in caplog.records)
+        watcher.close()  # EOF, as when the launcher dies
+        assert procs[0].wait(timeout=5) == -signal.SIGKILL
+        assert procs[2].wait(timeout=5) == -signal.SIGKILL
+        assert procs[1].poll() is None
+    finally:
+        watcher.close()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def test_a_command_that_cannot_start_raises():
     with pytest.raises(FileNotFoundError):
         LocalCluster(["/nonexistent/trainexec-program"], workers=2).start()
 
 
 # -- the command line ----------------------------------------------------------------------
-def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "trainexec", "launch", *args]
-
-
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(cli(*args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def printed_pids(stdout: str) -> set[int]:
-    """The pids role.py tasks announced ("[worker:0] pid 123") in the launcher's output."""
-    return {int(pid) for pid in re.findall(r"^\[\w+:\d+\] (?:grandchild )?pid (\d+)$",
-                                           stdout, re.MULTILINE)}
 
 
 @pytest.mark.cluster
@@ -464,49 +525,6 @@ def test_cli_argument_errors_exit_2_naming_the_flag(args, message):
     proc = run_cli(*args)
     assert proc.returncode == 2
     assert message in proc.stderr
-
-
-class Launcher:
-    """`trainexec launch` in its own session, its output collected by a thread."""
-
-    def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen(cli(*args), cwd=ROOT, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
-        self.lines: list[str] = []
-        self._queue: queue.Queue = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self._queue.put(line.rstrip("\n"))
-
-    def _drain(self) -> list[str]:
-        while not self._queue.empty():
-            self.lines.append(self._queue.get())
-        return self.lines
-
-    def wait_for_lines(self, predicate, what: str) -> None:
-        wait_until(lambda: predicate(self._drain()), what=what)
-
-    def task_pids(self) -> set[int]:
-        return {p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)}
-
-    def finish(self, timeout: float = 30) -> int:
-        code = self.proc.wait(timeout=timeout)
-        self._reader.join(10)
-        self._drain()
-        return code
-
-    def close(self) -> None:
-        if self.proc.poll() is None:  # only if a test failed: leave nothing behind
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-
-def count_ready(lines: list[str]) -> int:
-    return sum(line.endswith("] ready") for line in lines)
 
 
 @pytest.mark.cluster

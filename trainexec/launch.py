@@ -22,21 +22,47 @@ tasks still running then (ps, serving workers) are stopped: SIGTERM, then
 SIGKILL after `grace_secs`. A task that exits non-zero, or dies by a signal
 we did not send, is restarted with the same TF_CONFIG while it has restarts
 left; otherwise the job fails and every other task is stopped.
+
+What dies with the launcher: each task runs in its own session, and a task is
+stopped by SIGKILL to its whole process group after SIGTERM and the grace, so
+every process it started that stayed in its group dies with it. A crashed
+task's group is killed before the task is restarted; the group of a task that
+exited 0 is killed when the job ends. If the launcher itself dies, even by
+SIGKILL, a watcher process (one per started cluster, seeing the launcher's end
+as EOF on a pipe) SIGKILLs every task group not yet killed, and on Linux the
+kernel also SIGKILLs each task (PR_SET_PDEATHSIG, set in the task before exec).
+Not covered: a process that leaves its task's group (setsid or setpgid, as a
+daemon does); the grandchildren of a task if the launcher and the watcher are
+both killed (the tasks still die on Linux); a task that execs a set-user-ID
+program loses the parent-death signal (the watcher still kills its group).
+
+Process group ids: a group is signalled only while its leader (the task's
+process) is the launcher's unreaped child, alive or a zombie, so its id cannot
+have been given to another process; exits are seen without reaping
+(os.waitid with WNOWAIT) and the leader is reaped right after its group's
+SIGKILL (without os.waitid, as on macOS before Python 3.13, an exit is seen by
+reaping, and that group is then left alone rather than risk it). The watcher,
+acting after the launcher is gone, signals groups within moments of the tasks'
+deaths; reusing one of those ids so soon would take the kernel cycling through
+its whole pid range.
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
+import ctypes
 import dataclasses
 import json
 import logging
 import os
+import queue
 import signal
 import subprocess
 import sys
 import threading
 import time
+import weakref
 from typing import Any, Callable, Mapping, Sequence, TextIO, Union
 
 import portpicker
@@ -54,6 +80,8 @@ MAX_LINES = 100_000  # lines kept in memory per task
 TAIL_LINES = 20  # lines of a failed task shown in the failure reason
 _POLL_SECS = 0.02
 _READER_JOIN_SECS = 1.0  # a grandchild may hold the pipe open after its parent exits
+_WATCHER_EXIT_SECS = 5.0
+_ATEXIT_LOCK_SECS = 1.0
 _OUTPUT_LOCK = threading.Lock()  # one line at a time, across clusters and threads
 
 
@@ -101,7 +129,7 @@ class Task:
     _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
     _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
     _crashes_restarted: int = dataclasses.field(default=0, repr=False)
-    _swept: bool = dataclasses.field(default=False, repr=False)  # group SIGKILLed once reaped
+    _swept: bool = dataclasses.field(default=False, repr=False)  # group killed, leader reaped
     _lines: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
     _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
@@ -200,6 +228,241 @@ def _pick_ports(count: int) -> list[int]:
     return ports
 
 
+# -- processes: exit codes without reaping, the parent-death signal, the watcher ----------
+def _exit_code(proc: subprocess.Popen) -> int | None:
+    """`proc`'s exit code once it has ended (negative: killed by that signal), or None.
+
+    Unlike `Popen.poll()` this does not reap it: until it is reaped its pid, which
+    is also its process group's id, cannot be given to another process, so the
+    group can still be signalled safely (see `LocalCluster._sweep`).
+    """
+    if proc.returncode is not None:
+        return proc.returncode
+    if not hasattr(os, "waitid") or not hasattr(os, "WNOWAIT"):  # macOS before 3.13
+        return proc.poll()
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped behind our back (SIGCHLD ignored, waitpid(-1))
+        return proc.poll()  # sets returncode, so the group is never signalled again
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl(2) on Linux; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+def _die_with_parent(prctl: Callable[..., int], parent_pid: int) -> Callable[[], None]:
+    """A Popen `preexec_fn` asking the kernel to SIGKILL the child when its parent
+    ends. The kernel ties this to the parent *thread* that forked, hence
+    `_ForkingThread`; it survives exec, except of set-user-ID programs."""
+    kill = int(signal.SIGKILL)
+
+    def preexec() -> None:  # in the child between fork and exec: no locks, no logging
+        if prctl(_PR_SET_PDEATHSIG, kill, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+        if os.getppid() != parent_pid:  # the launcher died before prctl took effect
+            os.kill(os.getpid(), kill)
+
+    return preexec
+
+
+@dataclasses.dataclass(eq=False)
+class _Call:
+    fn: Callable[[], Any]
+    value: Any = None
+    error: BaseException | None = None
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+
+
+class _ForkingThread:
+    """Starts every task from one daemon thread that lives as long as the process.
+
+    A task's parent-death signal fires when the thread that forked it ends, so a
+    task started by a short-lived thread (a `start()` or `restart()` in a worker
+    thread, a `wait()` restarting a task) must not be forked by that thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: queue.SimpleQueue | None = None
+        self._pid = 0
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        """Runs `fn` on the forking thread and returns its result (or raises its error)."""
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or in a forked copy of this process
+                self._calls = queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(self._calls,),
+                                 name="trainexec-fork", daemon=True).start()
+                self._pid = os.getpid()
+            calls = self._calls
+        call = _Call(fn)
+        calls.put(call)
+        interrupted = None
+        while not call.done.is_set():
+            try:
+                call.done.wait()
+            except BaseException as exc:  # Ctrl-C: let the task start (and be tracked) first
+                interrupted = exc
+        if interrupted is not None:
+            raise interrupted
+        if call.error is not None:
+            raise call.error
+        return call.value
+
+    def _after_fork_in_child(self) -> None:
+        self._lock, self._calls, self._pid = threading.Lock(), None, 0
+
+    @staticmethod
+    def _serve(calls: queue.SimpleQueue) -> None:
+        while True:
+            call = calls.get()
+            try:
+                call.value = call.fn()
+            except BaseException as exc:  # handed to the caller
+                call.error = exc
+            finally:
+                call.done.set()
+
+
+_FORKING_THREAD = _ForkingThread()
+
+# The watcher: reads "+<pgid>" (a task group started) and "-<pgid>" (swept) lines;
+# EOF means the launcher has ended, however it ended: then it SIGKILLs the groups left.
+_WATCHER_SOURCE = """\
+import os, signal, sys
+for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+groups = set()
+for line in sys.stdin.buffer:
+    try:
+        pgid = int(line[1:])
+    except ValueError:
+        continue
+    (groups.add if line[:1] == b"+" else groups.discard)(pgid)
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_WATCHERS: "weakref.WeakSet[_Watcher]" = weakref.WeakSet()
+
+
+class _Watcher:
+    """A process that SIGKILLs a cluster's task groups if the launcher dies first.
+
+    Only the launcher holds the pipe's write end (close-on-exec, and closed in
+    forked children), so the watcher reads EOF exactly when the launcher is gone;
+    it runs in its own session and ignores SIGINT, SIGTERM and SIGHUP. It starts
+    on the first `add` and ends on `close` (or with the launcher).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+        self._fd: int | None = None
+        self._proc: subprocess.Popen | None = None
+        _WATCHERS.add(self)
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+            if self._fd is not None:
+                self._send(f"+{pgid}\n")
+            if self._fd is None:  # none yet, or it has died: a new one learns every group
+                self._start()
+
+    def forget(self, pgid: int) -> None:
+        """Before the group's leader is reaped: from then on its id may be reused."""
+        with self._lock:
+            self._groups.discard(pgid)
+            if self._fd is not None:
+                self._send(f"-{pgid}\n")
+
+    def close(self) -> None:
+        """Ends the watcher (it then kills any group not forgotten) and reaps it."""
+        with self._lock:
+            fd, proc, self._fd, self._proc = self._fd, self._proc, None, None
+        if fd is not None:
+            os.close(fd)
+        if proc is not None:
+            try:
+                proc.wait(_WATCHER_EXIT_SECS)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def _start(self) -> None:
+        try:
+            read, write = os.pipe()
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _WATCHER_SOURCE], stdin=read,
+                    stdout=subprocess.DEVNULL, start_new_session=True)
+            except BaseException:
+                os.close(write)
+                raise
+            finally:
+                os.close(read)
+        except (OSError, ValueError) as err:
+            logger.warning("could not start the watcher process (%s): if the launcher is "
+                           "killed, processes its tasks started may outlive it", err)
+            return
+        self._fd = write
+        self._send("".join(f"+{pgid}\n" for pgid in sorted(self._groups)))
+
+    def _send(self, lines: str) -> None:
+        try:
+            os.write(self._fd, lines.encode())
+        except OSError as err:  # it died: the next add starts another
+            logger.warning("the watcher process has ended (%s): another starts with the "
+                           "next task started", err)
+            os.close(self._fd)
+            self._fd = None
+            if self._proc is not None:
+                self._proc.poll()
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked copy of the launcher: the pipe and the watcher are the parent's."""
+        self._lock = threading.Lock()
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd, self._proc, self._groups = None, None, set()
+
+
+def _after_fork_in_child() -> None:
+    """A forked copy of the launcher owns neither its forking thread nor its watchers."""
+    _FORKING_THREAD._after_fork_in_child()
+    for watcher in list(_WATCHERS):
+        watcher._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class LocalCluster:
     """Runs `command` once per task of a local TF_CONFIG cluster.
 
@@ -266,6 +529,8 @@ class LocalCluster:
         self._interrupt: int | None = None
         self._force = False
         self._start_time = 0.0
+        self._watcher = _Watcher()
+        self._prctl: Callable[..., int] | None = None
 
     # -- lookup ------------------------------------------------------------------------
     @property
@@ -311,6 +576,11 @@ class LocalCluster:
                 raise RuntimeError("this LocalCluster was already started")
             self._started = True
             self._start_time = time.monotonic()
+            self._prctl = _load_prctl()
+            if self._prctl is None:
+                logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "
+                               "available on %s: if the launcher is killed, only its watcher "
+                               "process stops the tasks", sys.platform)
             try:
                 for task in self._tasks:
                     self._spawn(task)
@@ -320,23 +590,32 @@ class LocalCluster:
         return self
 
     def _spawn(self, task: Task) -> None:
+        if task._proc is not None:
+            self._sweep(task)  # the previous run's group, before its id can be reused
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.update(self.env)
         env[TF_CONFIG] = task.tf_config
-        proc = subprocess.Popen(self.command, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
-        task._swept = False
-        task.pids.append(proc.pid)
+        preexec = _die_with_parent(self._prctl, os.getpid()) if self._prctl else None
+
+        def start() -> subprocess.Popen:  # on the forking thread; tracks the task at once
+            proc = subprocess.Popen(self.command, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True, preexec_fn=preexec)
+            task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
+            task._swept = False
+            task.pids.append(proc.pid)
+            self._watcher.add(proc.pid)
+            task._reader = threading.Thread(target=self._pump, args=(task, proc.stdout),
+                                            name=f"launch-{task.name}", daemon=True)
+            task._reader.start()
+            return proc
+
+        proc = _FORKING_THREAD.run(start)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
         if task.started_at is None:
             task.started_at = time.monotonic()
-        task._reader = threading.Thread(target=self._pump, args=(task, proc.stdout),
-                                        name=f"launch-{task.name}", daemon=True)
-        task._reader.start()
         logger.info("started %s (pid %s) %s", task.name, proc.pid,
                     task.address or "outside the cluster")
 
@@ -361,49 +640,67 @@ class LocalCluster:
             except Exception:  # a broken sink must not stop the pipe being drained
                 logger.debug("could not write output line", exc_info=True)
 
-    def _reap(self, task: Task, returncode: int) -> None:
-        if task.returncode is not None:
-            return
-        task.returncode, task.ended_at = returncode, time.monotonic()
-        if task._reader is not None:
-            task._reader.join(_READER_JOIN_SECS)
+    # Reaping a task's process frees its pid, which is also its group's id: after
+    # that the id may belong to an unrelated process. So the launcher sees exits
+    # without reaping (`_poll`), signals a group only while its leader is unreaped
+    # (`_signal`, `_sweep`), and reaps in one place, `_sweep`, right after the
+    # group's SIGKILL.
+    def _poll(self, task: Task) -> int | None:
+        """The current run's exit code once it has ended (recorded, not reaped)."""
+        if task.returncode is None:
+            code = _exit_code(task._proc)
+            if code is not None:
+                task.returncode, task.ended_at = code, time.monotonic()
+        return task.returncode
 
     def _signal(self, task: Task, sig: int) -> None:
-        if task._proc is None or task._swept:  # never signal a group id twice after reaping
+        proc = task._proc
+        if proc is None or task._swept or proc.returncode is not None:  # reaped: not ours
             return
-        try:
-            os.killpg(task._proc.pid, sig)  # the task's session: its whole tree
-        except (ProcessLookupError, PermissionError):
-            pass
+        _killpg(proc.pid, sig)  # the task's session: its whole tree
+
+    def _sweep(self, task: Task) -> None:
+        """SIGKILLs what is left of the task's process group, then reaps its leader."""
+        proc = task._proc
+        if proc is None or task._swept:
+            return
+        self._signal(task, signal.SIGKILL)
+        self._watcher.forget(proc.pid)
+        code = proc.wait()
+        task._swept = True
+        if task.returncode is None:
+            task.returncode, task.ended_at = code, time.monotonic()
+        self._join_reader(task)
+
+    @staticmethod
+    def _join_reader(task: Task) -> None:
+        if task._reader is not None:
+            task._reader.join(_READER_JOIN_SECS)
 
     def _stop_tasks(self, tasks: Sequence[Task], grace: float) -> None:
         with self._lock:
             live = []
             for task in tasks:
-                if task._proc is None:
+                if task._proc is None or task._swept:
                     continue
-                code = task._proc.poll()
-                if code is not None:
-                    self._reap(task, code)  # it ended on its own: keep its real code
-                else:
+                if self._poll(task) is None:
                     task.stopped = True
                     live.append(task)
                     if grace > 0:
                         logger.info("stopping %s (SIGTERM)", task.name)
                         self._signal(task, signal.SIGTERM)
+                # else it ended on its own: its real code is kept
             deadline = time.monotonic() + grace
             while (grace > 0 and not self._force and time.monotonic() < deadline
-                   and any(t._proc.poll() is None for t in live)):
+                   and any(self._poll(t) is None for t in live)):
                 time.sleep(_POLL_SECS)
             for task in tasks:  # SIGKILL stragglers and any processes left in the group
                 if task._proc is None or task._swept:
                     continue
-                if task in live and task._proc.poll() is None and grace > 0:
+                if task in live and self._poll(task) is None and grace > 0:
                     logger.warning("%s still running %.1fs after SIGTERM: SIGKILL",
                                    task.name, grace)
-                self._signal(task, signal.SIGKILL)
-                self._reap(task, task._proc.wait())
-                task._swept = True
+                self._sweep(task)
 
     def stop(self, name: str) -> Task:
         """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""
@@ -431,6 +728,7 @@ class LocalCluster:
         """Stops every task (SIGTERM, SIGKILL after grace_secs); safe to repeat."""
         with self._lock:
             self._stop_tasks(self._tasks, self.grace_secs)
+            self._watcher.close()
             atexit.unregister(self._kill_everything)
 
     def interrupt(self, signum: int = signal.SIGINT) -> None:
@@ -443,9 +741,17 @@ class LocalCluster:
         self._interrupt = signum
 
     def _kill_everything(self) -> None:
-        for task in self._tasks:  # atexit safety net: no locks, no waiting
-            if task._proc is not None and task._proc.poll() is None:
-                self._signal(task, signal.SIGKILL)
+        """atexit safety net: SIGKILLs every group not swept yet (their leaders are
+        unreaped, alive or not), without waiting; the zombies go with the process."""
+        if not self._lock.acquire(timeout=_ATEXIT_LOCK_SECS):
+            return  # another thread is stopping them; the watcher remains
+        try:
+            for task in self._tasks:
+                if task._proc is not None and not task._swept:
+                    self._signal(task, signal.SIGKILL)
+                    self._watcher.forget(task._proc.pid)  # done: its leader is reaped soon
+        finally:
+            self._lock.release()
 
     def __enter__(self) -> "LocalCluster":
         return self.start()
@@ -475,13 +781,14 @@ class LocalCluster:
 
     def _check(self, deadline: float | None, timeout: float | None) -> JobResult | None:
         for task in self._tasks:
-            if not task.running or task._proc.poll() is None:
+            if not task.running or self._poll(task) is None:
                 continue
-            self._reap(task, task._proc.returncode)
             code = task.returncode
-            if task.stopped or code == 0:
+            if task.stopped or code == 0:  # its group lives on until the task is stopped
+                self._join_reader(task)
                 logger.info("%s exited with code %s", task.name, code)
                 continue
+            self._sweep(task)  # what it left behind dies with it, before any restart
             if task._crashes_restarted < self.max_restarts:
                 task._crashes_restarted += 1
                 task.restarts += 1

@@ -12,6 +12,11 @@ task name ("worker:1", which wins), and BEHAVIOUR is one of:
   spawn         start a grandchild that sleeps forever, then serve
   hang          ignore SIGTERM and sleep forever
   crash-once:N  exit N unless $MARKER_DIR/<task>.marker exists (creates it first)
+  orphan:N      start a grandchild that sleeps forever, then exit N
+  orphan-once:N start a grandchild that sleeps forever; on the first run write its
+                pid to $MARKER_DIR/<task>.marker and exit N; on the next run say
+                whether that first grandchild is "gone" (within 2s) or "alive",
+                then exit 0
 
 Every task prints "TF_CONFIG <json>", "pid <pid>" and "env $ROLE_TAG
 $PYTHONUNBUFFERED", installs its SIGTERM handler, binds its address if it has
@@ -25,6 +30,31 @@ import socket
 import subprocess
 import sys
 import time
+
+
+def ended(pid):
+    """True when process `pid` is gone or a zombie."""
+    if os.path.isdir("/proc/self"):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except FileNotFoundError:
+            return True
+    try:
+        os.kill(pid, 0)  # without /proc a zombie still counts as running here
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def gone(pid, within):
+    """True if process `pid` ends (or has ended) within `within` seconds."""
+    deadline = time.monotonic() + within
+    while not ended(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def main(argv):
@@ -54,7 +84,7 @@ def main(argv):
             return 98
         server.listen()
         print("bound", addresses[task["index"]])
-    if kind == "spawn":
+    if kind in ("spawn", "orphan", "orphan-once"):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         print("grandchild pid", child.pid)
     print("ready")
@@ -83,6 +113,19 @@ def main(argv):
         os.kill(os.getpid(), int(arg))
     if kind == "sleep":
         time.sleep(float(arg))
+        return 0
+    if kind == "orphan":
+        return int(arg)
+    if kind == "orphan-once":
+        marker = os.path.join(os.environ["MARKER_DIR"], name + ".marker")
+        if not os.path.exists(marker):
+            with open(marker, "w") as out:
+                out.write(str(child.pid))
+            print("crashing on purpose")
+            return int(arg)
+        with open(marker) as previous:
+            first = int(previous.read())
+        print("first grandchild", "gone" if gone(first, within=2.0) else "alive")
         return 0
     if kind == "crash-once":
         marker = os.path.join(os.environ["MARKER_DIR"], name + ".marker")
