@@ -60,7 +60,7 @@ def test_workers_started_before_the_chief_join_training_and_finish_by_themselves
     train their share once it is ready, and exit 0 at max_steps
     (benchmarks/late_chief.py measures the time saved)."""
     command = [sys.executable, "-m", "trainexec.examples.estimator_job", "--model-dir",
-               str(tmp_path / "model"), "--max-steps", "300", "--worker-delay-secs", "0",
+               str(tmp_path / "model"), "--max-steps", "600", "--worker-delay-secs", "0",
                "--late-chief-secs", "8"]
     lines = []
     with LocalCluster(command, workers=2, ps=1, grace_secs=3, output=lines.append,
@@ -69,11 +69,12 @@ def test_workers_started_before_the_chief_join_training_and_finish_by_themselves
     assert result.ok, result.reason + "\n" + "\n".join(lines[-40:])
     for name in ("chief:0", "worker:0", "worker:1"):
         assert cluster.task(name).returncode == 0 and not cluster.task(name).stopped
-    # With TF's 30 s re-check the chief ran all 300 steps and each worker 1 (its
-    # first step after waking stops it); here the three share them (~100 each).
+    # With TF's 30 s re-check the chief ran all the steps and each worker 1 (its
+    # first step after waking stops it); here the three share them. 600 steps
+    # (not 300) leave room for a worker that a loaded machine wakes late.
     shares = {t: local_steps(lines, t) for t in ("chief:0", "worker:0", "worker:1")}
     assert shares["worker:0"] >= 50 and shares["worker:1"] >= 50, shares
-    assert read_training_complete(str(tmp_path / "model")).global_step >= 300
+    assert read_training_complete(str(tmp_path / "model")).global_step >= 600
 
 
 def test_master_and_ps_processes(tmp_path):
