@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import tensorflow as tf
 
 from trainexec.checkpoints import checkpoint_step
+from trainexec.continuous import ContinuousEvalListener
 
 
 class FakeClock:
@@ -88,3 +90,43 @@ class FinalOnlyExporter(RecordingExporter):
         super().export(estimator, export_path, checkpoint_path, eval_result,
                        is_the_final_export)
         return export_path if is_the_final_export else None
+
+
+class AttemptGuard(ContinuousEvalListener):
+    """Counts evaluation attempts and stops the loop after `limit` of them: a loop
+    that would spin forever ends, and its test fails instead of hanging."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.attempts = limit, 0
+
+    def before_eval(self) -> bool:
+        self.attempts += 1
+        return self.attempts <= self.limit
+
+
+class ClockedLog:
+    """Collects (fake time, level, message) of the log records of `logger_name`
+    (and its children) at INFO and above, while used as a context manager."""
+
+    def __init__(self, clock: FakeClock, logger_name: str = "trainexec") -> None:
+        self.clock, self.lines = clock, []
+        self._logger = logging.getLogger(logger_name)
+        lines = self.lines
+
+        class _Handler(logging.Handler):
+            def emit(self, record):
+                lines.append((clock.now(), record.levelno, record.getMessage()))
+        self._handler = _Handler(logging.INFO)
+
+    def __enter__(self) -> "ClockedLog":
+        self._level = self._logger.level
+        self._logger.addHandler(self._handler)
+        self._logger.setLevel(logging.INFO)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._logger.removeHandler(self._handler)
+        self._logger.setLevel(self._level)
+
+    def messages(self, prefix: str = "") -> list[tuple[float, str]]:
+        return [(t, m) for t, _, m in self.lines if m.startswith(prefix)]

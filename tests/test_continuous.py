@@ -1,19 +1,23 @@
 """The continuous loop: the pure `decide` table, and the driver on real checkpoint
 files with a fake clock (no real sleeping)."""
 
+import glob
 import logging
 import os
 
 import pytest
+import tensorflow as tf
 
 from trainexec.checkpoints import CheckpointInfo, is_complete
 from trainexec.completion import TrainingComplete, record_training_complete
-from trainexec.continuous import (Action, ContinuousEvalListener, ContinuousEvaluation,
-                                  Decision, LoopPolicy, Observation, decide)
+from trainexec.continuous import (START_MARKER, Action, ContinuousEvalListener,
+                                  ContinuousEvaluation, Decision, Failure, FailureKind,
+                                  LoopPolicy, Observation, decide)
 from trainexec.errors import ConfigError
 from trainexec.evaluation import Evaluator
-from fakes import (DirectoryTarget, FakeClock, FinalOnlyExporter, RecordingExporter,
-                   point_state_file_at, write_checkpoint)
+from fakes import (AttemptGuard, ClockedLog, DirectoryTarget, FakeClock,
+                   FinalOnlyExporter, RecordingExporter, point_state_file_at,
+                   write_checkpoint)
 
 C10 = CheckpointInfo("/m/model.ckpt-10", 10)
 C20 = CheckpointInfo("/m/model.ckpt-20", 20)
@@ -33,7 +37,7 @@ DONE_NO_NAME = TrainingComplete(global_step=999, checkpoint=None, max_steps=None
 
 def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
         last_eval_at=None, last_new_at=0.0, completion=None, skipped=(), predates=False,
-        max_reached_at=None, incomplete_since=None):
+        max_reached_at=None, incomplete_since=None, failure=None):
     if not complete and incomplete_since is None:
         incomplete_since = now
     return Observation(now=now, started_at=started_at, latest=latest,
@@ -43,7 +47,13 @@ def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
                        completion_predates_start=predates,
                        max_steps_reached_at=max_reached_at,
                        incomplete_since=incomplete_since,
-                       incomplete_reason="" if complete else "missing ckpt.index")
+                       incomplete_reason="" if complete else "missing ckpt.index",
+                       last_failure=failure)
+
+
+def failed(checkpoint, at, kind):
+    return Failure(checkpoint.path, at, kind, "NotFoundError: /data/eval.tfrecord; No such "
+                   "file or directory")
 
 
 POLICY = LoopPolicy(start_delay_secs=0, throttle_secs=600, poll_secs=1.0)
@@ -109,6 +119,43 @@ TABLE = [
      obs(latest=C20, evaluated=C20, completion=DONE20_ELSEWHERE), POLICY, Action.STOP, 0.0),
     ("a record naming no checkpoint: the newest is the last",
      obs(latest=C10, evaluated=C10, completion=DONE_NO_NAME), POLICY, Action.STOP, 0.0),
+    # Failed attempts: never straight back to "evaluate".
+    ("a checkpoint just disappeared: pause poll_secs before the newer one",
+     obs(latest=C20, evaluated=None, failure=failed(C10, 99.75, FailureKind.DISAPPEARED)),
+     POLICY, Action.WAIT, 0.75),
+    ("a checkpoint just skipped as corrupt: pause before the newer one",
+     obs(latest=C20, failure=failed(C10, 99.5, FailureKind.CORRUPT)), POLICY, Action.WAIT,
+     0.5),
+    ("the final checkpoint right after a failure: pause too",
+     obs(latest=C20, completion=DONE20, failure=failed(C10, 99.5, FailureKind.DISAPPEARED)),
+     POLICY, Action.WAIT, 0.5),
+    ("poll_secs after a failed attempt: evaluate",
+     obs(latest=C20, failure=failed(C10, 99, FailureKind.DISAPPEARED)), POLICY,
+     Action.EVALUATE, 0.0),
+    ("an error while the checkpoint's files are all there is the user's: raise it",
+     obs(latest=C10, failure=failed(C10, 100, FailureKind.ERROR)), POLICY, Action.FAIL, 0.0),
+    ("the user's error is raised even with a newer checkpoint to evaluate",
+     obs(latest=C20, evaluated=None, failure=failed(C10, 50, FailureKind.ERROR)), POLICY,
+     Action.FAIL, 0.0),
+    # The idle timeout holds in every waiting state.
+    ("idle timeout during the start delay, no checkpoint: stop",
+     obs(now=70), LoopPolicy(start_delay_secs=120, idle_timeout_secs=60), Action.STOP, 0.0),
+    ("idle timeout during the start delay: the pending checkpoint is evaluated first",
+     obs(now=70, latest=C10), LoopPolicy(start_delay_secs=120, idle_timeout_secs=60),
+     Action.EVALUATE, 0.0),
+    ("idle timeout during the start delay, checkpoint evaluated before a restart: stop",
+     obs(now=70, latest=C10, evaluated=C10),
+     LoopPolicy(start_delay_secs=120, idle_timeout_secs=60), Action.STOP, 0.0),
+    ("idle timeout while a checkpoint is still being written: stop, naming it",
+     obs(latest=C10, complete=False, incomplete_since=95, last_new_at=30),
+     LoopPolicy(idle_timeout_secs=60), Action.STOP, 0.0),
+    ("idle timeout while waiting for the chief's record: evaluate it as the last",
+     obs(latest=C20, evaluated=C10, last_eval_at=20, max_reached_at=30, last_new_at=30),
+     LoopPolicy(max_training_steps=20, completion_wait_secs=120, idle_timeout_secs=60),
+     Action.EVALUATE, 0.0),
+    ("idle timeout while throttled: evaluate the pending checkpoint, then stop",
+     obs(latest=C20, evaluated=C10, last_eval_at=20, last_new_at=30),
+     LoopPolicy(throttle_secs=600, idle_timeout_secs=60), Action.EVALUATE, 0.0),
 ]
 
 
@@ -125,6 +172,24 @@ def test_decide(name, observation, policy, action, wait):
 def test_final_decision_is_flagged():
     assert decide(obs(latest=C20, completion=DONE20), POLICY) == Decision(
         Action.EVALUATE, "final checkpoint", is_final=True)
+
+
+@pytest.mark.parametrize("observation,policy,words", [
+    (obs(latest=C20, evaluated=C10, completion=DONE20, skipped=[C20.path]), POLICY,
+     [C20.path, "cannot be loaded and was skipped", "no final"]),
+    (obs(latest=C10, failure=failed(C10, 100, FailureKind.ERROR)), POLICY,
+     [C10.path, "files are all there", "/data/eval.tfrecord; No such file"]),
+    (obs(latest=C10, complete=False, incomplete_since=95, last_new_at=30),
+     LoopPolicy(idle_timeout_secs=60), [C10.path, "still incomplete", "missing ckpt.index"]),
+    (obs(latest=C20, evaluated=C10, last_eval_at=20, max_reached_at=30, last_new_at=30),
+     LoopPolicy(max_training_steps=20, completion_wait_secs=120, idle_timeout_secs=60),
+     ["max_steps reached", "it is the last"]),
+])
+def test_decisions_a_user_must_hear_of_say_why(observation, policy, words):
+    decision = decide(observation, policy)
+    for word in words:
+        assert word in decision.reason
+    assert decision.warn or decision.is_final
 
 
 @pytest.mark.parametrize("kwargs,words", [
@@ -364,7 +429,9 @@ def test_checkpoint_rotated_away_is_not_fatal(tmp_path):
     def flaky(path):
         import tensorflow as tf
         calls.append(path)
-        if len(calls) == 1:
+        if len(calls) == 1:  # the trainer deletes it as the evaluator starts on it
+            for name in glob.glob(path + ".*"):
+                os.remove(name)
             raise tf.errors.NotFoundError(None, None, "model.ckpt-10.index not found")
         return original(path)
     target.evaluate = flaky
@@ -404,3 +471,229 @@ def test_earlier_runs_record_does_not_stop_a_new_run(tmp_path):
     result = loop.run()
     assert result.global_step == 120
     assert "model.ckpt-120" in os.path.basename(target.evaluated[-1])
+
+
+# -- failed attempts: never busy, and the user's errors surface --------------------------
+
+def test_not_found_while_the_checkpoint_is_there_is_raised_at_once(tmp_path, caplog):
+    # A typo in the eval input path: every evaluation raises NotFoundError, and the
+    # checkpoint's files are all there. The original error surfaces at once.
+    clock = FakeClock(0.0)
+    point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 10))
+    guard = AttemptGuard(5)  # stops a loop that would spin forever
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(), listener=guard)
+    typo = tf.errors.NotFoundError(None, None, "/data/evl.tfrecord; No such file or directory")
+
+    def evaluate(path):
+        target.evaluated.append(path)
+        raise typo
+    target.evaluate = evaluate
+    with caplog.at_level(logging.INFO), pytest.raises(tf.errors.NotFoundError) as info:
+        loop.run()
+    assert info.value is typo
+    assert len(target.evaluated) == 1 and clock.now() == 0
+    messages = [r.getMessage() for r in caplog.records]
+    assert not any("disappeared" in m for m in messages)
+    errors = [m for m in messages if "Evaluator failing" in m]
+    assert len(errors) == 1 and "/data/evl.tfrecord" in errors[0]
+    assert str(tmp_path / "model.ckpt-10") in errors[0]
+
+
+def test_a_checkpoint_that_disappeared_is_not_retried_in_a_busy_loop(tmp_path, caplog):
+    # The state file still names ckpt-10 after its files are gone (a copy-based
+    # file system, or a trainer between deleting and updating it); ckpt-20 comes
+    # at t=5 with the completion record.
+    clock = FakeClock(0.0)
+    prefix10 = write_checkpoint(str(tmp_path), 10)
+    point_state_file_at(str(tmp_path), prefix10)
+    exporter = FinalOnlyExporter()
+    guard = AttemptGuard(20)
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(poll_secs=1.0), [exporter], guard)
+    named = [prefix10]
+    target.latest_checkpoint = lambda: named[0]
+    original = target.evaluate
+
+    def evaluate(path):
+        if path == prefix10:
+            target.evaluated.append(path)
+            for name in glob.glob(prefix10 + ".*"):
+                os.remove(name)  # rotated out as the evaluator starts on it
+            raise tf.errors.NotFoundError(None, None, "model.ckpt-10.index not found")
+        return original(path)
+    target.evaluate = evaluate
+
+    def trainer(c):
+        if c.now() >= 5 and named[0] == prefix10:
+            named[0] = write_checkpoint(str(tmp_path), 20)
+            record_training_complete(str(tmp_path), named[0], 20, None)
+    clock.on_sleep = trainer
+    with caplog.at_level(logging.WARNING):
+        result = loop.run()
+    assert result.global_step == 20
+    assert target.evaluated.count(prefix10) == 1  # not once per poll, not 200 times
+    assert all(s > 0 for s in clock.sleeps) and 5 <= clock.now() <= 7
+    assert [(c["step"], c["final"]) for c in exporter.calls] == [(20, True)]
+    warnings = [r.getMessage() for r in caplog.records if "disappeared" in r.getMessage()]
+    assert len(warnings) == 1 and prefix10 in warnings[0]
+
+
+# -- never silent: every waiting state says so at least once a minute, and the
+# -- idle timeout holds in each ------------------------------------------------------
+
+def _withheld_index(tmp_path):
+    """ckpt-10 whose writer is alive but stuck: its index never comes, its shard
+    keeps being touched (so it is never given up as unreadable)."""
+    prefix = write_checkpoint(str(tmp_path), 10)
+    os.rename(prefix + ".index", str(tmp_path / "held.index"))
+    point_state_file_at(str(tmp_path), prefix)
+    shard = prefix + ".data-00000-of-00001"
+
+    def keep_touching(c):
+        os.utime(shard, ns=(int(c.now() * 1e9) + 1, int(c.now() * 1e9) + 1))
+    return prefix, keep_touching
+
+
+IDLE = 300
+WAITING_STATES = {
+    "start delay": dict(start_delay_secs=1000),
+    "no checkpoint yet": dict(),
+    "checkpoint still being written": dict(unreadable_timeout_secs=60),
+    "throttled": dict(throttle_secs=1000),
+    "waiting for the chief's completion record": dict(max_training_steps=20,
+                                                      completion_wait_secs=1000),
+}
+
+
+@pytest.mark.parametrize("state", list(WAITING_STATES))
+def test_every_waiting_state_logs_once_a_minute_and_ends_at_the_idle_timeout(tmp_path,
+                                                                            state):
+    clock = FakeClock(0.0)
+    exporter = RecordingExporter()
+    policy = LoopPolicy(poll_secs=1.0, idle_timeout_secs=IDLE, **WAITING_STATES[state])
+    target, loop = make_loop(tmp_path, clock, policy, [exporter],
+                             max_steps=policy.max_training_steps)
+    actions = []
+    if state == "checkpoint still being written":
+        prefix, touch = _withheld_index(tmp_path)
+        target.latest_checkpoint = lambda: prefix
+        actions.append(touch)
+    elif state == "throttled":
+        point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 10))
+        actions.append(Trainer(tmp_path, [(10, 20)]))
+    elif state == "waiting for the chief's completion record":
+        point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 20))
+
+    def on_sleep(c):
+        for action in actions:
+            action(c)
+        assert c.now() < 5000, "the idle timeout did not hold"
+    clock.on_sleep = on_sleep
+    with ClockedLog(clock) as log:
+        loop.run()
+    waits = [t for t, _ in log.messages("Evaluator waiting")]
+    assert waits and waits[0] <= 10
+    gaps = [b - a for a, b in zip(waits, waits[1:])]
+    assert max(gaps, default=0) <= 60 + policy.poll_secs, gaps
+    assert clock.now() - waits[-1] <= 60 + policy.poll_secs  # said so till the end
+    last_new = 10 if state == "throttled" else 0
+    assert last_new + IDLE <= clock.now() <= last_new + IDLE + 2 * policy.poll_secs
+    assert all(s > 0 for s in clock.sleeps)
+    if state == "waiting for the chief's completion record":
+        # Evaluated as the last checkpoint, with its final export, then done.
+        assert [(c["step"], c["final"]) for c in exporter.calls] == [(20, True)]
+        return
+    assert any(f"{IDLE}s" in m for _, m in log.messages("Evaluator stopping")), log.lines[-3:]
+    if state == "checkpoint still being written":
+        assert str(prefix) in loop.stop_reason and "still incomplete" in loop.stop_reason
+    if state == "throttled":  # the pending checkpoint is evaluated, not dropped
+        assert [c["step"] for c in exporter.calls] == [10, 20]
+
+
+def test_waiting_log_names_what_it_waits_for(tmp_path, caplog):
+    clock = FakeClock(0.0)
+    prefix, touch = _withheld_index(tmp_path)
+
+    def on_sleep(c):
+        touch(c)
+        assert c.now() < 1000, "the idle timeout did not hold"
+    clock.on_sleep = on_sleep
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(idle_timeout_secs=90))
+    target.latest_checkpoint = lambda: prefix
+    with caplog.at_level(logging.INFO, logger="trainexec.continuous"):
+        loop.run()
+    waits = [r.getMessage() for r in caplog.records
+             if r.getMessage().startswith("Evaluator waiting")]
+    assert len(waits) == 2  # at t=0 and t=60
+    assert "checkpoint still being written" in waits[1] and prefix in waits[1]
+    assert "missing model.ckpt-10.index" in waits[1] and "for 60s" in waits[1]
+    assert "idle timeout in 30s" in waits[1]
+
+
+# -- an earlier run's completion record, told by file times --------------------------
+
+def _new_run(tmp_path, clock_start=3):
+    """A new run's chief clears the old record at t=3, then saves 110 and 120 and
+    records its end at t=21."""
+    from trainexec.completion import clear_training_complete
+    trainer = Trainer(tmp_path, [(10, 110), (20, 120)], done_at=21, done_step=120)
+
+    def new_run(c):
+        if c.now() >= clock_start:
+            clear_training_complete(str(tmp_path))
+            c.on_sleep = trainer
+    return new_run
+
+
+def test_earlier_runs_record_is_told_by_file_time_not_the_chiefs_clock(tmp_path):
+    # The earlier run's chief had a clock an hour ahead: by `finished_at` its record
+    # looks written after this evaluator started. Its file is older than the start.
+    point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 100))
+    import time
+    record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-100"), 100, None,
+                             wall_time=time.time() + 3600)
+    record = os.path.join(str(tmp_path), "trainexec", "training_complete.json")
+    an_hour_ago = time.time() - 3600
+    os.utime(record, (an_hour_ago, an_hour_ago))
+    clock = FakeClock(0.0)
+    clock.on_sleep = _new_run(tmp_path)
+    target, loop = make_loop(tmp_path, clock, LoopPolicy())
+    result = loop.run()
+    assert result.global_step == 120
+    assert [os.path.basename(p) for p in target.evaluated][-1] == "model.ckpt-120"
+    assert os.path.exists(os.path.join(str(tmp_path), *START_MARKER.split("/")))
+
+
+def test_new_record_from_a_chief_whose_clock_is_behind_is_trusted_at_once(tmp_path):
+    # This run's chief has a clock an hour behind: by `finished_at` its record looks
+    # older than this evaluator. Its file is newer than the start marker.
+    import time
+    clock = FakeClock(0.0)
+
+    def chief(c):
+        if c.now() >= 2 and not os.path.exists(str(tmp_path / "model.ckpt-10.index")):
+            point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 10))
+            record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-10"), 10,
+                                     None, wall_time=time.time() - 3600)
+    clock.on_sleep = chief
+    exporter = RecordingExporter()
+    target, loop = make_loop(tmp_path, clock, LoopPolicy(stale_record_grace_secs=30),
+                             [exporter])
+    loop.run()
+    assert clock.now() <= 3  # not the 30 s grace for a record from before the start
+    assert [(c["step"], c["final"]) for c in exporter.calls] == [(10, True)]
+
+
+def test_read_only_model_dir_falls_back_to_the_wall_clock(tmp_path, caplog):
+    # The start marker cannot be written (here: a file where its directory goes).
+    os.makedirs(str(tmp_path / "trainexec"))
+    (tmp_path / "trainexec" / "started").write_text("")
+    point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 100))
+    record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-100"), 100, None)
+    clock = FakeClock(0.0)
+    clock.on_sleep = _new_run(tmp_path)
+    target, loop = make_loop(tmp_path, clock, LoopPolicy())
+    with caplog.at_level(logging.WARNING):
+        result = loop.run()
+    assert result.global_step == 120  # the earlier run's record was not trusted at once
+    warnings = [r.getMessage() for r in caplog.records if "start marker" in r.getMessage()]
+    assert len(warnings) == 1 and "clock" in warnings[0]

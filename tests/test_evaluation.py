@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from trainexec.evaluation import EvalResult, EvalStatus, Evaluator, RateLimitedLog
+from trainexec.evaluation import (EvalResult, EvalStatus, Evaluator, RateLimitedLog,
+                                  describe_error)
 from fakes import (DirectoryTarget, FakeClock, RecordingExporter, point_state_file_at,
                    write_checkpoint)
 
@@ -67,3 +68,28 @@ def test_rate_limited_warning(caplog):
             clock.time += 200
     assert shown == [True, False, False, True, False]
     assert len(caplog.records) == 2
+
+
+# What TensorFlow 2.15's graph-mode errors look like: where the op was defined
+# first, then what went wrong.
+GRAPH_ERROR = """Graph execution error:
+
+Detected at node 'IteratorGetNext' defined at (most recent call last):
+  File "/job/eval.py", line 8, in <module>
+Node: 'IteratorGetNext'
+/data/eval.tfrecord; No such file or directory
+\t [[{{node IteratorGetNext}}]]
+Original stack trace for 'IteratorGetNext':
+  File "/job/eval.py", line 8, in <module>
+"""
+
+
+@pytest.mark.parametrize("error,line", [
+    (ValueError("The passed save_path is not a valid checkpoint: /m/model.ckpt-10"),
+     "ValueError: The passed save_path is not a valid checkpoint: /m/model.ckpt-10"),
+    (OSError(GRAPH_ERROR), "OSError: /data/eval.tfrecord; No such file or directory"),
+    (RuntimeError("Graph execution error:"), "RuntimeError: Graph execution error:"),
+    (KeyError(), "KeyError: "),
+])
+def test_describe_error_gives_the_line_that_says_what_went_wrong(error, line):
+    assert describe_error(error) == line

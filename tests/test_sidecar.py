@@ -334,6 +334,21 @@ def test_final_export_owed_from_before_a_restart_is_done(tmp_path):
     assert len(metrics_log(tmp_path)) == 1
 
 
+def test_state_of_an_earlier_version_still_prevents_a_second_final_export(tmp_path):
+    # Before final_export.json, sidecar_state.json named the final export's checkpoint.
+    trainer = Trainer(tmp_path)
+    checkpoint = trainer.save(0.5)
+    trainer.finish()
+    metrics = {"loss": 0.25, "mae": 0.5, "global_step": 8}
+    (tmp_path / STATE_FILE).write_text(json.dumps({
+        "checkpoint": checkpoint, "global_step": 8, "metrics": metrics, "skipped": [],
+        "final_export": checkpoint}))
+    recorder = RecordingExporter()
+    evaluator = sidecar(tmp_path, exporters=[recorder])
+    assert evaluator.start() == metrics
+    assert recorder.calls == [] and evaluator.evaluations == 0
+
+
 def test_evaluators_with_their_own_state_dirs_do_not_share_progress(tmp_path):
     trainer = Trainer(tmp_path / "ckpts")
     trainer.save(0.5)

@@ -36,6 +36,8 @@ __all__ = [
     "CheckpointInfo",
     "checkpoint_order",
     "checkpoint_step",
+    "data_damage",
+    "disappeared",
     "file_state",
     "incomplete_reason",
     "is_complete",
@@ -141,7 +143,45 @@ def incomplete_reason(prefix: str) -> str | None:
     try:
         tf.train.load_checkpoint(prefix)
     except (tf.errors.OpError, ValueError) as err:
-        return f"unreadable index ({type(err).__name__})"
+        return f"unreadable {os.path.basename(prefix)}.index ({type(err).__name__})"
+    return None
+
+
+def disappeared(path: str) -> bool:
+    """True when files of the checkpoint at `path` (or the Keras file) are gone.
+
+    For a checkpoint found complete before, that means its trainer deleted it
+    (`keep_checkpoint_max` rotation) or is deleting it.
+    """
+    import tensorflow as tf
+
+    try:
+        if is_keras_file(path):
+            return not tf.io.gfile.exists(path)
+        return bool(missing_files(path))
+    except tf.errors.OpError:  # the file system cannot tell now: not known gone
+        return False
+
+
+def data_damage(prefix: str) -> str | None:
+    """What is wrong with the data of the TensorFlow checkpoint at `prefix`,
+    read in full (every tensor); None when all of it reads.
+
+    A data shard cut short or damaged passes `incomplete_reason` (the files are
+    there and the index reads); only reading the tensors finds it.
+    """
+    import tensorflow as tf
+
+    name = "the index"
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        for name in sorted(reader.get_variable_to_dtype_map()):
+            reader.get_tensor(name)
+    # A shard shorter than the index says reads as IndexError (OutOfRange
+    # through the Python reader); a checksum mismatch as OpError.
+    except (tf.errors.OpError, IndexError, ValueError, RuntimeError) as err:
+        lines = str(err).strip().splitlines()
+        return f"{type(err).__name__} reading {name}: {lines[0] if lines else ''}"
     return None
 
 

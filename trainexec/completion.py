@@ -30,8 +30,10 @@ from typing import Any
 __all__ = [
     "COMPLETION_FILE",
     "TrainingComplete",
+    "atomic_write_text",
     "clear_training_complete",
     "completion_path",
+    "file_system_now",
     "model_dir_path",
     "read_training_complete",
     "read_json_file",
@@ -68,14 +70,46 @@ def completion_path(model_dir: str) -> str:
 
 
 def atomic_write_text(path: str, text: str) -> None:
-    """Writes `text` to `path` via a temporary file and a rename."""
+    """Writes `text` to `path` via a temporary file and a rename.
+
+    When the write or the rename fails, the temporary file is removed and the
+    error raised: nothing is left beside `path`.
+    """
     import tensorflow as tf
 
     tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
     tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        f.write(text)
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    try:
+        with tf.io.gfile.GFile(tmp, "w") as f:
+            f.write(text)
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+    except BaseException:
+        try:
+            if tf.io.gfile.exists(tmp):
+                tf.io.gfile.remove(tmp)
+        except tf.errors.OpError as err:
+            logger.warning("Could not remove the temporary file %s: %s", tmp, err)
+        raise
+
+
+def file_system_now(directory: str) -> float:
+    """The time (seconds since the epoch) by the clock of `directory`'s file system.
+
+    File times are stamped by the server of a shared file system (NFS, GCS), not
+    by this machine: compare them with this, not with `time.time()`, and clock
+    skew between machines does not matter. Writes and removes a small file.
+    """
+    import tensorflow as tf
+
+    probe = f"{directory.rstrip('/')}/.now-{uuid.uuid4().hex}"
+    tf.io.gfile.makedirs(directory)
+    try:
+        with tf.io.gfile.GFile(probe, "w") as f:
+            f.write("")
+        return tf.io.gfile.stat(probe).mtime_nsec / 1e9
+    finally:
+        if tf.io.gfile.exists(probe):
+            tf.io.gfile.remove(probe)
 
 
 def write_json_record(path: str, record: Any) -> None:

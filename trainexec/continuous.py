@@ -7,6 +7,20 @@ observes the world, asks, and acts. Waiting is a sleep on a short poll interval
 whatever the throttle; and the loop stops by itself once it has evaluated the
 last checkpoint of a finished run, with or without `max_steps`.
 
+Faults, and what the loop does about them:
+
+* a checkpoint that stays incomplete (a writer died) is skipped after
+  `unreadable_timeout_secs`; one that looks complete but does not load is
+  retried once by its target, then skipped (`CorruptCheckpointError`). When the
+  skipped one is the run's last checkpoint the loop stops, naming it;
+* a checkpoint deleted from under the evaluator (`keep_checkpoint_max`
+  rotation, `CheckpointDisappearedError`) is left for a newer one;
+* any other failure of an evaluation is not the checkpoint's fault (a wrong
+  eval input path): the loop raises it (see `decide`);
+* after a failed attempt the loop waits at least `poll_secs`: it never spins;
+* while it waits it says what for, at least once a minute, and the idle timeout
+  holds whatever it waits for.
+
 Example::
 
     loop = ContinuousEvaluation(evaluator, target,
@@ -18,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import logging
 import os
 import time
@@ -26,16 +41,24 @@ from typing import Any, Callable, Iterable
 from trainexec import checkpoints
 from trainexec.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import TrainingComplete, read_training_complete
+from trainexec.completion import (TrainingComplete, atomic_write_text, completion_path,
+                                  model_dir_path, read_training_complete)
 from trainexec.errors import ConfigError
-from trainexec.evaluation import EvalResult, EvalStatus, EvaluationTarget, Evaluator
+from trainexec.evaluation import (CheckpointDisappearedError, CorruptCheckpointError,
+                                  EvalResult, EvalStatus, EvaluationTarget, Evaluator,
+                                  describe_error)
 
 __all__ = [
+    "START_MARKER",
+    "STILL_WAITING_LOG_SECS",
     "Action",
+    "CheckpointDisappearedError",
     "ContinuousEvalListener",
     "ContinuousEvaluation",
     "CorruptCheckpointError",
     "Decision",
+    "Failure",
+    "FailureKind",
     "ListenerList",
     "LoopPolicy",
     "Observation",
@@ -43,6 +66,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# While waiting, the loop says what for at least this often.
+STILL_WAITING_LOG_SECS = 60.0
+# Written under the model directory when the loop starts: a completion record
+# older than it (by the file system's clock) may be an earlier run's.
+START_MARKER = "trainexec/started/evaluator.json"
 
 
 class ContinuousEvalListener:
@@ -94,23 +123,42 @@ class ListenerList(ContinuousEvalListener):
             listener.on_skip(checkpoint_path)
 
 
-class CorruptCheckpointError(Exception):
-    """Raised by a target when a complete-looking checkpoint cannot be loaded."""
-
-
 class Action(enum.Enum):
     EVALUATE = "evaluate"
     WAIT = "wait"
     SKIP = "skip"  # give up on the latest checkpoint: it stayed unreadable
     STOP = "stop"
+    FAIL = "fail"  # raise the last evaluation's error: it is not the checkpoint's
 
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
+    """What to do next. `warn`: the user should hear of it (a stop that leaves
+    the run's last checkpoint unevaluated, or a failure)."""
+
     action: Action
     reason: str
     wait_secs: float = 0.0
     is_final: bool = False
+    warn: bool = False
+
+
+class FailureKind(enum.Enum):
+    """Why an evaluation attempt failed."""
+
+    CORRUPT = "corrupt"  # its files are there but do not load: skipped
+    DISAPPEARED = "disappeared"  # its files are gone: rotated out by the trainer
+    ERROR = "error"  # its files are all there: not the checkpoint's fault
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """The last failed evaluation attempt: of which checkpoint, when, why."""
+
+    path: str
+    at: float
+    kind: FailureKind
+    message: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,15 +173,19 @@ class LoopPolicy:
       poll_secs: how often to look for a new checkpoint while waiting.
       max_training_steps: a checkpoint at or past this step is the last one.
       idle_timeout_secs: stop after this long without a new checkpoint (None:
-        never).
+        never), whatever the loop waits for (start delay, throttle, a checkpoint
+        still being written, the chief's completion record); a complete
+        checkpoint not yet evaluated is evaluated first.
       completion_wait_secs: once a checkpoint reaches `max_training_steps`, how
         long to wait for the chief's completion record, which names the real
         last checkpoint (asynchronous workers can push the chief one save past
         `max_steps`), before treating that checkpoint as the last.
       stale_record_grace_secs: a completion record written before this
-        evaluator started may be left by an earlier run in the same model_dir;
-        it is trusted only after this long, time for a new run's chief to
-        clear it.
+        evaluator started (its file is older than the evaluator's start marker,
+        both by the file system's clock) may be left by an earlier run in the
+        same model_dir; it is trusted only after this long, time for a new
+        run's chief to clear it. 0 trusts every record at once (and writes no
+        start marker).
       unreadable_timeout_secs: a checkpoint that still looks incomplete (files
         missing, an unreadable index or HDF5 file, a zip without its directory)
         after this long with none of its files changing is reported and skipped:
@@ -173,7 +225,8 @@ class Observation:
     checkpoint at or past `max_training_steps` (None: not yet).
     `incomplete_since` is when the latest checkpoint was first seen incomplete
     in its present state (its files unchanged since), and `incomplete_reason`
-    why it is incomplete.
+    why it is incomplete. `last_failure` is the last failed evaluation attempt
+    (None after a success).
     """
 
     now: float
@@ -189,6 +242,7 @@ class Observation:
     max_steps_reached_at: float | None = None
     incomplete_since: float | None = None
     incomplete_reason: str = ""
+    last_failure: Failure | None = None
 
 
 _FINAL, _ENDING, _NOT_FINAL = "final", "ending", "not final"
@@ -236,14 +290,38 @@ def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,
 
 
 def decide(obs: Observation, policy: LoopPolicy) -> Decision:
-    """The next step of the loop, from what it observed (pure)."""
+    """The next step of the loop, from what it observed (pure).
+
+    Failed attempts (`obs.last_failure`):
+
+    * a checkpoint that disappeared (its files are gone: the trainer rotated it
+      out) or was skipped as corrupt is not retried; the next evaluation, of
+      whatever checkpoint is then the latest, starts no sooner than `poll_secs`
+      after the failure, so a failing evaluation never turns into a busy loop;
+    * any other failure, in particular a `NotFoundError` while the checkpoint's
+      files are all there, is the user's (a wrong eval input path, a missing
+      vocabulary file): FAIL, and the driver re-raises the original error at
+      once, as `tf.estimator`'s evaluator does. Retrying cannot fix it, and a
+      retry count would only delay the real error and hide it behind a loop.
+
+    The idle timeout (`idle_timeout_secs` without a new checkpoint) holds in
+    every state: during the start delay and the throttle a pending complete
+    checkpoint is evaluated at once and the loop stops after it; a checkpoint
+    at `max_training_steps` whose completion record is not in is evaluated as
+    the last; one still incomplete ends the loop, named.
+    """
+    failure = obs.last_failure
+    if failure is not None and failure.kind is FailureKind.ERROR:
+        return Decision(Action.FAIL, f"evaluating {failure.path} failed, and its files "
+                        "are all there, so the error is not the checkpoint's (a wrong "
+                        f"eval input path?): {failure.message}", warn=True)
     poll = policy.poll_secs
     completion = _trusted_completion(obs, policy)
     idle_for = obs.now - obs.last_new_checkpoint_at
     idle_timed_out = (policy.idle_timeout_secs is not None
                       and idle_for >= policy.idle_timeout_secs)
     delay_left = obs.started_at + policy.start_delay_secs - obs.now
-    if delay_left > 0 and completion is None:
+    if delay_left > 0 and completion is None and not idle_timed_out:
         return Decision(Action.WAIT, "start delay", min(delay_left, poll))
     latest = obs.latest
     if latest is None:
@@ -258,7 +336,8 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
         finality = _finality(done if evaluated else latest, completion, obs, policy)
         if finality == _FINAL and not evaluated:
             return Decision(Action.STOP, f"the last checkpoint of the run, {latest.path}, "
-                            "cannot be loaded and was skipped")
+                            "cannot be loaded and was skipped: no final evaluation or "
+                            "export", warn=True)
         if finality == _FINAL:
             return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
                             is_final=True)
@@ -270,22 +349,48 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
         if since is not None and obs.now - since >= policy.unreadable_timeout_secs:
             return Decision(Action.SKIP, f"checkpoint unchanged and unreadable for "
                             f"{obs.now - since:.0f}s ({obs.incomplete_reason})")
+        if idle_timed_out:
+            return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s, and the "
+                            f"latest, {latest.path}, is still incomplete "
+                            f"({obs.incomplete_reason})", warn=True)
         return Decision(Action.WAIT, "checkpoint still being written", poll)
     finality = _finality(latest, completion, obs, policy)
     if finality == _FINAL:
-        return Decision(Action.EVALUATE, "final checkpoint", is_final=True)
+        return _evaluate(obs, policy, "final checkpoint", is_final=True)
     if finality == _ENDING:
+        if idle_timed_out:
+            return _evaluate(obs, policy, f"max_steps reached and no newer checkpoint in "
+                             f"{idle_for:.0f}s: it is the last", is_final=True)
         return Decision(Action.WAIT, "max_steps reached: waiting for the chief's "
                         "completion record naming the last checkpoint", poll)
-    if obs.last_eval_started_at is not None:
+    if obs.last_eval_started_at is not None and not idle_timed_out:
         throttle_left = obs.last_eval_started_at + policy.throttle_secs - obs.now
         if throttle_left > 0:
             return Decision(Action.WAIT, "throttled", min(throttle_left, poll))
-    return Decision(Action.EVALUATE, "new checkpoint")
+    return _evaluate(obs, policy, "new checkpoint")
+
+
+def _evaluate(obs: Observation, policy: LoopPolicy, reason: str,
+              is_final: bool = False) -> Decision:
+    """EVALUATE, once `poll_secs` have passed since a failed attempt."""
+    failure = obs.last_failure
+    if failure is not None:
+        left = failure.at + policy.poll_secs - obs.now
+        if left > 0:
+            return Decision(Action.WAIT, "pausing after the failed evaluation of "
+                            f"{os.path.basename(failure.path)}", left)
+    return Decision(Action.EVALUATE, reason, is_final=is_final)
 
 
 class ContinuousEvaluation:
     """Drives `decide`: observes, evaluates, waits and stops.
+
+    When it starts it writes `<model_dir>/trainexec/started/evaluator.json`
+    (`START_MARKER`): a completion record whose file is older than that marker,
+    both times from the same file system, may be an earlier run's, whatever the
+    clocks of the chief's and this machine say. Where it cannot write there (a
+    read-only model directory) it compares the record's `finished_at` with this
+    machine's clock instead, and warns.
 
     Args:
       evaluator: the one-pass `Evaluator` (evaluation and exporters).
@@ -320,13 +425,19 @@ class ContinuousEvaluation:
         self._last_eval_started_at: float | None = None
         self._max_steps_reached_at: float | None = None
         self._started_wall_time = 0.0
+        self._started_marker_nsec: int | None = None  # the start marker's mtime
+        self._predates: tuple[TrainingComplete, bool] | None = None  # for this record
         self._last_seen_path: str | None = None
         self._complete_path: str | None = None  # the last path found complete
         # The latest checkpoint while it looks incomplete: (path, file state),
         # since when, and why.
         self._incomplete: tuple[Any, float, str] | None = None
         self._last_new_at = 0.0
+        self._failure: Failure | None = None
+        self._failure_error: BaseException | None = None
         self._last_reason = ""
+        self._reason_since = 0.0
+        self._last_logged_at = 0.0
         if already_evaluated is not None:
             evaluator.previous_checkpoint_path = already_evaluated.path
 
@@ -366,10 +477,50 @@ class ContinuousEvaluation:
             last_new_checkpoint_at=self._last_new_at, completion=completion,
             skipped=frozenset(self.skipped),
             completion_predates_start=(completion is not None
-                                       and completion.finished_at < self._started_wall_time),
+                                       and self._predates_start(completion)),
             max_steps_reached_at=self._max_steps_reached_at,
             incomplete_since=incomplete[1] if incomplete else None,
-            incomplete_reason=incomplete[2] if incomplete else "")
+            incomplete_reason=incomplete[2] if incomplete else "",
+            last_failure=self._failure)
+
+    def _mark_start(self) -> None:
+        """Writes the start marker and keeps its file time (see the class doc)."""
+        import tensorflow as tf
+
+        self._started_wall_time = time.time()
+        self._started_marker_nsec = None
+        if self._policy.stale_record_grace_secs <= 0:
+            return  # every record is trusted at once: no need to tell their age
+        marker = model_dir_path(str(self._target.model_dir), START_MARKER)
+        try:
+            atomic_write_text(marker, json.dumps({"started_at": self._started_wall_time,
+                                                  "pid": os.getpid()}))
+            self._started_marker_nsec = _mtime_nsec(marker)
+        except (tf.errors.OpError, OSError) as err:
+            logger.warning(
+                "Cannot write the evaluator's start marker %s (%s): whether a completion "
+                "record is an earlier run's is judged by the chief's clock (its "
+                "`finished_at`) against this machine's clock instead, which is wrong by "
+                "any skew between the two", marker, describe_error(err))
+
+    def _predates_start(self, completion: TrainingComplete) -> bool:
+        """Whether the completion record was written before this loop started."""
+        import tensorflow as tf
+
+        if self._predates is not None and self._predates[0] == completion:
+            return self._predates[1]
+        if self._started_marker_nsec is None:
+            return completion.finished_at < self._started_wall_time
+        try:
+            written = _mtime_nsec(completion_path(str(self._target.model_dir)))
+        except (tf.errors.OpError, OSError):
+            return True  # cleared since it was read: a new run is starting
+        # A tie (file times can be whole seconds) counts as older: trusting an
+        # earlier run's record would stop the evaluator before the new run's end,
+        # doubting this run's costs only `stale_record_grace_secs`.
+        predates = written <= self._started_marker_nsec
+        self._predates = (completion, predates)
+        return predates
 
     def _is_complete(self, path: str, now: float) -> bool:
         # A complete checkpoint stays complete: check its files once, not every poll.
@@ -387,14 +538,22 @@ class ContinuousEvaluation:
         return False
 
     def run(self) -> EvalResult | None:
-        """Evaluates until a stop condition holds; returns the last result."""
+        """Evaluates until a stop condition holds; returns the last result.
+
+        Raises the error of an evaluation that failed through no fault of its
+        checkpoint (see `decide`).
+        """
         started_at = self._clock.now()
-        self._started_wall_time = time.time()
+        self._mark_start()
         self._last_new_at = started_at
         while True:
             obs = self.observe(started_at)
             decision = decide(obs, self._policy)
             self._log(decision, obs)
+            if decision.action is Action.FAIL:
+                self.stop_reason = decision.reason
+                error, self._failure_error = self._failure_error, None
+                raise error
             if decision.action is Action.STOP:
                 self.stop_reason = decision.reason
                 self._finish_final_export(decision)
@@ -422,15 +581,22 @@ class ContinuousEvaluation:
             result, _ = self._evaluator.evaluate_and_export(
                 checkpoint.path, is_final=is_final, check_complete=False)
         except CorruptCheckpointError as err:
+            self._failed(checkpoint.path, FailureKind.CORRUPT, err)
             self._skip(checkpoint.path, str(err))
             return True
+        except CheckpointDisappearedError as err:
+            self._disappeared(checkpoint.path, err)
+            return True
         except tf.errors.NotFoundError as err:
-            logger.warning("Checkpoint %s disappeared before it could be evaluated "
-                           "(the trainer may have rotated it out): %s",
-                           checkpoint.path, str(err).splitlines()[0])
+            # A target that does not tell the two apart: the files decide.
+            if checkpoints.disappeared(checkpoint.path):
+                self._disappeared(checkpoint.path, err)
+            else:
+                self._failed(checkpoint.path, FailureKind.ERROR, err)
             return True
         if result.status != EvalStatus.EVALUATED:
             return True
+        self._failure = None
         self._last_eval_started_at = started
         self._last_reason = ""
         self.evaluations += 1
@@ -450,6 +616,19 @@ class ContinuousEvaluation:
             return False
         return True
 
+    def _failed(self, path: str, kind: FailureKind, error: BaseException) -> None:
+        self._failure = Failure(path, self._clock.now(), kind, describe_error(error))
+        self._failure_error = error if kind is FailureKind.ERROR else None
+
+    def _disappeared(self, path: str, error: BaseException) -> None:
+        self._failed(path, FailureKind.DISAPPEARED, error)
+        if self._complete_path == path:
+            self._complete_path = None  # look at its files again if it is still named
+        cause = error.__cause__ if isinstance(error, CheckpointDisappearedError) else None
+        logger.warning("Checkpoint %s disappeared before it could be evaluated (the "
+                       "trainer's keep_checkpoint_max rotated it out?); moving on to a "
+                       "newer one: %s", path, describe_error(cause or error))
+
     def _skip(self, path: str, why: str) -> None:
         self.skipped.add(path)
         self._listener.on_skip(path)
@@ -464,14 +643,46 @@ class ContinuousEvaluation:
             self._evaluator.export_final(result)
 
     def _log(self, decision: Decision, obs: Observation) -> None:
-        if decision.reason == self._last_reason:
+        """One line per new reason; while waiting, again every STILL_WAITING_LOG_SECS."""
+        now = obs.now
+        if decision.reason != self._last_reason:
+            self._last_reason, self._reason_since = decision.reason, now
+        elif (decision.action is not Action.WAIT
+              or now - self._last_logged_at < STILL_WAITING_LOG_SECS):
             return
-        self._last_reason = decision.reason
+        self._last_logged_at = now
         if decision.action is Action.WAIT:
-            logger.info("Evaluator waiting: %s (latest checkpoint: %s)", decision.reason,
-                        obs.latest.path if obs.latest else "none")
+            logger.info("Evaluator waiting%s: %s (%s)", _for(now - self._reason_since),
+                        decision.reason, _waiting_details(obs, self._policy))
+        elif decision.action is Action.FAIL:
+            logger.error("Evaluator failing: %s", decision.reason)
         elif decision.action is Action.STOP:
-            logger.info("Evaluator stopping: %s", decision.reason)
+            log = logger.warning if decision.warn else logger.info
+            log("Evaluator stopping: %s", decision.reason)
+
+
+def _mtime_nsec(path: str) -> int:
+    """A file's modification time by its file system's clock: from `os.stat` for
+    a local file (TensorFlow's stat rounds it to seconds there), else TensorFlow's."""
+    if "://" not in path:
+        return os.stat(path).st_mtime_ns
+    import tensorflow as tf
+
+    return tf.io.gfile.stat(path).mtime_nsec
+
+
+def _for(secs: float) -> str:
+    return f" for {secs:.0f}s" if secs >= 1 else ""
+
+
+def _waiting_details(obs: Observation, policy: LoopPolicy) -> str:
+    details = [f"latest checkpoint: {obs.latest.path if obs.latest else 'none'}"]
+    if obs.latest is not None and not obs.latest_is_complete and obs.incomplete_reason:
+        details.append(obs.incomplete_reason)
+    if policy.idle_timeout_secs is not None:
+        left = obs.last_new_checkpoint_at + policy.idle_timeout_secs - obs.now
+        details.append(f"idle timeout in {max(left, 0):.0f}s")
+    return "; ".join(details)
 
 
 def _format_metrics(metrics: dict[str, Any]) -> str:

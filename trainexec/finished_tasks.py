@@ -13,10 +13,11 @@ after it. Both times are the file system's (the server's clock on GCS or NFS),
 so clock skew between machines does not matter, and an earlier run's records
 in the same model_dir do not end it early.
 
-What keeps a ps serving (as TensorFlow's would): a training task that crashed
-and was not restarted, a ps restarted after some tasks had finished, or a run
-resumed after it had already reached max_steps, whose tasks may finish before
-the ps starts watching.
+The chief's completion record (`trainexec.completion`) counts the same way:
+`completed_since()` is true when it was written at or after the marker, so it
+is this run's (a new run's chief clears an earlier one first). The ps uses it
+to stop when a training task crashed and was not restarted (see
+`trainexec.tasks.ps`).
 
 Example::
 
@@ -31,7 +32,7 @@ import json
 import logging
 import time
 
-from trainexec.completion import atomic_write_text, model_dir_path
+from trainexec.completion import atomic_write_text, completion_path, model_dir_path
 
 __all__ = ["FINISHED_DIR", "FinishedTasks", "record_task_finished"]
 
@@ -63,6 +64,7 @@ class FinishedTasks:
 
     def __init__(self, model_dir: str, since_nsec: int) -> None:
         self.directory = model_dir_path(model_dir, FINISHED_DIR)
+        self.completion_path = completion_path(model_dir)
         self.since_nsec = since_nsec
         self._finished: set[str] = set()
 
@@ -77,22 +79,39 @@ class FinishedTasks:
 
     def finished(self) -> set[str]:
         """Tasks that recorded finishing since the marker (new records only are read)."""
+        for task, modified in self._records(skip=self._finished):
+            if modified >= self.since_nsec:
+                self._finished.add(task)
+        return set(self._finished)
+
+    def ever_finished(self) -> set[str]:
+        """Tasks with a finished record of any age (this run's or an earlier one's)."""
+        return {task for task, _ in self._records()}
+
+    def completed_since(self) -> bool:
+        """Whether the completion record was written at or after the marker."""
+        import tensorflow as tf
+
+        try:
+            return tf.io.gfile.stat(self.completion_path).mtime_nsec >= self.since_nsec
+        except tf.errors.NotFoundError:
+            return False
+
+    def _records(self, skip: set[str] = frozenset()) -> list[tuple[str, int]]:
+        """(task, modification time in ns) of each finished record not in `skip`."""
         import tensorflow as tf
 
         try:
             names = tf.io.gfile.listdir(self.directory)
         except tf.errors.NotFoundError:
-            return set()
+            return []
+        records = []
         for name in names:
-            if not name.endswith(".json"):
-                continue  # a temporary file being renamed into place
-            task = _task_of(name)
-            if task in self._finished:
-                continue
+            if not name.endswith(".json") or _task_of(name) in skip:
+                continue  # a temporary file being renamed into place, or known
             try:
                 modified = tf.io.gfile.stat(f"{self.directory}/{name}").mtime_nsec
             except tf.errors.NotFoundError:
                 continue
-            if modified >= self.since_nsec:
-                self._finished.add(task)
-        return set(self._finished)
+            records.append((_task_of(name), modified))
+        return records

@@ -30,8 +30,8 @@ import tensorflow as tf
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
-from trainexec.continuous import CorruptCheckpointError
-from trainexec.evaluation import GLOBAL_STEP
+from trainexec.evaluation import (GLOBAL_STEP, CheckpointDisappearedError,
+                                  CorruptCheckpointError, describe_error)
 
 __all__ = ["KerasTarget", "flatten_metrics", "read_iterations"]
 
@@ -144,7 +144,7 @@ def file_damage(path: str) -> str | None:
         return None
     except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile,
             tf.errors.OpError) as err:
-        return _describe(err)
+        return describe_error(err)
 
 
 def _iterations_in_h5(h5: Any) -> int | None:
@@ -176,7 +176,9 @@ class KerasTarget:
     loaded with `model.load_weights`. The optimizer `iterations` is restored so
     callbacks (TensorBoard) see the training step; a checkpoint without it is a
     `RuntimeError`. A restore that fails on a complete-looking checkpoint is
-    retried once after `retry_secs`, then reported as `CorruptCheckpointError`.
+    retried once after `retry_secs`, then reported as `CorruptCheckpointError`;
+    one that fails because the checkpoint's files are gone (the trainer rotated
+    it out) as `CheckpointDisappearedError`, whatever the error.
 
     Example::
 
@@ -232,16 +234,20 @@ class KerasTarget:
         for attempt in (1, 2):
             try:
                 return self._restore(path)
-            except tf.errors.NotFoundError:
-                raise  # the trainer rotated it away: the loop moves on
-            except _UNREADABLE as err:
+            except Exception as err:  # classified below; re-raised unless it is the file's
+                if checkpoints.disappeared(path):
+                    raise CheckpointDisappearedError(
+                        f"{path} is gone: {describe_error(err)}") from err
+                if (isinstance(err, tf.errors.NotFoundError)
+                        or not isinstance(err, _UNREADABLE)):
+                    raise
                 error = err
             if attempt == 1:
                 logger.warning("Could not restore %s (%s); retrying in %ss", path,
-                               _describe(error), self._retry_secs)
+                               describe_error(error), self._retry_secs)
                 self._clock.sleep(self._retry_secs)
         raise CorruptCheckpointError(
-            f"restoring failed twice, {self._retry_secs:g}s apart: {_describe(error)}"
+            f"restoring failed twice, {self._retry_secs:g}s apart: {describe_error(error)}"
         ) from error
 
     def _restore(self, path: str) -> int:
@@ -304,12 +310,8 @@ class KerasTarget:
 # What a complete-looking but damaged checkpoint raises on restore: a data file
 # shorter than its index says (IndexError), a checksum mismatch (OpError), a
 # damaged HDF5 file or zip (OSError, KeyError, BadZipFile, EOFError).
-# NotFoundError is left to the loop (the trainer rotated the checkpoint away);
+# Whatever the error, a checkpoint whose files are gone has disappeared (the
+# trainer rotated it away). Otherwise NotFoundError is left to the loop, and
 # ValueError (shapes that do not match the model) is a configuration error.
 _UNREADABLE = (tf.errors.OpError, IndexError, OSError, KeyError, zipfile.BadZipFile,
                EOFError)
-
-
-def _describe(err: BaseException) -> str:
-    lines = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {lines[0] if lines else ''}"

@@ -14,14 +14,21 @@ Example::
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol, runtime_checkable
 
+from trainexec import checkpoints
+from trainexec.clock import Clock, SystemClock
 from trainexec.errors import ConfigError
+from trainexec.evaluation import (CheckpointDisappearedError, CorruptCheckpointError,
+                                  describe_error)
 
 __all__ = ["ESTIMATOR_FIX", "EstimatorTarget", "TrainableModel", "check_trainable",
            "tf_estimator"]
 
 _REQUIRED = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
+
+logger = logging.getLogger(__name__)
 
 ESTIMATOR_FIX = ('Estimators need TensorFlow 2.15 with tensorflow-estimator: '
                  'pip install "trainexec[estimator]"')
@@ -93,11 +100,24 @@ def check_trainable(model: Any) -> None:
 
 
 class EstimatorTarget:
-    """Evaluates an Estimator's checkpoints as an `EvalSpec` says."""
+    """Evaluates an Estimator's checkpoints as an `EvalSpec` says.
 
-    def __init__(self, estimator: TrainableModel, eval_spec: Any) -> None:
+    `estimator.evaluate` failing on a checkpoint is sorted out by the
+    checkpoint's files: gone (the chief's `keep_checkpoint_max` rotated it
+    out) -> `CheckpointDisappearedError`, whatever the error (typically
+    "ValueError: The passed save_path is not a valid checkpoint"); there but
+    some tensor does not read (a data shard cut short: OutOfRangeError, damaged:
+    DataLossError) -> retried once after `retry_secs`, then
+    `CorruptCheckpointError`. Any other error, a `NotFoundError` for a wrong
+    eval input path among them, is raised as it is.
+    """
+
+    def __init__(self, estimator: TrainableModel, eval_spec: Any,
+                 clock: Clock | None = None, retry_secs: float = 1.0) -> None:
         self._estimator = estimator
         self._eval_spec = eval_spec
+        self._clock = clock or SystemClock()
+        self._retry_secs = retry_secs
 
     @property
     def model_dir(self) -> str:
@@ -111,7 +131,38 @@ class EstimatorTarget:
         return self._estimator.latest_checkpoint()
 
     def evaluate(self, checkpoint_path: str) -> dict:
+        for attempt in (1, 2):
+            try:
+                return self._evaluate(checkpoint_path)
+            except Exception as err:  # sorted out by the checkpoint's files, else raised
+                damage = _checkpoint_damage(checkpoint_path, err)
+                if damage is None:
+                    raise
+                error = err
+            if attempt == 1:
+                logger.warning("Could not evaluate %s (%s; %s); retrying in %ss",
+                               checkpoint_path, describe_error(error), damage,
+                               self._retry_secs)
+                self._clock.sleep(self._retry_secs)
+        raise CorruptCheckpointError(
+            f"evaluating failed twice, {self._retry_secs:g}s apart: {damage} "
+            f"({describe_error(error)})") from error
+
+    def _evaluate(self, checkpoint_path: str) -> dict:
         return self._estimator.evaluate(
             input_fn=self._eval_spec.input_fn, steps=self._eval_spec.steps,
             name=self._eval_spec.name, checkpoint_path=checkpoint_path,
             hooks=self._eval_spec.hooks)
+
+
+def _checkpoint_damage(path: str, error: BaseException) -> str | None:
+    """What is wrong with the checkpoint that `error` came from, or None when
+    nothing is (the error is not the checkpoint's). Raises
+    CheckpointDisappearedError when its files are gone."""
+    import tensorflow as tf
+
+    if checkpoints.disappeared(path):
+        raise CheckpointDisappearedError(f"{path} is gone: {describe_error(error)}") from error
+    if not isinstance(error, tf.errors.OpError) or isinstance(error, tf.errors.NotFoundError):
+        return None  # a missing file that is not the checkpoint's: the user's to fix
+    return checkpoints.data_damage(path)

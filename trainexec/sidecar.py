@@ -18,10 +18,20 @@ Training writes checkpoints one of two ways:
   TrainingCompleteCallback(checkpoint_dir)])`, or whole `.keras` files
   (`"ckpt-{epoch}.keras"`); the numbers in the file names order them.
 
-The evaluator keeps `sidecar_state.json` (what it evaluated last) and appends
-one JSON line per evaluation to `sidecar_metrics.jsonl`, both in `state_dir`
-(default: the checkpoint directory). Give each evaluator of the same
-checkpoints (say, one per eval data set) its own `state_dir`.
+The evaluator keeps `sidecar_state.json` (what it evaluated last) and
+`final_export.json` (the final export done, see `trainexec.final_export`), and
+appends one JSON line per evaluation to `sidecar_metrics.jsonl`, all in
+`state_dir` (default: the checkpoint directory). While it runs it holds
+`evaluator_lease.json` there (`trainexec.lease`): a second evaluator with the
+same `state_dir` is refused, naming the one running.
+
+Give each evaluator of the same checkpoints (say, one per eval data set) its
+own `state_dir`. Its exports then go to `<state_dir>/export/<exporter name>/`,
+with their own `best.json`, instead of `<checkpoint_dir>/export/<exporter
+name>/`: evaluators of different data sets neither compare against each
+other's best value nor touch each other's exports. With the default
+`state_dir` (or `state_dir=checkpoint_dir`) exports stay under
+`<checkpoint_dir>/export/`.
 
 Example::
 
@@ -52,7 +62,10 @@ from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
                                   ListenerList, LoopPolicy)
 from trainexec.errors import ConfigError
 from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
+from trainexec.exporters import check_exporter_name
+from trainexec.final_export import FinalExportListener, FinalExportRecord, FinalOnce
 from trainexec.keras_target import KerasTarget
+from trainexec.lease import EvaluatorLease, LeaseGuard
 
 __all__ = [
     "METRICS_FILE",
@@ -75,7 +88,6 @@ class SidecarState:
     global_step: int | None = None
     metrics: dict | None = None
     skipped: tuple = ()
-    final_export: str | None = None  # the checkpoint whose final export is done
 
     def last_evaluated(self) -> CheckpointInfo | None:
         # Keyed by the file-name number, like the checkpoints the loop sees.
@@ -89,14 +101,22 @@ class _StateStore:
         self.state_path = os.path.join(directory, STATE_FILE)
         self.metrics_path = os.path.join(directory, METRICS_FILE)
         self.state = SidecarState()
+        self.final_exports = FinalExportRecord(directory)
 
-    def load(self) -> SidecarState:
+    def load(self, exporter_names: Sequence[str] = ()) -> SidecarState:
         try:
             data = read_json_file(self.state_path)
             self.state = SidecarState() if data is None else SidecarState(
                 checkpoint=data.get("checkpoint"), global_step=data.get("global_step"),
-                metrics=data.get("metrics"), skipped=tuple(data.get("skipped", ())),
-                final_export=data.get("final_export"))
+                metrics=data.get("metrics"), skipped=tuple(data.get("skipped", ())))
+            # Before final_export.json, the state named the checkpoint whose final
+            # export (by every exporter) was done.
+            legacy = (data or {}).get("final_export")
+            if (legacy and legacy == self.state.checkpoint and self.state.metrics
+                    and self.final_exports.read() is None):
+                self.final_exports.add(legacy, self.state.metrics,
+                                       {name: None for name in exporter_names},
+                                       complete=True)
         except (ValueError, TypeError, AttributeError) as err:
             logger.warning("Ignoring unreadable evaluator state %s (%s); starting afresh",
                            self.state_path, err)
@@ -155,8 +175,11 @@ class SidecarEvaluator:
       poll_secs: how often to look for a new checkpoint.
       idle_timeout_secs: stop after this long without a new checkpoint.
       listeners: `ContinuousEvalListener`s; one returning False stops the loop.
-      exporters: exporters from `trainexec.exporters`, run after each evaluation.
-      state_dir: where the state and metrics log live (default checkpoint_dir).
+      exporters: exporters from `trainexec.exporters`, run after each evaluation;
+        each one's final export happens once, across restarts too.
+      state_dir: where the state, the metrics log and the lease live (default
+        checkpoint_dir). Another directory also gets this evaluator's exports,
+        `<state_dir>/export/<name>/` (see the module doc).
       clock: time source (tests pass a fake one).
       verbose: `model.evaluate` verbosity.
 
@@ -184,8 +207,15 @@ class SidecarEvaluator:
                                   idle_timeout_secs=idle_timeout_secs,
                                   stale_record_grace_secs=0)
         self._listeners = list(listeners or [])
-        self._exporters = tuple(exporters or ())
-        self._store = _StateStore(os.fspath(state_dir) if state_dir else self.checkpoint_dir)
+        self.state_dir = os.fspath(state_dir) if state_dir else self.checkpoint_dir
+        self._store = _StateStore(self.state_dir)
+        self.export_dir = os.path.join(
+            self.state_dir if _own_dir(self.state_dir, self.checkpoint_dir)
+            else self.checkpoint_dir, "export")
+        self._exporter_names = [e.name for e in exporters or ()]
+        self._exporters = tuple(
+            FinalOnce(_ExportUnder(e, self.export_dir), self._store.final_exports)
+            for e in exporters or ())
         self.target = KerasTarget(
             model, data, self.checkpoint_dir, steps, callbacks or [], verbose,
             self._clock, retry_secs=poll_secs)
@@ -195,12 +225,26 @@ class SidecarEvaluator:
 
     def start(self) -> dict[str, Any] | None:
         """Evaluates until training is over (or a stop condition); returns the
-        last metrics, including `global_step`, or None if nothing was evaluated."""
-        state = self._store.load()
+        last metrics, including `global_step`, or None if nothing was evaluated.
+
+        Raises `trainexec.lease.EvaluatorAlreadyRunning` when another evaluator
+        holds this `state_dir`.
+        """
+        with EvaluatorLease(self.state_dir,
+                            f"SidecarEvaluator of {self.checkpoint_dir}") as lease:
+            return self._start(lease)
+
+    def _start(self, lease: EvaluatorLease) -> dict[str, Any] | None:
+        state = self._store.load(self._exporter_names)
         evaluator = Evaluator(self.target, self._exporters, clock=self._clock)
+        final = FinalExportListener(evaluator, self._store.final_exports,
+                                    self._exporter_names)
         loop = ContinuousEvaluation(
             evaluator, self.target,
-            self._policy, ListenerList([_Recorder(self._store, self.target),
+            # The state first: with it, a final export interrupted before `final`
+            # recorded it complete is settled after a restart without evaluating again.
+            self._policy, ListenerList([LeaseGuard(lease),
+                                        _Recorder(self._store, self.target), final,
                                         *self._listeners]),
             self._clock, completion_filter=self._completion_for,
             already_evaluated=state.last_evaluated(), already_skipped=state.skipped)
@@ -208,7 +252,8 @@ class SidecarEvaluator:
             logger.info("Resuming: %s (step %s) was evaluated before a restart",
                         state.checkpoint, state.global_step)
         loop.run()
-        self._settle_final_export(evaluator, loop)
+        final.settle()
+        self._settle_final_export(evaluator, loop, final)
         self.stop_reason, self.evaluations = loop.stop_reason, loop.evaluations
         logger.info("SidecarEvaluator stops after %s evaluation(s): %s",
                     loop.evaluations, loop.stop_reason)
@@ -216,23 +261,24 @@ class SidecarEvaluator:
             return dict(loop.last_result.metrics)
         return dict(state.metrics) if state.metrics else None
 
-    def _settle_final_export(self, evaluator: Evaluator, loop: ContinuousEvaluation) -> None:
+    def _settle_final_export(self, evaluator: Evaluator, loop: ContinuousEvaluation,
+                             final: FinalExportListener) -> None:
         state = self._store.state
-        if evaluator.is_final_export_triggered:
-            self._store.update(final_export=loop.last_evaluated.path)
-            return
         # An earlier run evaluated the last checkpoint but stopped (idle timeout,
         # restart) before training recorded its end: the final export is owed.
-        if not (loop.last_result is None and state.checkpoint and state.metrics
-                and state.final_export != state.checkpoint):
+        # Exporters whose final export is recorded are not called again.
+        if (evaluator.is_final_export_triggered or loop.last_result is not None
+                or not (state.checkpoint and state.metrics)
+                or self._store.final_exports.done_for(state.checkpoint,
+                                                      self._exporter_names) is not None):
             return
         latest = self.target.latest_checkpoint()
         if (latest == state.checkpoint and self._completion_for(
                 read_training_complete(self.checkpoint_dir), latest) is not None):
             logger.info("Final export of %s, evaluated before a restart", state.checkpoint)
-            evaluator.export(EvalResult(EvalStatus.EVALUATED, dict(state.metrics),
-                                        state.checkpoint), True)
-            self._store.update(final_export=state.checkpoint)
+            result = EvalResult(EvalStatus.EVALUATED, dict(state.metrics), state.checkpoint)
+            evaluator.export(result, True)
+            final.record_complete(result)
 
     def _completion_for(self, record: TrainingComplete | None,
                         latest: str | None) -> TrainingComplete | None:
@@ -280,12 +326,37 @@ def _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, export
                             f"got {type(callback).__name__}")
     names = [getattr(e, "name", None) for e in exporters or ()]
     for exporter, name in zip(exporters or (), names):
-        if not isinstance(name, str) or not name or not callable(getattr(exporter, "export", None)):
+        if name is None or not callable(getattr(exporter, "export", None)):
             raise ConfigError(f"exporter {exporter!r} needs a non-empty string `name` and "
                               "an export(...) method; see trainexec.exporters")
+        check_exporter_name(name)
     if len(set(names)) != len(names):
         raise ConfigError(f"exporter names {names} must be unique: each names a "
                           "directory under <checkpoint_dir>/export/")
+
+
+def _own_dir(state_dir: str, checkpoint_dir: str) -> bool:
+    """Whether `state_dir` is another directory than `checkpoint_dir`."""
+    def normal(path: str) -> str:
+        return path.rstrip("/") if "://" in path else os.path.realpath(path)
+    return normal(state_dir) != normal(checkpoint_dir)
+
+
+class _ExportUnder:
+    """An exporter whose exports go to `<base>/<name>`, wherever the engine says."""
+
+    def __init__(self, exporter: Any, base: str) -> None:
+        self.exporter = exporter
+        self.name = exporter.name
+        self._base = base
+
+    def export(self, estimator, export_path, checkpoint_path, eval_result,
+               is_the_final_export):
+        del export_path
+        return self.exporter.export(
+            estimator=estimator, export_path=os.path.join(self._base, self.name),
+            checkpoint_path=checkpoint_path, eval_result=eval_result,
+            is_the_final_export=is_the_final_export)
 
 
 class TrainingCompleteCallback(tf.keras.callbacks.Callback):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable, NamedTuple
 
+from trainexec.exporters import check_exporter_name
+
 __all__ = [
     "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "validate_exporters",
     "validate_hooks",
@@ -52,22 +54,6 @@ def _is_exporter(obj: Any) -> bool:
     return hasattr(obj, "name") and callable(getattr(obj, "export", None))
 
 
-def _check_exporter_name(name: Any, all_names: list) -> None:
-    if not name:
-        raise ValueError(
-            "An Exporter cannot have a name that is `None` or empty. "
-            f"All exporter names: {all_names}")
-    if not isinstance(name, str):
-        raise ValueError(f"An Exporter must have a string name. Given: {type(name)}")
-    unsafe = (name in (".", "..") or "/" in name or "\\" in name or "\x00" in name
-              or name != name.strip())
-    if unsafe:
-        raise ValueError(
-            f"Exporter name {name!r} must be a single directory name (it becomes "
-            "model_dir/export/<name>): no '/', '\\', '.', '..' or surrounding "
-            "spaces, e.g. 'best_exporter'")
-
-
 def validate_exporters(exporters: Any) -> tuple:
     """Returns `exporters` as a tuple of uniquely, safely named exporters.
 
@@ -93,7 +79,7 @@ def validate_exporters(exporters: Any) -> tuple:
     names = [e.name for e in exporters]
     seen: set = set()
     for name in names:
-        _check_exporter_name(name, names)
+        check_exporter_name(name)  # the one check every exporter name gets
         if name in seen:
             raise ValueError(
                 "`exporters` must have unique names. Such a name cannot be `None`. "
