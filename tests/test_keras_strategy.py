@@ -1,0 +1,142 @@
+"""trainexec/keras_strategy.py: which strategy a Keras task uses and what it does."""
+
+import pytest
+
+from trainexec.cluster import ClusterConfig
+from trainexec.errors import ConfigError
+from trainexec.keras_strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
+                                      MULTI_WORKER_MIRRORED, PARAMETER_SERVER, SERVE, TRAIN,
+                                      StrategyPlan, make_strategy, plan_for)
+
+MWMS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"]}
+WORKERS_ONLY = {"worker": ["h1:1", "h2:1"]}
+PSS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"], "ps": ["h3:1"]}
+LONE_CHIEF = {"chief": ["h0:1"]}
+
+
+def config(cluster=None, task=None):
+    data = {}
+    if cluster is not None:
+        data["cluster"] = cluster
+    if task is not None:
+        job, index = task.split(":")
+        data["task"] = {"type": job, "index": int(index)}
+    return ClusterConfig.from_dict(data)
+
+
+# (cluster, task, keras_3, gpus) -> (kind, action, is_chief, is_local)
+PLANS = [
+    pytest.param(None, None, False, 0, (DEFAULT, TRAIN, True, True), id="local"),
+    pytest.param(None, None, False, 1, (DEFAULT, TRAIN, True, True), id="local-1-gpu"),
+    pytest.param(None, None, False, 2, (MIRRORED, TRAIN, True, True), id="local-2-gpus"),
+    pytest.param(None, None, True, 0, (DEFAULT, TRAIN, True, True), id="local-keras-3"),
+    pytest.param(None, None, True, 4, (MIRRORED, TRAIN, True, True), id="local-keras-3-gpus"),
+    pytest.param(MWMS, "chief:0", False, 0, (MULTI_WORKER_MIRRORED, TRAIN, True, False),
+                 id="mwms-chief"),
+    pytest.param(MWMS, "worker:0", False, 0, (MULTI_WORKER_MIRRORED, TRAIN, False, False),
+                 id="mwms-worker-0-beside-a-chief"),
+    pytest.param(MWMS, "worker:1", False, 2, (MULTI_WORKER_MIRRORED, TRAIN, False, False),
+                 id="mwms-worker-with-gpus"),
+    pytest.param(WORKERS_ONLY, "worker:0", False, 0,
+                 (MULTI_WORKER_MIRRORED, TRAIN, True, False), id="workers-only-worker-0-chief"),
+    pytest.param(WORKERS_ONLY, "worker:1", False, 0,
+                 (MULTI_WORKER_MIRRORED, TRAIN, False, False), id="workers-only-worker-1"),
+    pytest.param({**MWMS, "evaluator": ["h9:1"]}, "evaluator:0", False, 2,
+                 (DEFAULT, EVALUATE, False, False), id="mwms-evaluator"),
+    pytest.param({**MWMS, "evaluator": ["h9:1"]}, "worker:1", False, 0,
+                 (MULTI_WORKER_MIRRORED, TRAIN, False, False), id="mwms-listing-an-evaluator"),
+    pytest.param(PSS, "chief:0", False, 0, (PARAMETER_SERVER, COORDINATE, True, False),
+                 id="pss-chief"),
+    pytest.param(PSS, "worker:1", False, 0, (PARAMETER_SERVER, SERVE, False, False),
+                 id="pss-worker"),
+    pytest.param(PSS, "ps:0", False, 0, (PARAMETER_SERVER, SERVE, False, False), id="pss-ps"),
+    pytest.param(PSS, "evaluator:0", False, 0, (DEFAULT, EVALUATE, False, False),
+                 id="pss-evaluator-outside-the-cluster"),
+    pytest.param(LONE_CHIEF, "chief:0", False, 0, (DEFAULT, TRAIN, True, False),
+                 id="lone-chief"),
+    pytest.param(LONE_CHIEF, "chief:0", True, 0, (DEFAULT, TRAIN, True, False),
+                 id="lone-chief-keras-3"),
+    pytest.param(LONE_CHIEF, "chief:0", False, 2, (MIRRORED, TRAIN, True, False),
+                 id="lone-chief-gpus"),
+    pytest.param({"worker": ["h1:1"]}, "worker:0", False, 0, (DEFAULT, TRAIN, True, False),
+                 id="lone-worker"),
+    pytest.param({**LONE_CHIEF, "evaluator": ["h9:1"]}, "evaluator:0", True, 0,
+                 (DEFAULT, EVALUATE, False, False), id="lone-chief-evaluator-keras-3"),
+    pytest.param(None, "evaluator:0", False, 0, (DEFAULT, EVALUATE, False, False),
+                 id="evaluator-without-cluster"),
+]
+
+
+@pytest.mark.parametrize("cluster, task, keras_3, gpus, expected", PLANS)
+def test_plan_for(cluster, task, keras_3, gpus, expected):
+    cfg = config(cluster, task)
+    plan = plan_for(cfg, keras_3=keras_3, gpus=gpus)
+    assert (plan.kind, plan.action, plan.is_chief, plan.is_local) == expected
+    assert plan.cluster == cfg
+    assert plan.runs_fit == (plan.action in (TRAIN, COORDINATE))
+
+
+KERAS_3_FIX = ('pip install "trainexec[tf-keras]"', "TF_USE_LEGACY_KERAS=1", "2.15")
+
+# (cluster, task, keras_3) -> words the ConfigError must say
+REFUSED = [
+    pytest.param(MWMS, "chief:0", True,
+                 ("MultiWorkerMirroredStrategy", "Keras 3", *KERAS_3_FIX), id="keras-3-mwms"),
+    pytest.param(MWMS, "worker:1", True, ("MultiWorkerMirroredStrategy", *KERAS_3_FIX),
+                 id="keras-3-mwms-worker"),
+    pytest.param(WORKERS_ONLY, "worker:0", True, ("MultiWorkerMirroredStrategy",),
+                 id="keras-3-workers-only"),
+    pytest.param(PSS, "chief:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
+                 id="keras-3-pss-chief"),
+    pytest.param(PSS, "ps:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
+                 id="keras-3-pss-ps"),
+    # The evaluator fails too: its cluster could never train.
+    pytest.param({**MWMS, "evaluator": ["h9:1"]}, "evaluator:0", True,
+                 ("MultiWorkerMirroredStrategy", *KERAS_3_FIX), id="keras-3-mwms-evaluator"),
+    pytest.param({"master": ["h0:1"], "worker": ["h1:1"]}, "master:0", False,
+                 ('no "master" job', 'rename it "chief"'), id="master"),
+    pytest.param({"worker": ["h1:1"], "ps": ["h3:1"]}, "worker:0", False,
+                 ("ParameterServerStrategy", 'needs a "chief"'), id="ps-without-chief"),
+    pytest.param({"chief": ["h0:1"], "ps": ["h3:1"]}, "ps:0", False,
+                 ("ParameterServerStrategy", "at least one worker"), id="ps-without-workers"),
+]
+
+
+@pytest.mark.parametrize("cluster, task, keras_3, words", REFUSED)
+def test_plan_for_refuses(cluster, task, keras_3, words):
+    with pytest.raises(ConfigError) as raised:
+        plan_for(config(cluster, task), keras_3=keras_3, gpus=0)
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+def test_describe_names_task_action_and_strategy():
+    plan = plan_for(config(PSS, "chief:0"), keras_3=False, gpus=0)
+    assert plan.describe() == ("chief:0 coordinates training and writes checkpoints "
+                               "(strategy: parameter_server)")
+    plan = plan_for(config(PSS, "ps:0"), keras_3=False, gpus=0)
+    assert plan.describe() == "ps:0 serves variables and steps (strategy: parameter_server)"
+
+
+def test_make_strategy_for_local_and_evaluator_is_the_default_one():
+    import tensorflow as tf
+
+    for plan in (plan_for(config(), keras_3=False, gpus=0),
+                 plan_for(config(MWMS, "evaluator:0"), keras_3=False, gpus=0)):
+        strategy = make_strategy(plan)
+        assert strategy is tf.distribute.get_strategy()
+        assert not tf.distribute.has_strategy()
+
+
+def test_make_strategy_mirrored():
+    import tensorflow as tf
+
+    strategy = make_strategy(StrategyPlan(MIRRORED, TRAIN, config(), True, True))
+    assert isinstance(strategy, tf.distribute.MirroredStrategy)
+    assert strategy.num_replicas_in_sync >= 1
+
+
+def test_a_serving_task_has_no_strategy():
+    plan = plan_for(config(PSS, "worker:0"), keras_3=False, gpus=0)
+    with pytest.raises(ValueError, match="worker:0 only serves"):
+        make_strategy(plan)

@@ -1,0 +1,525 @@
+"""trainexec/keras_trainer.py (with keras_training.py and keras_serving.py): KerasTrainer
+jobs, locally in this process and as real clusters of processes (tests/keras_programs)."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from fakes import ClockedLog, FakeClock, write_checkpoint
+from processes import ROOT, alive
+from trainexec.cluster import ClusterConfig
+from trainexec.completion import read_training_complete, record_training_complete
+from trainexec.continuous import ContinuousEvalListener
+from trainexec.errors import ConfigError
+from trainexec.exporters import FinalExporter
+from trainexec.finished_tasks import record_task_finished
+from trainexec.keras_serving import ServeObservation, decide, serve_until_training_over
+from trainexec.keras_strategy import plan_for
+from trainexec.keras_trainer import KerasTrainer, configure_task_logging, run_keras_job
+from trainexec.keras_training import segments
+from trainexec.launch import LocalCluster
+from trainexec.specs import EvalSpec, TrainSpec
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
+sys.path.insert(0, PROGRAMS)
+import keras_toy  # noqa: E402
+
+JOB = os.path.join(PROGRAMS, "job.py")
+needs_keras_2 = pytest.mark.skipif(
+    keras_toy.KERAS_3, reason="tf.keras is Keras 3, which cannot train with "
+    "MultiWorkerMirroredStrategy or ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 "
+    "(tf_keras) or on TensorFlow 2.15")
+LOCAL = ClusterConfig()
+
+
+# -- the fit schedule ----------------------------------------------------------------
+
+@pytest.mark.parametrize("start, max_steps, every, expected", [
+    (0, 200, 20, [(20, 10)]),
+    (0, 50, 20, [(20, 2), (10, 1)]),
+    (0, 5, 20, [(5, 1)]),
+    (40, 100, 20, [(20, 3)]),
+    (30, 100, 20, [(10, 1), (20, 3)]),   # resumed between saves: back on the grid first
+    (35, 38, 20, [(3, 1)]),
+    (35, 75, 20, [(5, 1), (20, 1), (15, 1)]),
+    (200, 200, 20, []),
+    (250, 200, 20, []),                  # an earlier, longer run: nothing to train
+    (0, 7, 1, [(1, 7)]),
+])
+def test_segments(start, max_steps, every, expected):
+    plan = segments(start, max_steps, every)
+    assert plan == expected
+    saves, step = [], start
+    for steps, epochs in plan:
+        for _ in range(epochs):
+            step += steps
+            saves.append(step)
+    assert step == max(start, max_steps)  # exactly max_steps steps in total
+    assert all(s % every == 0 or s == max_steps for s in saves)
+
+
+# -- validation ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(build_model=None), ("build_model", "None", "function")),
+    (dict(build_model=keras_toy.build_dense()), ("build_model", "pass the function")),
+    (dict(model_dir=""), ("model_dir", "''", "non-empty path")),
+    (dict(model_dir=None), ("model_dir", "None")),
+    (dict(save_checkpoints_steps=0), ("save_checkpoints_steps", "(0)", "positive integer")),
+    (dict(save_checkpoints_steps=2.5), ("save_checkpoints_steps", "(2.5)")),
+    (dict(save_checkpoints_steps=True), ("save_checkpoints_steps", "(True)")),
+    (dict(keep_checkpoint_max=0), ("keep_checkpoint_max", "(0)", "or None")),
+    (dict(verbose=3), ("verbose", "(3)", "0 (silent)")),
+    (dict(callbacks="tensorboard"), ("callbacks", "'tensorboard'", "list")),
+    (dict(callbacks=[object()]), ("callbacks", "object", "tf.keras.callbacks.Callback")),
+])
+def test_trainer_rejects(tmp_path, kwargs, words):
+    args = dict(build_model=keras_toy.build_dense, model_dir=str(tmp_path))
+    args.update(kwargs)
+    with pytest.raises(ConfigError) as raised:
+        KerasTrainer(**args)
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+def _specs(max_steps=50, throttle_secs=0, exporters=None, input_fn=keras_toy.train_input_fn):
+    return (TrainSpec(input_fn, max_steps=max_steps),
+            EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                     throttle_secs=throttle_secs, exporters=exporters))
+
+
+class _Hook(tf.compat.v1.train.SessionRunHook):
+    pass
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(train_spec=TrainSpec(keras_toy.train_input_fn)), ("max_steps is None",)),
+    (dict(train_spec=TrainSpec(keras_toy.train_input_fn, 10, hooks=[_Hook()])),
+     ("hooks", "KerasTrainer(callbacks=")),
+    (dict(eval_spec=None), ("local evaluates", "EvalSpec")),
+    (dict(poll_secs=0), ("poll_secs", "(0)")),
+])
+def test_run_keras_job_rejects(tmp_path, change, words):
+    train_spec, eval_spec = _specs()
+    args = dict(trainer=KerasTrainer(keras_toy.build_dense, str(tmp_path / "m")),
+                train_spec=train_spec, eval_spec=eval_spec, cluster=LOCAL)
+    args.update(change)
+    with pytest.raises(ConfigError) as raised:
+        run_keras_job(**args)
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.skipif(not keras_toy.KERAS_3, reason="only Keras 3 refuses distributed plans")
+def test_keras_3_refuses_a_cluster_before_anything_starts(tmp_path):
+    built = []
+
+    def build():
+        built.append(1)
+        return keras_toy.build_dense()
+
+    cluster = ClusterConfig.from_dict({"cluster": {"chief": ["127.0.0.1:1"],
+                                                   "worker": ["127.0.0.1:2"]},
+                                       "task": {"type": "worker", "index": 0}})
+    with pytest.raises(ConfigError, match="TF_USE_LEGACY_KERAS=1"):
+        run_keras_job(KerasTrainer(build, str(tmp_path / "m")), *_specs(), cluster)
+    assert built == [] and not (tmp_path / "m").exists()
+
+
+# -- serving (PSS workers and ps) ----------------------------------------------------
+
+@pytest.mark.parametrize("obs, max_steps, stops", [
+    (ServeObservation(), 200, None),
+    (ServeObservation(chief_finished=True), 200, "chief:0 recorded"),
+    (ServeObservation(completed_this_run=True), None, "training is complete"),
+    # A record and checkpoint at max_steps, of any age: the run is over.
+    (ServeObservation(recorded_step=200, latest_step=200), 200, "reached max_steps 200"),
+    (ServeObservation(recorded_step=200, latest_step=240), 200, "reached max_steps 200"),
+    # Not over: the checkpoint (or the record) is behind, or no max_steps to compare.
+    (ServeObservation(recorded_step=200, latest_step=180), 200, None),
+    (ServeObservation(recorded_step=100, latest_step=None), 200, None),
+    (ServeObservation(recorded_step=200, latest_step=200), None, None),
+])
+def test_serving_decide(obs, max_steps, stops):
+    reason = decide(obs, max_steps)
+    if stops is None:
+        assert reason is None
+    else:
+        assert stops in reason
+
+
+class FakeServer:
+    started = 0
+
+    def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
+        self.job_name, self.task_index = job_name, task_index
+
+    def start(self):
+        FakeServer.started += 1
+
+
+PSS_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]}
+
+
+def _serving_plan(task):
+    job, index = task.split(":")
+    return plan_for(ClusterConfig.from_dict({"cluster": PSS_CLUSTER,
+                                             "task": {"type": job, "index": int(index)}}),
+                    keras_3=False, gpus=0)
+
+
+def test_a_worker_serves_until_the_chief_finishes_saying_what_it_waits_for(tmp_path):
+    model_dir = str(tmp_path)
+    record_task_finished(model_dir, "chief:0")  # an earlier run's: does not count
+    path = tmp_path / "trainexec" / "finished" / "chief-0.json"
+    os.utime(path, (path.stat().st_atime - 100, path.stat().st_mtime - 100))
+    clock = FakeClock()
+    start = clock.now()
+
+    def chief_finishes(clock):
+        if clock.now() - start >= 130 and not getattr(clock, "done", False):
+            clock.done = True
+            record_task_finished(model_dir, "chief:0")
+    clock.on_sleep = chief_finishes
+    before = FakeServer.started
+    with ClockedLog(clock) as log:
+        server = serve_until_training_over(_serving_plan("worker:0"), model_dir, 200,
+                                           poll_secs=1.0, clock=clock,
+                                           server_factory=FakeServer)
+    assert FakeServer.started == before + 1 and server.job_name == "worker"
+    assert 130 <= clock.now() - start <= 132
+    messages = [(t - start, m) for t, m in log.messages("worker:0")]
+    assert messages[0][0] == 0 and "until chief:0 records" in messages[0][1]
+    waiting = [t for t, m in messages if "still serving" in m]
+    assert waiting and waiting[0] <= 60 and all(b - a <= 60 for a, b in zip(waiting, waiting[1:]))
+    assert "stops serving: chief:0 recorded that its training finished" in messages[-1][1]
+    assert (tmp_path / "trainexec" / "finished" / "worker-0.json").exists()
+
+
+def test_a_ps_restarted_after_the_run_ended_stops_at_once(tmp_path):
+    model_dir = str(tmp_path)
+    checkpoint = write_checkpoint(model_dir, 200, name="ckpt")
+    tf.compat.v1.train.update_checkpoint_state(model_dir, checkpoint)
+    record_training_complete(model_dir, checkpoint, 200, 200)
+    clock = FakeClock()
+    serve_until_training_over(_serving_plan("ps:0"), model_dir, 200, clock=clock,
+                              server_factory=FakeServer)
+    assert clock.sleeps == []
+    assert not (tmp_path / "trainexec" / "finished" / "ps-0.json").exists()
+
+
+def test_an_earlier_runs_completion_record_keeps_it_serving(tmp_path):
+    model_dir = str(tmp_path)
+    checkpoint = write_checkpoint(model_dir, 100, name="ckpt")
+    tf.compat.v1.train.update_checkpoint_state(model_dir, checkpoint)
+    record_training_complete(model_dir, checkpoint, 100, 100)  # another max_steps
+    os.utime(tmp_path / "trainexec" / "training_complete.json",
+             (os.path.getmtime(tmp_path / "trainexec") - 100,) * 2)
+    clock = FakeClock()
+    clock.on_sleep = lambda c: len(c.sleeps) == 5 and record_training_complete(
+        model_dir, checkpoint, 200, 200)
+    serve_until_training_over(_serving_plan("ps:0"), model_dir, 200, poll_secs=2.0,
+                              clock=clock, server_factory=FakeServer)
+    assert clock.sleeps == [2.0] * 5
+
+
+# -- logging -------------------------------------------------------------------------
+
+def test_task_logging_prefixes_lines_and_respects_a_users_configuration(monkeypatch, capsys):
+    package = logging.getLogger("trainexec")
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    monkeypatch.setattr(package, "handlers", [])
+    monkeypatch.setattr(package, "propagate", True)
+    level = package.level
+    package.setLevel(logging.NOTSET)
+    try:
+        _check_task_logging(package, monkeypatch, capsys)
+    finally:
+        package.setLevel(level)
+
+
+def _check_task_logging(package, monkeypatch, capsys):
+    assert configure_task_logging("worker:1")
+    assert configure_task_logging("worker:2")  # updates, does not add
+    assert len(package.handlers) == 1
+    logging.getLogger("trainexec.keras_training").info("Saved checkpoint %s", "ckpt-20")
+    logging.getLogger("trainexec.keras_training").debug("not shown")
+    assert capsys.readouterr().err == (
+        "[worker:2] INFO trainexec.keras_training: Saved checkpoint ckpt-20\n")
+
+    monkeypatch.setattr(package, "handlers", [])
+    monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])
+    assert not configure_task_logging("worker:1")  # the user's root handler decides
+    assert package.handlers == []
+
+
+# -- local runs (in this process) ----------------------------------------------------
+
+class StepsSeen(ContinuousEvalListener):
+    def __init__(self, stop_after=None):
+        self.steps, self.stop_after = [], stop_after
+
+    def after_eval(self, eval_result):
+        self.steps.append(eval_result.global_step)
+        return self.stop_after is None or len(self.steps) < self.stop_after
+
+
+class CountBatches(tf.keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.batches = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
+
+
+class FailAtStep(tf.keras.callbacks.Callback):
+    """Raises at the end of the epoch reaching `step`, before its checkpoint is saved."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_epoch_end(self, epoch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) >= self.step:
+            raise RuntimeError(f"simulated crash at step {self.step}")
+
+
+def _checkpoints(model_dir):
+    state = tf.train.get_checkpoint_state(model_dir)
+    return [os.path.basename(p) for p in state.all_model_checkpoint_paths]
+
+
+def _fresh_metrics(model_name, checkpoint):
+    return keras_toy.evaluate(keras_toy.restore(keras_toy.BUILDERS[model_name], checkpoint))
+
+
+@pytest.mark.keras
+@pytest.mark.parametrize("model_name", ["dense", "custom"])
+def test_local_run_trains_evaluates_after_saves_and_exports(tmp_path, model_name):
+    model_dir = str(tmp_path / "model")
+    seen, batches = StepsSeen(), CountBatches()
+    trainer = KerasTrainer(keras_toy.BUILDERS[model_name], model_dir,
+                           save_checkpoints_steps=20, keep_checkpoint_max=2,
+                           callbacks=[batches])
+    metrics, exports = run_keras_job(trainer, *_specs(50, exporters=[FinalExporter()]),
+                                     LOCAL, listeners=[seen])
+    assert seen.steps == [20, 40, 50]
+    assert batches.batches == 50
+    assert _checkpoints(model_dir) == ["ckpt-40", "ckpt-50"]
+    final = os.path.join(model_dir, "ckpt-50")
+    assert metrics["global_step"] == 50
+    fresh = _fresh_metrics(model_name, final)
+    assert {k: metrics[k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+    if model_name == "custom":  # the overridden train_step ran every step
+        restored = keras_toy.restore(keras_toy.build_custom, final)
+        assert float(restored.custom_steps.numpy()) == 50
+    done = read_training_complete(model_dir)
+    assert (done.global_step, done.checkpoint, done.max_steps) == (50, final, 50)
+    assert exports == [os.path.join(model_dir, "export", "final", "50")]
+    assert os.path.exists(os.path.join(exports[0], "saved_model.pb"))
+
+
+@pytest.mark.keras
+def test_local_run_throttles_evaluations_but_always_evaluates_the_end(tmp_path):
+    seen = StepsSeen()
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=10)
+    # The fake clock does not move: after the first evaluation every save is throttled.
+    metrics, _ = run_keras_job(trainer, *_specs(50, throttle_secs=60), LOCAL,
+                               listeners=[seen], clock=FakeClock())
+    assert seen.steps == [10, 50]
+    assert metrics["global_step"] == 50
+
+
+@pytest.mark.keras
+def test_local_run_resumes_at_its_last_saved_step(tmp_path, caplog):
+    model_dir = str(tmp_path)
+    crashing = KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
+                            callbacks=[FailAtStep(60)])
+    with pytest.raises(RuntimeError, match="simulated crash at step 60"):
+        run_keras_job(crashing, *_specs(100), LOCAL)
+    assert _checkpoints(model_dir) == ["ckpt-20", "ckpt-40"]
+    assert read_training_complete(model_dir) is None
+
+    batches, seen = CountBatches(), StepsSeen()
+    restarted = KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
+                             callbacks=[batches])
+    with caplog.at_level(logging.INFO, logger="trainexec"):
+        metrics, _ = run_keras_job(restarted, *_specs(100), LOCAL, listeners=[seen])
+    assert f"Restored {os.path.join(model_dir, 'ckpt-40')}: training resumes at step 40" \
+        in caplog.messages
+    assert batches.batches == 60
+    assert seen.steps == [60, 80, 100]
+    assert _checkpoints(model_dir) == [f"ckpt-{s}" for s in (20, 40, 60, 80, 100)]
+    assert metrics["global_step"] == 100
+    restored = keras_toy.restore(keras_toy.build_custom, os.path.join(model_dir, "ckpt-100"))
+    assert float(restored.custom_steps.numpy()) == 100
+    assert read_training_complete(model_dir).global_step == 100
+
+    # Restarted once more after the end: nothing left to train; the end is evaluated.
+    again = CountBatches()
+    metrics_again, _ = run_keras_job(
+        KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
+                     callbacks=[again]), *_specs(100), LOCAL)
+    assert again.batches == 0
+    assert metrics_again == pytest.approx(metrics)
+
+
+@pytest.mark.keras
+def test_a_listener_stops_a_local_run_after_a_save(tmp_path):
+    model_dir = str(tmp_path)
+    seen = StepsSeen(stop_after=1)
+    trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=20)
+    metrics, exports = run_keras_job(trainer, *_specs(100, exporters=[FinalExporter()]),
+                                     LOCAL, listeners=[seen])
+    assert seen.steps == [20]
+    assert metrics["global_step"] == 20
+    assert exports == [os.path.join(model_dir, "export", "final", "20")]  # still exported
+    assert read_training_complete(model_dir).global_step == 20
+
+
+@pytest.mark.keras
+def test_a_local_run_whose_data_runs_out_stops_and_says_so(tmp_path, caplog):
+    def thirty_batches():
+        return keras_toy.train_input_fn_global().take(30)
+
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20)
+    with caplog.at_level(logging.INFO, logger="trainexec"):
+        metrics, _ = run_keras_job(trainer, *_specs(100, input_fn=thirty_batches), LOCAL)
+    # Keras 2 stops when the data runs out (step 30); Keras 3 starts the data again
+    # in the next epoch and stops only in an epoch that cannot finish.
+    step = metrics["global_step"]
+    assert 30 <= step < 100
+    done = read_training_complete(str(tmp_path))
+    assert (done.global_step, os.path.basename(done.checkpoint)) == (step, f"ckpt-{step}")
+    assert any("before max_steps 100" in m and "repeat the dataset" in m
+               for m in caplog.messages)
+
+
+@pytest.mark.keras
+def test_a_local_mirrored_run_evaluates_outside_the_training_strategy(tmp_path):
+    """Two replicas (two logical CPUs for two GPUs, in a process of its own): the
+    evaluations after saves run during fit, yet outside its MirroredStrategy."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    prefix = str(tmp_path / "model")
+    done = subprocess.run([sys.executable, os.path.join(PROGRAMS, "mirrored_local.py"), prefix],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "MirroredStrategy: 2 replica(s) in sync" in done.stderr
+    runs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [run["model"] for run in runs] == ["dense", "custom"]
+    for run in runs:
+        assert run["steps_evaluated"] == [20, 40, 50]
+        fresh = _fresh_metrics(run["model"], f"{prefix}-{run['model']}/ckpt-50")
+        assert {k: run["metrics"][k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+
+
+# -- clusters of real processes ------------------------------------------------------
+
+def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0):
+    model_dir = str(tmp_path / "model")
+    os.makedirs(model_dir)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    command = [sys.executable, JOB, "--model-dir", model_dir, *args]
+    wait_for = ["chief", "worker"] + (["ps"] if ps else []) + (["evaluator"] if evaluator else [])
+    lines = []
+    env = {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    with LocalCluster(command, workers=workers, ps=ps, evaluator=evaluator, grace_secs=3,
+                      output=lines.append, wait_for=wait_for, max_restarts=max_restarts,
+                      env=env) as cluster:
+        result = cluster.wait(timeout=120)
+        pids = [pid for task in cluster.tasks for pid in task.pids]
+    assert result.ok, result.reason + "\n" + "\n".join(lines[-60:])
+    for outcome in result.tasks:  # every task ended by itself, with 0
+        assert outcome.exit == "0" and not outcome.stopped, result.summary()
+    assert [p for p in pids if alive(p)] == []
+    # Non-chief MWMS workers took part in saving, in directories they then deleted.
+    saved_apart = [line.split(" writing to ")[1].split(" ")[0] for line in lines
+                   if "takes part in every save, writing to" in line]
+    assert all(path.startswith(str(tmp)) and not os.path.exists(path)
+               for path in saved_apart), saved_apart
+    return model_dir, lines, saved_apart
+
+
+def _check_final(model_dir, result_file, max_steps, model_name):
+    final = os.path.join(model_dir, f"ckpt-{max_steps}")
+    done = read_training_complete(model_dir)
+    assert (done.global_step, done.checkpoint) == (max_steps, final)
+    evaluated = json.loads(result_file.read_text())
+    metrics = evaluated["metrics"]
+    assert metrics["global_step"] == max_steps
+    fresh = _fresh_metrics(model_name, final)
+    assert {k: metrics[k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+    # Not just any checkpoint: an earlier one scores differently.
+    assert _fresh_metrics(model_name, os.path.join(model_dir, "ckpt-160"))["loss"] != \
+        pytest.approx(fresh["loss"], rel=1e-3)
+    assert evaluated["exports"] == [os.path.join(model_dir, "export", "final", str(max_steps))]
+    if model_name == "custom":
+        restored = keras_toy.restore(keras_toy.build_custom, final)
+        assert float(restored.custom_steps.numpy()) == max_steps
+
+
+def _said(lines, task, text):
+    return any(line.startswith(f"[{task}] [{task}] INFO trainexec.") and text in line
+               for line in lines)
+
+
+@pytest.mark.cluster
+@pytest.mark.keras
+@needs_keras_2
+def test_multi_worker_mirrored_cluster(tmp_path):
+    result_file = tmp_path / "result.json"
+    model_dir, lines, saved_apart = _run_cluster(
+        tmp_path, workers=2, ps=0, evaluator=True,
+        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
+    _check_final(model_dir, result_file, 200, "custom")
+    for task in ("chief:0", "worker:0", "worker:1"):
+        assert _said(lines, task, "(strategy: multi_worker_mirrored)")
+        assert os.path.exists(os.path.join(model_dir, "trainexec", "finished",
+                                           task.replace(":", "-") + ".json"))
+    assert _said(lines, "chief:0", "Saved checkpoint")
+    assert not _said(lines, "worker:0", "Saved checkpoint")  # only the chief's count
+    assert len(saved_apart) == 2  # worker:0 and worker:1
+
+
+@pytest.mark.cluster
+@pytest.mark.keras
+@needs_keras_2
+def test_parameter_server_cluster(tmp_path):
+    result_file = tmp_path / "result.json"
+    model_dir, lines, _ = _run_cluster(
+        tmp_path, workers=2, ps=1, evaluator=True,
+        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
+    _check_final(model_dir, result_file, 200, "custom")
+    assert _said(lines, "chief:0", "coordinates training")
+    for task in ("worker:0", "worker:1", "ps:0"):
+        assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
+
+
+@pytest.mark.cluster
+@pytest.mark.keras
+@needs_keras_2
+def test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step(tmp_path):
+    """The chief dies at step 60 before saving it; the launcher restarts it. The
+    workers and ps keep serving (they stop only once the chief has finished)."""
+    model_dir, lines, _ = _run_cluster(
+        tmp_path, workers=1, ps=1, evaluator=False, max_restarts=1,
+        args=["--max-steps", "100", "--model", "custom", "--input", "global",
+              "--crash-at-step", "60"])
+    assert "[chief:0] job.py: crashing at step 60 as asked" in lines
+    assert _said(lines, "chief:0", f"Restored {model_dir}/ckpt-40: training resumes at step 40")
+    done = read_training_complete(model_dir)
+    assert (done.global_step, os.path.basename(done.checkpoint)) == (100, "ckpt-100")
+    restored = keras_toy.restore(keras_toy.build_custom, done.checkpoint)
+    assert float(restored.custom_steps.numpy()) == 100
+    assert tf.train.get_checkpoint_state(model_dir).all_model_checkpoint_paths[-3:] == [
+        os.path.join(model_dir, f"ckpt-{s}") for s in (60, 80, 100)]

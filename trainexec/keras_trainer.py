@@ -1,0 +1,366 @@
+"""`KerasTrainer` and `run_keras_job`: one Keras train-and-evaluate job, every role.
+
+The same program runs as every task of a TF_CONFIG cluster, or alone; only
+TF_CONFIG differs. `run_keras_job` plays this process's role
+(`trainexec.keras_strategy.plan_for` decides it):
+
+* local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
+  at most every `eval_spec.throttle_secs` and always at the end; returns
+  `(metrics, export_results)`;
+* training tasks (chief and workers under MultiWorkerMirroredStrategy, the
+  chief under ParameterServerStrategy): train (see `trainexec.keras_training`);
+  the chief clears an earlier run's completion record first and records
+  completion at the end, so evaluators stop by themselves; each records that it
+  finished (`trainexec.finished_tasks`);
+* ParameterServerStrategy workers and ps: serve until the chief has finished,
+  then return (`trainexec.keras_serving`);
+* the evaluator: the continuous evaluation loop on `model_dir`; returns
+  `(metrics, export_results)` once the run's last checkpoint is evaluated.
+
+Example::
+
+    def build_model():
+        model = tf.keras.Sequential([tf.keras.layers.Input((4,)),
+                                     tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        return model
+
+    trainer = KerasTrainer(build_model, model_dir="/shared/run1",
+                           save_checkpoints_steps=20)
+    result = run_keras_job(trainer, TrainSpec(train_input_fn, max_steps=200),
+                           EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from typing import Any, Callable, Iterable, Sequence
+
+from trainexec.clock import Clock, SystemClock
+from trainexec.cluster import ClusterConfig
+from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
+                                  ListenerList, LoopPolicy)
+from trainexec.errors import ConfigError
+from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
+from trainexec.finished_tasks import record_task_finished
+from trainexec.keras_serving import serve_until_training_over
+from trainexec.keras_strategy import (EVALUATE, SERVE, StrategyPlan, is_keras_3, plan_for,
+                                      visible_gpus)
+from trainexec.keras_training import call_input_fn, check_compiled, train_to_max_steps
+from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
+
+__all__ = ["KerasTrainer", "configure_task_logging", "run_keras_job"]
+
+logger = logging.getLogger(__name__)
+
+_OUR_HANDLER = "_trainexec_task_handler"
+
+
+def _positive_int(field: str, value: Any, example: str, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        none = " or None" if allow_none else ""
+        raise ConfigError(f"KerasTrainer `{field}` ({value!r}) must be a positive "
+                          f"integer{none}, e.g. {example}")
+
+
+class KerasTrainer:
+    """How to build and train a Keras model for `run_keras_job`.
+
+    Args:
+      build_model: called with no arguments, returns a compiled `tf.keras.Model`;
+        trainexec calls it inside the scope of the strategy it chose (and once
+        more, without a strategy, for the model that evaluates).
+      model_dir: where the chief writes checkpoints (`ckpt-<step>`) and records;
+        shared by every task of a cluster.
+      save_checkpoints_steps: save a checkpoint every this many training steps
+        (and at the end).
+      callbacks: Keras callbacks for `model.fit` on every training task.
+      keep_checkpoint_max: how many checkpoints to keep (None keeps all).
+      verbose: `model.fit` / `model.evaluate` verbosity (0, 1, 2 or "auto").
+    """
+
+    def __init__(self, build_model: Callable[[], Any], model_dir: str | os.PathLike,
+                 save_checkpoints_steps: int = 100, callbacks: Sequence[Any] | None = None,
+                 keep_checkpoint_max: int | None = 5, verbose: int | str = 0) -> None:
+        if callable(getattr(build_model, "fit", None)):
+            raise ConfigError(
+                f"KerasTrainer `build_model` is a {type(build_model).__name__} instance: "
+                "pass the function that builds and compiles the model (trainexec calls "
+                "it inside the scope of the strategy it chooses), not the model itself")
+        if not callable(build_model):
+            raise ConfigError(
+                f"KerasTrainer `build_model` ({build_model!r}) must be a function that "
+                "returns a compiled tf.keras.Model (pass the function, do not call it)")
+        if not isinstance(model_dir, (str, os.PathLike)) or not os.fspath(model_dir):
+            raise ConfigError(
+                f"KerasTrainer `model_dir` ({model_dir!r}) must be a non-empty path, the "
+                "directory every task of the job shares for checkpoints")
+        _positive_int("save_checkpoints_steps", save_checkpoints_steps, "100")
+        _positive_int("keep_checkpoint_max", keep_checkpoint_max, "5", allow_none=True)
+        if verbose not in (0, 1, 2, "auto"):
+            raise ConfigError(f"KerasTrainer `verbose` ({verbose!r}) must be 0 (silent), "
+                              "1 (progress bar), 2 (one line per epoch) or 'auto'")
+        self.build_model = build_model
+        self.model_dir = os.fspath(model_dir)
+        self.save_checkpoints_steps = save_checkpoints_steps
+        self.callbacks = _check_callbacks(callbacks)
+        self.keep_checkpoint_max = keep_checkpoint_max
+        self.verbose = verbose
+
+    def __repr__(self) -> str:
+        return (f"KerasTrainer({getattr(self.build_model, '__name__', self.build_model)}, "
+                f"model_dir={self.model_dir!r}, "
+                f"save_checkpoints_steps={self.save_checkpoints_steps})")
+
+
+def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
+    if callbacks is None:
+        return ()
+    if isinstance(callbacks, (str, bytes)) or not isinstance(callbacks, Iterable):
+        raise ConfigError(f"KerasTrainer `callbacks` ({callbacks!r}) must be a list of "
+                          "tf.keras.callbacks.Callback instances")
+    import tensorflow as tf
+
+    callbacks = tuple(callbacks)
+    for callback in callbacks:
+        if not isinstance(callback, tf.keras.callbacks.Callback):
+            raise ConfigError(
+                f"KerasTrainer `callbacks` holds {type(callback).__name__}, which is not a "
+                "tf.keras.callbacks.Callback (for checkpoints use save_checkpoints_steps; "
+                "trainexec writes them)")
+    return callbacks
+
+
+def configure_task_logging(task_name: str) -> bool:
+    """Shows trainexec's INFO lines, prefixed `[task_name]`, on stderr.
+
+    Only when neither the `trainexec` logger nor the root logger has a handler
+    (the user configured none); a handler added by an earlier call is updated.
+    The `trainexec` logger then stops passing its records to the root logger, so
+    that a root handler added later (by a library's `logging.info()` call, say)
+    does not print each line twice. Returns whether trainexec's handler is in place.
+    """
+    package = logging.getLogger("trainexec")
+    formatter = logging.Formatter(f"[{task_name}] %(levelname)s %(name)s: %(message)s")
+    ours = [h for h in package.handlers if getattr(h, _OUR_HANDLER, False)]
+    if ours:
+        for handler in ours:
+            handler.setFormatter(formatter)
+        return True
+    if package.handlers or logging.getLogger().handlers:
+        return False
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    setattr(handler, _OUR_HANDLER, True)
+    package.addHandler(handler)
+    package.propagate = False
+    if package.level == logging.NOTSET:
+        package.setLevel(logging.INFO)
+    return True
+
+
+def _check_specs(train_spec: Any, eval_spec: Any, plan: StrategyPlan
+                 ) -> tuple[TrainSpec, EvalSpec | None]:
+    train_spec = as_train_spec(train_spec)
+    if train_spec.max_steps is None:
+        raise ConfigError(
+            "TrainSpec max_steps is None: KerasTrainer trains a fixed number of steps; "
+            "set TrainSpec(input_fn, max_steps=...) and repeat the training dataset")
+    if train_spec.hooks or train_spec.saving_listeners:
+        raise ConfigError(
+            "TrainSpec hooks and saving_listeners are Estimator SessionRunHooks and "
+            "CheckpointSaverListeners, which KerasTrainer does not run: pass Keras "
+            "callbacks as KerasTrainer(callbacks=[...]) instead")
+    evaluates = plan.is_local or plan.action == EVALUATE
+    if eval_spec is None:
+        if evaluates:
+            raise ConfigError(f"{plan.cluster.task_name} evaluates, so it needs an "
+                              "EvalSpec; got None")
+        return train_spec, None
+    eval_spec = as_eval_spec(eval_spec)
+    if eval_spec.hooks:
+        raise ConfigError("EvalSpec hooks are Estimator SessionRunHooks, which KerasTrainer "
+                          "does not run; leave them out (Keras callbacks for evaluation "
+                          "are not supported yet)")
+    return train_spec, eval_spec
+
+
+def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
+                  cluster: ClusterConfig | None = None, *, poll_secs: float = 1.0,
+                  evaluator_idle_timeout_secs: float | None = None,
+                  listeners: Iterable[ContinuousEvalListener] = (),
+                  clock: Clock | None = None) -> tuple | None:
+    """Plays this process's role of the job (see the module doc).
+
+    Returns `(metrics, export_results)` locally and on the evaluator, None for
+    the other roles. Raises ConfigError, before anything starts, for a cluster
+    Keras cannot train (a distributed one on Keras 3 among them).
+    """
+    if not isinstance(trainer, KerasTrainer):
+        raise TypeError(f"`trainer` must be a trainexec.KerasTrainer, got "
+                        f"{type(trainer).__name__}")
+    if poll_secs is None or poll_secs <= 0:
+        raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
+    cluster = cluster if cluster is not None else ClusterConfig.from_env()
+    plan = plan_for(cluster, keras_3=is_keras_3(), gpus=visible_gpus())
+    train_spec, eval_spec = _check_specs(train_spec, eval_spec, plan)
+    listener = ListenerList(listeners)
+    clock = clock or SystemClock()
+    configure_task_logging(cluster.task_name)
+    logger.info("KerasTrainer job: %s", plan.describe())
+    if plan.action == SERVE:
+        serve_until_training_over(plan, trainer.model_dir, train_spec.max_steps,
+                                  poll_secs, clock)
+        return None
+    if plan.action == EVALUATE:
+        return _evaluate_continuously(trainer, train_spec, eval_spec, poll_secs,
+                                      evaluator_idle_timeout_secs, listener, clock)
+    on_save = (_EvaluateOnSave(trainer, train_spec, eval_spec, listener, clock)
+               if plan.is_local else None)
+    _train(plan, trainer, train_spec, on_save)
+    if on_save is not None:
+        return on_save.finish()
+    return None
+
+
+def _train(plan: StrategyPlan, trainer: KerasTrainer, train_spec: TrainSpec,
+           on_save: "_EvaluateOnSave | None") -> None:
+    if plan.is_chief:
+        clear_training_complete(trainer.model_dir)
+    trained = train_to_max_steps(
+        plan, trainer.build_model, trainer.model_dir, train_spec.input_fn,
+        train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
+        trainer.callbacks, trainer.verbose,
+        after_save=on_save.after_save if on_save is not None else None)
+    if trained.stopped_early:
+        logger.warning("Training %s", trained.reason)
+    logger.info("Training finished at step %s", trained.step)
+    if on_save is not None:
+        on_save.checkpoint = trained.checkpoint
+    if plan.is_chief:
+        record_training_complete(trainer.model_dir, trained.checkpoint, trained.step,
+                                 train_spec.max_steps)
+    if not plan.is_local:
+        record_task_finished(trainer.model_dir, plan.cluster.task_name)
+
+
+def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
+    """A `KerasTarget` on a model of its own, built without a strategy."""
+    from trainexec.keras_target import KerasTarget  # loads TensorFlow
+
+    model = trainer.build_model()
+    check_compiled(model)
+    return KerasTarget(model, call_input_fn(eval_spec.input_fn), trainer.model_dir,
+                       steps=eval_spec.steps, verbose=trainer.verbose, clock=clock)
+
+
+def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
+    """`fn()` on a helper thread, outside the training strategy's scope.
+
+    Evaluation runs during `model.fit` (after a save), inside the scope of the
+    strategy that trains; an evaluation model evaluated there would create its
+    metric variables as that strategy's (Keras 2 then fails under
+    MirroredStrategy). Strategy scopes belong to their thread, so a helper
+    thread has none.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn()
+        except BaseException as err:  # re-raised on the caller's thread
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="trainexec-evaluate-on-save")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+class _EvaluateOnSave:
+    """Local runs: evaluates new checkpoints during training, at most once per
+    `throttle_secs`, and the last one when training ends (the final export),
+    each on a helper thread (`_off_the_training_thread`).
+
+    A listener whose `before_eval` or `after_eval` returns False stops training
+    after that save.
+    """
+
+    def __init__(self, trainer: KerasTrainer, train_spec: TrainSpec, eval_spec: EvalSpec,
+                 listener: ContinuousEvalListener, clock: Clock) -> None:
+        self._evaluator = Evaluator(_eval_target(trainer, eval_spec, clock),
+                                    eval_spec.exporters, None, clock)
+        self._throttle_secs = eval_spec.throttle_secs
+        self._max_steps = train_spec.max_steps
+        self._listener = listener
+        self._clock = clock
+        self._last_eval_at: float | None = None
+        self.checkpoint: str | None = None  # the last one, set when training ends
+
+    def after_save(self, path: str, step: int) -> bool:
+        if step >= self._max_steps:
+            return True  # the last save: `finish` evaluates it as the final one
+        if not self._listener.before_eval():
+            logger.info("Stopping training: ContinuousEvalListener.before_eval asked to")
+            return False
+        now = self._clock.now()
+        if self._last_eval_at is not None and now - self._last_eval_at < self._throttle_secs:
+            logger.info("Not evaluating step %s: less than throttle_secs (%ss) since the "
+                        "last evaluation", step, self._throttle_secs)
+            return True
+        result = self._evaluate(path, is_final=False)
+        if not self._listener.after_eval(result):
+            logger.info("Stopping training: ContinuousEvalListener.after_eval asked to")
+            return False
+        return True
+
+    def _evaluate(self, path: str, is_final: bool) -> EvalResult:
+        self._last_eval_at = self._clock.now()
+        result, _ = _off_the_training_thread(lambda: self._evaluator.evaluate_and_export(
+            path, is_final=is_final, check_complete=False))
+        if result.status != EvalStatus.EVALUATED:
+            raise RuntimeError(f"Evaluating {path} found {result.status}")
+        logger.info("Evaluated %s (step %s): %s", path, result.global_step,
+                    ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
+                              for k, v in sorted(result.metrics.items())))
+        return result
+
+    def finish(self) -> tuple[dict | None, list]:
+        """The final evaluation and export; returns (metrics, export results)."""
+        path = self.checkpoint
+        evaluator = self._evaluator
+        if path is None:
+            return None, []
+        if path != evaluator.previous_checkpoint_path:
+            if self._listener.before_eval():
+                self._listener.after_eval(self._evaluate(path, is_final=True))
+        elif evaluator.last_result is not None and not evaluator.is_final_export_triggered:
+            evaluator.export_final(evaluator.last_result)
+        result = evaluator.last_result
+        return (dict(result.metrics) if result else None), list(evaluator.last_export_results)
+
+
+def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
+                           eval_spec: EvalSpec, poll_secs: float,
+                           idle_timeout_secs: float | None,
+                           listener: ContinuousEvalListener, clock: Clock) -> tuple:
+    """The evaluator task: the continuous loop until the run's last checkpoint."""
+    target = _eval_target(trainer, eval_spec, clock)
+    evaluator = Evaluator(target, eval_spec.exporters, train_spec.max_steps, clock)
+    policy = LoopPolicy(start_delay_secs=eval_spec.start_delay_secs,
+                        throttle_secs=eval_spec.throttle_secs, poll_secs=poll_secs,
+                        max_training_steps=train_spec.max_steps,
+                        idle_timeout_secs=idle_timeout_secs)
+    loop = ContinuousEvaluation(evaluator, target, policy, listener, clock)
+    result = loop.run()
+    logger.info("Evaluator stops after %s evaluation(s): %s", loop.evaluations,
+                loop.stop_reason)
+    return (dict(result.metrics) if result else None), list(loop.last_export_results)

@@ -1,0 +1,306 @@
+"""Training a Keras model to `max_steps` with `model.fit`, with checkpoints.
+
+`train_to_max_steps` is what a training task of a `KerasTrainer` job runs
+(local, a lone chief, every MultiWorkerMirroredStrategy task, the
+ParameterServerStrategy chief):
+
+1. build the model with `build_model()` inside the strategy's scope;
+2. restore the newest checkpoint in `model_dir`, if any: a restarted task
+   resumes at the optimizer step it saved last;
+3. run `model.fit` in epochs of `save_checkpoints_steps` steps (`segments`),
+   saving `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
+   optimizer=model.optimizer), ...)` checkpoints named by the optimizer step
+   after each epoch, so that training takes exactly `max_steps` steps in total
+   and a checkpoint is written every `save_checkpoints_steps` steps and at the
+   end.
+
+Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
+worker must take part in each save, so the others write to a temporary
+directory of their own, deleted when training returns.
+
+Example::
+
+    steps = segments(start=30, max_steps=100, every=20)   # [(10, 1), (20, 3)]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import inspect
+import logging
+import shutil
+import tempfile
+from typing import Any, Callable, Iterator, Sequence
+
+from trainexec.errors import ConfigError
+from trainexec.keras_strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
+
+__all__ = ["CHECKPOINT_NAME", "Trained", "call_input_fn", "segments", "train_to_max_steps"]
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_NAME = "ckpt"  # checkpoints are <model_dir>/ckpt-<optimizer step>
+
+# Called after each save with (checkpoint path, step); False stops training.
+AfterSave = Callable[[str, int], bool]
+
+
+def segments(start: int, max_steps: int, every: int) -> list[tuple[int, int]]:
+    """The `model.fit` calls, as (steps_per_epoch, epochs), that train from step
+    `start` to `max_steps` with a save at each multiple of `every` and at
+    `max_steps` (pure). A start between two multiples first trains up to the
+    next one, so a resumed run saves at the same steps as an uninterrupted one.
+    """
+    plan: list[tuple[int, int]] = []
+    step = start
+    if step % every and step < max_steps:
+        first = min(every - step % every, max_steps - step)
+        plan.append((first, 1))
+        step += first
+    full = max(max_steps - step, 0) // every
+    if full:
+        plan.append((every, full))
+        step += full * every
+    if step < max_steps:
+        plan.append((max_steps - step, 1))
+    return plan
+
+
+def takes_argument(fn: Callable) -> bool:
+    """Whether `fn` can be called with one positional argument."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+               for p in parameters)
+
+
+def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
+    """`input_fn(context)` when it takes an argument, else `input_fn()`.
+
+    `context` defaults to a single-pipeline `tf.distribute.InputContext`.
+    """
+    if not takes_argument(input_fn):
+        return input_fn()
+    if context is None:
+        import tensorflow as tf
+
+        context = tf.distribute.InputContext()
+    return input_fn(context)
+
+
+def _dataset(value: Any, what: str) -> Any:
+    import tensorflow as tf
+
+    if not isinstance(value, tf.data.Dataset):
+        raise TypeError(
+            f"{what} returned {type(value).__name__}; KerasTrainer needs a tf.data.Dataset "
+            "of (features, labels) batches, repeated (dataset.repeat()) so that it does "
+            "not run out before max_steps")
+    return value
+
+
+def training_data(strategy: Any, plan: StrategyPlan, input_fn: Callable) -> Any:
+    """What `model.fit` gets from the training `input_fn` under `plan`'s strategy.
+
+    ParameterServerStrategy: a `DatasetCreator`, which builds the dataset on each
+    worker (with its `InputContext` when `input_fn` takes one). Another
+    distribution strategy and an `input_fn` that takes an `InputContext`: the
+    datasets it returns per input pipeline (`distribute_datasets_from_function`;
+    it shards and batches per replica itself). Otherwise the dataset itself, which
+    `fit` splits among replicas and, across workers, shards.
+    """
+    import tensorflow as tf
+
+    if plan.kind == PARAMETER_SERVER:
+        def per_worker(context):
+            return _dataset(call_input_fn(input_fn, context), "train_spec.input_fn")
+        return tf.keras.utils.experimental.DatasetCreator(per_worker)
+    if plan.kind != DEFAULT and takes_argument(input_fn):
+        return strategy.distribute_datasets_from_function(
+            lambda context: _dataset(input_fn(context), "train_spec.input_fn"))
+    return _dataset(call_input_fn(input_fn), "train_spec.input_fn")
+
+
+def check_compiled(model: Any) -> None:
+    import tensorflow as tf
+
+    if not isinstance(model, tf.keras.Model):
+        raise TypeError(f"build_model() returned {type(model).__name__}: it must return "
+                        "a compiled tf.keras.Model")
+    if getattr(model, "optimizer", None) is None:
+        raise ConfigError("build_model() returned a model that is not compiled: call "
+                          "model.compile(optimizer=..., loss=..., metrics=[...]) in "
+                          "build_model before returning it")
+
+
+def current_step(model: Any) -> int:
+    return int(model.optimizer.iterations.numpy())
+
+
+def _build_optimizer(model: Any) -> None:
+    """Creates the optimizer's variables (slots), so a restore fills them at once."""
+    optimizer = model.optimizer
+    built = getattr(optimizer, "built", getattr(optimizer, "_built", True))
+    if not built and callable(getattr(optimizer, "build", None)) and model.trainable_variables:
+        optimizer.build(model.trainable_variables)
+
+
+@dataclasses.dataclass(frozen=True)
+class Trained:
+    """How training ended: the step reached, the last checkpoint in model_dir
+    (None on a non-chief), whether it stopped before max_steps, and why."""
+
+    step: int
+    checkpoint: str | None
+    stopped_early: bool = False
+    reason: str = ""
+
+
+@contextlib.contextmanager
+def _checkpoint_dir(model_dir: str, plan: StrategyPlan) -> Iterator[str]:
+    """`model_dir` for the chief, else a temporary directory deleted afterwards."""
+    if plan.is_chief:
+        yield model_dir
+        return
+    name = plan.cluster.task_name.replace(":", "-")
+    directory = tempfile.mkdtemp(prefix=f"trainexec-{name}-checkpoints-")
+    logger.info("%s takes part in every save, writing to %s (deleted when training "
+                "ends); the chief writes to %s", plan.cluster.task_name, directory, model_dir)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class _Saver:
+    """Saves the checkpoint named by the optimizer step, once per step."""
+
+    def __init__(self, manager: Any, model: Any, is_chief: bool) -> None:
+        self.manager = manager
+        self.model = model
+        self.is_chief = is_chief
+        self.saved_step: int | None = None
+
+    def save(self) -> tuple[str, int]:
+        step = current_step(self.model)
+        if step == self.saved_step:
+            return self.manager.latest_checkpoint, step
+        path = self.manager.save(checkpoint_number=step)
+        self.saved_step = step
+        if self.is_chief:
+            logger.info("Saved checkpoint %s (step %s)", path, step)
+        return path, step
+
+
+def _save_callback(saver: _Saver, after_save: AfterSave | None) -> Any:
+    import tensorflow as tf
+
+    class SaveAfterEachEpoch(tf.keras.callbacks.Callback):
+        """Saves after each epoch (`save_checkpoints_steps` steps); `after_save`
+        may stop training."""
+
+        stop_reason = ""
+
+        def on_epoch_end(self, epoch, logs=None):
+            path, step = saver.save()
+            if after_save is not None and not after_save(path, step):
+                self.stop_reason = f"stopped after the save at step {step}, as requested"
+                self.model.stop_training = True
+
+    return SaveAfterEachEpoch()
+
+
+def build_in_scope(strategy: Any, build_model: Callable[[], Any]) -> Any:
+    with strategy.scope():
+        model = build_model()
+        check_compiled(model)
+        _build_optimizer(model)
+    return model
+
+
+def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model_dir: str,
+                       input_fn: Callable, max_steps: int, save_every: int,
+                       keep_checkpoint_max: int | None, callbacks: Sequence[Any] = (),
+                       verbose: int | str = 0,
+                       after_save: AfterSave | None = None) -> Trained:
+    """Builds, restores and trains (see the module doc); returns how it ended.
+
+    `after_save` runs on every task after each save; one returning False stops
+    training after that save.
+    """
+    import tensorflow as tf
+
+    strategy = make_strategy(plan)
+    logger.info("%s: %s replica(s) in sync", type(strategy).__name__,
+                strategy.num_replicas_in_sync)
+    model = build_in_scope(strategy, build_model)
+    with strategy.scope():
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+    start = _restore(checkpoint, model, model_dir)
+    with _checkpoint_dir(model_dir, plan) as directory:
+        manager = tf.train.CheckpointManager(checkpoint, directory,
+                                             max_to_keep=keep_checkpoint_max,
+                                             checkpoint_name=CHECKPOINT_NAME)
+        saver = _Saver(manager, model, plan.is_chief)
+        saver.saved_step = start if start else None
+        on_save = _save_callback(saver, after_save)
+        stopped = _fit(model, strategy, plan, input_fn, start, max_steps, save_every,
+                       [*callbacks, on_save], verbose, on_save)
+        _, step = saver.save()  # a no-op unless training stopped between saves
+    latest = tf.train.latest_checkpoint(model_dir) if plan.is_chief else None
+    return Trained(step, latest, stopped_early=bool(stopped), reason=stopped)
+
+
+def _restore(checkpoint: Any, model: Any, model_dir: str) -> int:
+    import tensorflow as tf
+
+    latest = tf.train.latest_checkpoint(model_dir)
+    if not latest:
+        logger.info("No checkpoint in %s: training starts at step 0", model_dir)
+        return 0
+    status = checkpoint.restore(latest)
+    try:
+        status.assert_existing_objects_matched()
+    except AssertionError as err:
+        raise ConfigError(
+            f"The newest checkpoint in model_dir, {latest}, does not fit the model "
+            f"build_model() returns ({str(err).splitlines()[0]}): give the job a new "
+            "model_dir, or build the same model as the run that wrote it") from err
+    step = current_step(model)
+    logger.info("Restored %s: training resumes at step %s", latest, step)
+    return step
+
+
+def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, start: int,
+         max_steps: int, save_every: int, callbacks: list, verbose: int | str,
+         on_save: Any) -> str:
+    """Runs the `fit` calls of `segments`; returns why it stopped early, or ""."""
+    plan_steps = segments(start, max_steps, save_every)
+    if not plan_steps:
+        logger.info("Nothing to train: step %s has reached max_steps %s", start, max_steps)
+        return ""
+    logger.info("Training from step %s to max_steps %s with model.fit: %s", start,
+                max_steps, " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
+    data = training_data(strategy, plan, input_fn)
+    epoch = 0
+    for steps_per_epoch, epochs in plan_steps:
+        before = current_step(model)
+        model.fit(data, steps_per_epoch=steps_per_epoch, epochs=epoch + epochs,
+                  initial_epoch=epoch, callbacks=callbacks, verbose=verbose)
+        epoch += epochs
+        step = current_step(model)
+        if on_save.stop_reason:
+            return on_save.stop_reason
+        if step - before < steps_per_epoch * epochs:
+            return (f"stopped at step {step}, before max_steps {max_steps}: "
+                    "train_spec.input_fn ran out of data (repeat the dataset: "
+                    "dataset.repeat()), or a callback set model.stop_training")
+    step = current_step(model)
+    if step != max_steps:
+        logger.warning(
+            "Training ended at optimizer step %s, not max_steps %s: does the model's "
+            "train_step apply the optimizer exactly once per step?", step, max_steps)
+    return ""
