@@ -1,24 +1,51 @@
 #!/usr/bin/env bash
-# The main job: a real local cluster (chief, 2 workers, 1 ps, evaluator) training a
-# small Estimator on embedded data through `trainexec launch`, ending with the task
-# summary, the final evaluation metrics and the export path.
-# Estimators need the TensorFlow 2.15 line (created in .venv-tf2.15 if missing).
+# The main job: a real local cluster through `trainexec launch`, on embedded data,
+# ending with the task summary, the evaluator's final metrics and the export path.
+#
+#   ./scripts/demo.sh              Keras, MultiWorkerMirroredStrategy: chief, 2 workers,
+#                                  evaluator (current TensorFlow, tf_keras)
+#   ./scripts/demo.sh keras-ps     Keras, ParameterServerStrategy: chief, 2 workers, ps,
+#                                  evaluator
+#   ./scripts/demo.sh estimator    the Estimator job: chief, 2 workers, ps, evaluator
+#                                  (TensorFlow 2.15 line)
+#
+# Further arguments go to the job (e.g. --max-steps 500). MODEL_DIR and MAX_STEPS
+# may be set in the environment. Every task ends by itself; the launcher waits for
+# each of them rather than stopping any.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-VENV="$(trainexec_env tf2.15)"
-export PATH="$VENV/bin:$PATH"
+MODE="keras"
+case "${1:-}" in
+  keras|keras-ps|estimator) MODE="$1"; shift ;;
+  -*|"") ;;
+  *) echo "demo.sh: unknown job '$1' (keras, keras-ps or estimator)" >&2; exit 2 ;;
+esac
 cd "$ROOT"
 export TF_CPP_MIN_LOG_LEVEL=3  # hide TensorFlow's C++ start-up chatter (no GPU here)
-MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$(date +%Y%m%d-%H%M%S)}"
-MAX_STEPS="${MAX_STEPS:-1500}"
-echo "[demo] model_dir: $MODEL_DIR"
+MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$MODE-$(date +%Y%m%d-%H%M%S)}"
+echo "[demo] $MODE job, model_dir: $MODEL_DIR"
 status=0
-# Every task ends by itself: Estimator workers at max_steps, trainexec's ps once
-# they all have. Wait for each of them rather than stopping any.
-trainexec launch --workers 2 --ps 1 --evaluator --timeout 900 \
-  --wait-for chief --wait-for worker --wait-for ps --wait-for evaluator -- \
-  python -m trainexec.examples.estimator_job --model-dir "$MODEL_DIR" \
-  --max-steps "$MAX_STEPS" --throttle-secs 5 --worker-delay-secs 2 \
-  --result-file "$MODEL_DIR/final_result.json" "$@" || status=$?
+case "$MODE" in
+  estimator)
+    VENV="$(trainexec_env tf2.15)"
+    export PATH="$VENV/bin:$PATH"
+    trainexec launch --workers 2 --ps 1 --evaluator --timeout 900 \
+      --wait-for chief --wait-for worker --wait-for ps --wait-for evaluator -- \
+      python -m trainexec.examples.estimator_job --model-dir "$MODEL_DIR" \
+      --max-steps "${MAX_STEPS:-1500}" --throttle-secs 5 --worker-delay-secs 2 \
+      --result-file "$MODEL_DIR/final_result.json" "$@" || status=$? ;;
+  keras|keras-ps)
+    VENV="$(trainexec_env current)"
+    export PATH="$VENV/bin:$PATH"
+    # A cluster needs Keras 2 here: tf_keras, chosen for every task by this variable.
+    export TF_USE_LEGACY_KERAS=1
+    ps=(); wait_ps=()
+    [ "$MODE" = "keras-ps" ] && ps=(--ps 1) && wait_ps=(--wait-for ps)
+    trainexec launch --workers 2 "${ps[@]}" --evaluator --timeout 900 \
+      --wait-for chief --wait-for worker "${wait_ps[@]}" --wait-for evaluator -- \
+      python -m trainexec.examples.keras_job --model-dir "$MODEL_DIR" \
+      --max-steps "${MAX_STEPS:-600}" --save-checkpoints-steps 100 \
+      --result-file "$MODEL_DIR/final_result.json" "$@" || status=$? ;;
+esac
 if [ "$status" -eq 0 ]; then
   python - "$MODEL_DIR/final_result.json" <<'PY'
 import json, sys

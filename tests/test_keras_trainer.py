@@ -20,7 +20,8 @@ from trainexec.exporters import FinalExporter
 from trainexec.finished_tasks import record_task_finished
 from trainexec.keras_serving import ServeObservation, decide, serve_until_training_over
 from trainexec.keras_strategy import plan_for
-from trainexec.keras_trainer import KerasTrainer, configure_task_logging, run_keras_job
+from trainexec.keras_trainer import KerasTrainer, run_keras_job
+from trainexec.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
 from trainexec.keras_training import segments
 from trainexec.launch import LocalCluster
 from trainexec.specs import EvalSpec, TrainSpec
@@ -252,6 +253,11 @@ def _check_task_logging(package, monkeypatch, capsys):
     logging.getLogger("trainexec.keras_training").debug("not shown")
     assert capsys.readouterr().err == (
         "[worker:2] INFO trainexec.keras_training: Saved checkpoint ckpt-20\n")
+    # Under `trainexec launch`, which prefixes every output line itself: no second prefix.
+    assert configure_task_logging("worker:2", environ={LAUNCHED_TASK_ENV: "worker:2"})
+    logging.getLogger("trainexec.keras_training").info("Saved checkpoint %s", "ckpt-40")
+    assert capsys.readouterr().err == (
+        "INFO trainexec.keras_training: Saved checkpoint ckpt-40\n")
 
     monkeypatch.setattr(package, "handlers", [])
     monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])
@@ -469,7 +475,7 @@ def _check_final(model_dir, result_file, max_steps, model_name):
 
 
 def _said(lines, task, text):
-    return any(line.startswith(f"[{task}] [{task}] INFO trainexec.") and text in line
+    return any(line.startswith(f"[{task}] INFO trainexec.") and text in line
                for line in lines)
 
 
@@ -483,7 +489,7 @@ def test_multi_worker_mirrored_cluster(tmp_path):
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
     _check_final(model_dir, result_file, 200, "custom")
     for task in ("chief:0", "worker:0", "worker:1"):
-        assert _said(lines, task, "(strategy: multi_worker_mirrored)")
+        assert _said(lines, task, f"Role: {task} trains (MultiWorkerMirroredStrategy)")
         assert os.path.exists(os.path.join(model_dir, "trainexec", "finished",
                                            task.replace(":", "-") + ".json"))
     assert _said(lines, "chief:0", "Saved checkpoint")
@@ -500,7 +506,7 @@ def test_parameter_server_cluster(tmp_path):
         tmp_path, workers=2, ps=1, evaluator=True,
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
     _check_final(model_dir, result_file, 200, "custom")
-    assert _said(lines, "chief:0", "coordinates training")
+    assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")
     for task in ("worker:0", "worker:1", "ps:0"):
         assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
 

@@ -66,6 +66,31 @@ def custom_loop_stand_ins(tmp_path):
                 train_one_epoch=train_one_epoch)
 
 
+def keras_trainer_stand_ins(tmp_path):
+    return dict(build_model=toy.build_model, model_dir=str(tmp_path / "run"),
+                train_input_fn=lambda: toy.dataset(batch=32).repeat(),
+                eval_input_fn=lambda: toy.dataset(seed=1))
+
+
+def hand_written_stand_ins(tmp_path):
+    import tensorflow as tf
+
+    def train_one_epoch(strategy, model, optimizer, data):
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            variables = model.trainable_variables
+            optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+        for x, y in strategy.experimental_distribute_dataset(data):
+            strategy.run(step, args=(x, y))
+
+    return dict(build_model=lambda: toy.build_model(compiled=False), data=toy.dataset(batch=32),
+                ckpt_dir=str(tmp_path / "ckpts"), scratch_dir=str(tmp_path / "scratch"),
+                train_one_epoch=train_one_epoch)
+
+
 def launch_stand_ins(tmp_path, monkeypatch):
     # `my_program.py`: a program that plays any role and ends by itself.
     (tmp_path / "my_program.py").write_text(
@@ -80,6 +105,7 @@ def launch_stand_ins(tmp_path, monkeypatch):
 
 
 STAND_INS = {"estimator": estimator_stand_ins, "keras": keras_stand_ins,
+             "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
              "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins}
 
 
@@ -118,6 +144,30 @@ def test_custom_loop_example(tmp_path, monkeypatch):
     from trainexec import read_training_complete
 
     ns = run_group("custom-loop", tmp_path, monkeypatch)
+    record = read_training_complete(ns["ckpt_dir"])
+    assert record.checkpoint == ns["manager"].latest_checkpoint
+    assert record.checkpoint.endswith("ckpt-3") and record.global_step == 3 * 8
+
+
+@pytest.mark.keras
+def test_keras_trainer_example(tmp_path, monkeypatch, no_tf_config):
+    ns = run_group("keras-trainer", tmp_path, monkeypatch)
+    assert ns["metrics"]["global_step"] == 200 and ns["exports"] == []
+    import tensorflow as tf
+
+    fresh = toy.build_model()
+    tf.train.Checkpoint(model=fresh).read(
+        os.path.join(ns["model_dir"], "ckpt-200")).expect_partial()
+    expected = fresh.evaluate(toy.dataset(seed=1), verbose=0, return_dict=True)["loss"]
+    assert ns["metrics"]["loss"] == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.keras
+def test_hand_written_loop_example(tmp_path, monkeypatch, no_tf_config):
+    from trainexec import read_training_complete
+
+    ns = run_group("hand-written", tmp_path, monkeypatch)
+    assert ns["plan"].is_chief  # no TF_CONFIG: a local run, its own chief
     record = read_training_complete(ns["ckpt_dir"])
     assert record.checkpoint == ns["manager"].latest_checkpoint
     assert record.checkpoint.endswith("ckpt-3") and record.global_step == 3 * 8

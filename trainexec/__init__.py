@@ -7,6 +7,9 @@ Example::
 
     import trainexec
     metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+
+    trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
+    metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
 """
 
 from __future__ import annotations
@@ -22,11 +25,14 @@ __all__ = [
     "EvalResult",
     "EvalSpec",
     "EvalStatus",
+    "EvaluatorAlreadyRunning",
+    "KerasTrainer",
     "LocalCluster",
     "SidecarEvaluator",
     "TrainSpec",
     "TrainingCompleteCallback",
     "TrainingExecutor",
+    "Trainer",
     "WorkerDelay",
     "read_training_complete",
     "record_training_complete",
@@ -41,11 +47,14 @@ _EXPORTS = {
     "EvalResult": "trainexec.evaluation",
     "EvalSpec": "trainexec.specs",
     "EvalStatus": "trainexec.evaluation",
+    "EvaluatorAlreadyRunning": "trainexec.lease",
+    "KerasTrainer": "trainexec.keras_trainer",
     "LocalCluster": "trainexec.launch",
     "SidecarEvaluator": "trainexec.sidecar",
     "TrainSpec": "trainexec.specs",
     "TrainingCompleteCallback": "trainexec.sidecar",
     "TrainingExecutor": "trainexec.executor",
+    "Trainer": "trainexec.trainer",
     "WorkerDelay": "trainexec.server",
     "read_training_complete": "trainexec.completion",
     "record_training_complete": "trainexec.completion",

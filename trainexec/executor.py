@@ -1,4 +1,9 @@
-"""`TrainingExecutor` and `train_and_evaluate`: pick the role runner, nothing else.
+"""`TrainingExecutor` and `train_and_evaluate`: cluster -> role -> trainer.
+
+The executor reads the cluster (TF_CONFIG), asks the trainer what this task
+does (`Trainer.plan_role`), logs it and has the trainer do it. The trainer is a
+`tf.estimator.Estimator` (wrapped in `EstimatorTrainer`) or a
+`trainexec.KerasTrainer`.
 
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
 TF_CONFIG differs)::
@@ -7,6 +12,9 @@ TF_CONFIG differs)::
     train_spec = trainexec.TrainSpec(train_input_fn, max_steps=1000)
     eval_spec = trainexec.EvalSpec(eval_input_fn, steps=10, throttle_secs=60)
     metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+
+    trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
+    metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
 """
 
 from __future__ import annotations
@@ -15,28 +23,29 @@ import logging
 from typing import Any, Callable
 
 from trainexec.clock import Clock, SystemClock
-from trainexec.cluster import CHIEF, MASTER, PS, WORKER, ClusterConfig
+from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.continuous import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.model import check_trainable
 from trainexec.server import WorkerDelay
 from trainexec.specs import validate_hooks, as_eval_spec, as_train_spec
-from trainexec.tasks import chief, evaluator, local, master, ps, worker
-from trainexec.tasks.context import TaskContext
+from trainexec.task_logging import configure_task_logging
+from trainexec.trainer import JobSettings, RolePlan, Trainer, as_trainer
 
 __all__ = ["TrainingExecutor", "train_and_evaluate"]
 
 logger = logging.getLogger(__name__)
 
+
 class TrainingExecutor:
     """Runs this process's role of a train-and-evaluate job.
 
     Args:
-      estimator: a `tf.estimator.Estimator` (or any `TrainableModel`).
+      estimator: a `tf.estimator.Estimator` (or any `TrainableModel`), or a
+        `trainexec.KerasTrainer` (any `trainexec.trainer.Trainer`).
       train_spec: a trainexec or tf.estimator `TrainSpec`.
       eval_spec: a trainexec or tf.estimator `EvalSpec` (None only for roles
         that do not evaluate).
-      train_hooks: extra `SessionRunHook`s for every training task.
+      train_hooks: extra `SessionRunHook`s for every training task (Estimators).
       continuous_eval_listener: a `ContinuousEvalListener` for the evaluator and
         local runs.
 
@@ -62,35 +71,43 @@ class TrainingExecutor:
                  evaluator_idle_timeout_secs: float | None = None,
                  server_factory: Callable[..., Any] | None = None,
                  ps_serves_forever: bool = False) -> None:
-        check_trainable(estimator)
+        self._trainer = as_trainer(estimator)
+        self._estimator = estimator
         if continuous_eval_listener is not None and not isinstance(
                 continuous_eval_listener, ContinuousEvalListener):
             raise TypeError("`continuous_eval_listener` must have type "
                             "`trainexec.ContinuousEvalListener`.")
         if poll_secs is None or poll_secs <= 0:
             raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
-        self._estimator = estimator
-        self._context = TaskContext(
-            estimator=estimator,
+        self._settings = JobSettings(
             train_spec=as_train_spec(train_spec),
             eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
-            train_hooks=validate_hooks(train_hooks),
-            listener=continuous_eval_listener or ContinuousEvalListener(),
             cluster=cluster if cluster is not None else ClusterConfig.from_env(),
             clock=clock or SystemClock(),
-            worker_delay=worker_delay or WorkerDelay(),
             poll_secs=poll_secs,
             idle_timeout_secs=evaluator_idle_timeout_secs,
+            listener=continuous_eval_listener or ContinuousEvalListener(),
+            train_hooks=validate_hooks(train_hooks),
+            worker_delay=worker_delay or WorkerDelay(),
             server_factory=server_factory,
             ps_serves_forever=bool(ps_serves_forever))
 
     @property
     def estimator(self) -> Any:
+        """The Estimator or trainer this executor runs, as it was passed."""
         return self._estimator
 
     @property
+    def trainer(self) -> Trainer:
+        return self._trainer
+
+    @property
     def cluster(self) -> ClusterConfig:
-        return self._context.cluster
+        return self._settings.cluster
+
+    def plan(self) -> RolePlan:
+        """What this process's task does (ConfigError if it cannot run)."""
+        return self._trainer.plan_role(self._settings.cluster)
 
     def run(self) -> Any:
         """Runs the role TF_CONFIG gives this process.
@@ -98,76 +115,53 @@ class TrainingExecutor:
         Returns `(metrics, export_results)` for a local run and for the
         evaluator; None for the other roles.
         """
-        cluster = self._context.cluster
-        self._check_not_distribute_coordinator(cluster)
-        self._check_matches_run_config(cluster)
-        if cluster.role == "local":
+        configure_task_logging(self.cluster.task_name)
+        plan = self.plan()
+        if self.cluster.role == "local":
             logger.info("Running training and evaluation locally (non-distributed).")
-            return self.run_local()
-        if cluster.task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
-            empty = [f"cluster.{job} is an empty list" for job in (CHIEF, MASTER)
-                     if job in cluster.empty_jobs]
-            raise ConfigError(
-                "TF_CONFIG cluster has no \"chief\" (or \"master\") job"
-                + (f" ({empty[0]})" if empty else "") + ": Estimator "
-                "training needs exactly one chief to save checkpoints; add "
-                '"chief": ["host:port"] to cluster (a TFJob Chief replica spec with '
-                "replicas: 1). A cluster of workers only suits Keras "
-                "MultiWorkerMirroredStrategy instead (see `trainexec tfconfig`)")
-        logger.info("Running %s of the cluster.", cluster.task_name)
-        return getattr(self, "run_" + cluster.task_type)()
+        else:
+            logger.info("Running %s of the cluster.", self.cluster.task_name)
+        logger.info("Role: %s", plan.describe())
+        return self._trainer.run_role(plan, self._settings)
 
-    def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
-        config = getattr(self._estimator, "config", None)
-        if cluster.is_distributed and getattr(config, "_distribute_coordinator_mode", None):
-            strategy = getattr(config, "train_distribute", None)
+    def _run_task(self, task_type: str | None) -> Any:
+        run_task = getattr(self._trainer, "run_task", None)
+        if run_task is None:
             raise ConfigError(
-                f"RunConfig(train_distribute={type(strategy).__name__}) with a TF_CONFIG "
-                "cluster runs through TensorFlow's distribute coordinator, which trainexec "
-                "does not drive: call tf.estimator.train_and_evaluate for it, or leave "
-                "train_distribute unset for parameter-server (between-graph) training")
-
-    def _check_matches_run_config(self, cluster: ClusterConfig) -> None:
-        config = getattr(self._estimator, "config", None)
-        task_type = getattr(config, "task_type", None)
-        if task_type in (None, "worker") and cluster.task_type is None:
-            return  # RunConfig's default for a local run is "worker"
-        if task_type is not None and (task_type != cluster.task_type or getattr(
-                config, "task_id", cluster.task_index) != cluster.task_index):
-            raise ConfigError(
-                f"estimator.config is for task {task_type}:{getattr(config, 'task_id', '?')} "
-                f"but TF_CONFIG says {cluster.role}:{cluster.task_index}: build the "
-                "Estimator's RunConfig after TF_CONFIG is set, in the same process")
+                f"{type(self._trainer).__name__} plays the role TF_CONFIG gives it: call "
+                f"TrainingExecutor.run() (TF_CONFIG says {self.cluster.task_name})")
+        return run_task(task_type, self._settings)
 
     def run_chief(self) -> None:
         """Trains as the chief and records when training is done."""
-        return chief.run(self._context)
+        return self._run_task(CHIEF)
 
     def run_worker(self) -> None:
         """Trains as a worker after its staggered start delay."""
-        return worker.run(self._context)
+        return self._run_task(WORKER)
 
     def run_master(self) -> None:
         """Trains as the master, evaluating after checkpoint saves."""
-        return master.run(self._context)
+        return self._run_task(MASTER)
 
     def run_ps(self) -> None:
         """Serves variables as a parameter server until every training task has
         finished (until killed with `ps_serves_forever=True`)."""
-        return ps.run(self._context)
+        return self._run_task(PS)
 
     def run_evaluator(self) -> tuple:
         """Evaluates new checkpoints until the run's last one is evaluated."""
-        return evaluator.run(self._context)
+        return self._run_task(EVALUATOR)
 
     def run_local(self) -> tuple:
         """Trains and evaluates in this process; returns (metrics, exports)."""
-        return local.run(self._context)
+        return self._run_task(None)
 
 
 def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
                        **options: Any) -> Any:
-    """Drop-in for `tf.estimator.train_and_evaluate`.
+    """Drop-in for `tf.estimator.train_and_evaluate`, for Estimators and for
+    `trainexec.KerasTrainer`.
 
     Same arguments and return value: `(metrics, export_results)` locally (and
     on the evaluator), None for other distributed roles. `options` are the

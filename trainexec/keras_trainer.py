@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
@@ -48,17 +47,18 @@ from trainexec.errors import ConfigError
 from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
 from trainexec.finished_tasks import record_task_finished
 from trainexec.keras_serving import serve_until_training_over
-from trainexec.keras_strategy import (EVALUATE, SERVE, StrategyPlan, is_keras_3, plan_for,
-                                      visible_gpus)
+from trainexec import trainer as trainer_roles
+from trainexec.keras_strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_MIRRORED,
+                                      PARAMETER_SERVER, SERVE, StrategyPlan, is_keras_3,
+                                      plan_for, visible_gpus)
 from trainexec.keras_training import call_input_fn, check_compiled, train_to_max_steps
+from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
+from trainexec.trainer import JobSettings, RolePlan
 
-__all__ = ["KerasTrainer", "configure_task_logging", "run_keras_job"]
+__all__ = ["KerasTrainer", "role_plan", "run_keras_job"]
 
 logger = logging.getLogger(__name__)
-
-_OUR_HANDLER = "_trainexec_task_handler"
-
 
 def _positive_int(field: str, value: Any, example: str, allow_none: bool = False) -> None:
     if value is None and allow_none:
@@ -118,6 +118,53 @@ class KerasTrainer:
                 f"model_dir={self.model_dir!r}, "
                 f"save_checkpoints_steps={self.save_checkpoints_steps})")
 
+    # -- the Trainer protocol (trainexec.trainer) ----------------------------------------
+    def strategy_plan(self, cluster: ClusterConfig) -> StrategyPlan:
+        """The strategy and action of the task `cluster` describes.
+
+        Raises ConfigError, before anything starts, for a cluster Keras cannot
+        train (a distributed one on Keras 3 among them).
+        """
+        return plan_for(cluster, keras_3=is_keras_3(), gpus=visible_gpus())
+
+    def plan_role(self, cluster: ClusterConfig) -> RolePlan:
+        """What the task does: see the module doc."""
+        return role_plan(self.strategy_plan(cluster))
+
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple | None:
+        """Plays the role; `(metrics, export_results)` locally and on the evaluator."""
+        if settings.train_hooks:
+            raise ConfigError(
+                "train_hooks are Estimator SessionRunHooks, which KerasTrainer does not "
+                "run: pass Keras callbacks as KerasTrainer(callbacks=[...]) instead")
+        return run_keras_job(self, settings.train_spec, settings.eval_spec,
+                             settings.cluster, poll_secs=settings.poll_secs,
+                             evaluator_idle_timeout_secs=settings.idle_timeout_secs,
+                             listeners=[settings.listener], clock=settings.clock)
+
+
+_STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
+                   MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
+                   PARAMETER_SERVER: "ParameterServerStrategy"}
+
+
+def role_plan(plan: StrategyPlan) -> RolePlan:
+    """The executor's `RolePlan` for a Keras task's `StrategyPlan` (pure).
+
+    No task waits out a start delay or for the chief (the strategy brings its
+    tasks together); only ParameterServerStrategy workers and ps start a
+    standard server: the other strategies own theirs.
+    """
+    task = "local" if plan.is_local else plan.cluster.task_name
+    strategy = "" if plan.action == EVALUATE else _STRATEGY_NAMES[plan.kind]
+    if plan.action == EVALUATE:
+        return RolePlan(task, trainer_roles.EVALUATE)
+    if plan.action == SERVE:
+        return RolePlan(task, trainer_roles.SERVE, starts_server=True, strategy=strategy)
+    return RolePlan(task,
+                    trainer_roles.TRAIN_AND_EVALUATE if plan.is_local else trainer_roles.TRAIN,
+                    writes_checkpoints=plan.is_chief, strategy=strategy)
+
 
 def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
     if callbacks is None:
@@ -135,34 +182,6 @@ def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
                 "tf.keras.callbacks.Callback (for checkpoints use save_checkpoints_steps; "
                 "trainexec writes them)")
     return callbacks
-
-
-def configure_task_logging(task_name: str) -> bool:
-    """Shows trainexec's INFO lines, prefixed `[task_name]`, on stderr.
-
-    Only when neither the `trainexec` logger nor the root logger has a handler
-    (the user configured none); a handler added by an earlier call is updated.
-    The `trainexec` logger then stops passing its records to the root logger, so
-    that a root handler added later (by a library's `logging.info()` call, say)
-    does not print each line twice. Returns whether trainexec's handler is in place.
-    """
-    package = logging.getLogger("trainexec")
-    formatter = logging.Formatter(f"[{task_name}] %(levelname)s %(name)s: %(message)s")
-    ours = [h for h in package.handlers if getattr(h, _OUR_HANDLER, False)]
-    if ours:
-        for handler in ours:
-            handler.setFormatter(formatter)
-        return True
-    if package.handlers or logging.getLogger().handlers:
-        return False
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(formatter)
-    setattr(handler, _OUR_HANDLER, True)
-    package.addHandler(handler)
-    package.propagate = False
-    if package.level == logging.NOTSET:
-        package.setLevel(logging.INFO)
-    return True
 
 
 def _check_specs(train_spec: Any, eval_spec: Any, plan: StrategyPlan
@@ -208,12 +227,12 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     if poll_secs is None or poll_secs <= 0:
         raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
     cluster = cluster if cluster is not None else ClusterConfig.from_env()
-    plan = plan_for(cluster, keras_3=is_keras_3(), gpus=visible_gpus())
+    plan = trainer.strategy_plan(cluster)
     train_spec, eval_spec = _check_specs(train_spec, eval_spec, plan)
     listener = ListenerList(listeners)
     clock = clock or SystemClock()
     configure_task_logging(cluster.task_name)
-    logger.info("KerasTrainer job: %s", plan.describe())
+    logger.debug("KerasTrainer job: %s", plan.describe())
     if plan.action == SERVE:
         serve_until_training_over(plan, trainer.model_dir, train_spec.max_steps,
                                   poll_secs, clock)

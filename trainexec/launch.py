@@ -69,6 +69,7 @@ import portpicker
 
 from trainexec.cluster import CHIEF, EVALUATOR, PS, TF_CONFIG, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
+from trainexec.task_logging import LAUNCHED_TASK_ENV
 
 __all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome"]
 
@@ -596,6 +597,7 @@ class LocalCluster:
         env["PYTHONUNBUFFERED"] = "1"
         env.update(self.env)
         env[TF_CONFIG] = task.tf_config
+        env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
         preexec = _die_with_parent(self._prctl, os.getpid()) if self._prctl else None
 
         def start() -> subprocess.Popen:  # on the forking thread; tracks the task at once

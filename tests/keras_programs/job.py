@@ -23,7 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import keras_toy  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
 from trainexec.exporters import FinalExporter  # noqa: E402
-from trainexec.keras_trainer import KerasTrainer, run_keras_job  # noqa: E402
+import trainexec  # noqa: E402
+from trainexec.keras_trainer import KerasTrainer  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 
 CRASH_MARKER = "crashed-once"
@@ -64,11 +65,12 @@ def main():
                            save_checkpoints_steps=args.save_steps, callbacks=callbacks)
     input_fn = (keras_toy.train_input_fn if args.input == "per-replica"
                 else keras_toy.train_input_fn_global)
-    result = run_keras_job(
+    # The user's contract: one call, every role (the options only speed the test up).
+    result = trainexec.train_and_evaluate(
         trainer, TrainSpec(input_fn, max_steps=args.max_steps),
         EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0, throttle_secs=0,
                  exporters=[FinalExporter()]),
-        cluster, poll_secs=0.5, evaluator_idle_timeout_secs=120)
+        poll_secs=0.5, evaluator_idle_timeout_secs=120)
     if result is not None and args.result_file:
         metrics, exports = result
         with open(args.result_file, "w") as f:

@@ -22,27 +22,13 @@ import re
 import sys
 import time
 
-import numpy as np
 import tensorflow as tf
 
 from trainexec.errors import ConfigError
+from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.model import tf_estimator
 
 __all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
-
-FEATURES = 4
-CLASSES = 3
-
-
-def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """`n` labelled points from three well separated Gaussian blobs."""
-    rng = np.random.default_rng(seed)
-    centers = np.array([[2.0, 0.0, 0.0, 1.0], [-2.0, 1.0, 0.0, -1.0],
-                        [0.0, -2.0, 1.5, 0.0]], dtype=np.float32)
-    labels = rng.integers(0, CLASSES, size=n)
-    points = centers[labels] + rng.normal(0.0, 0.9, size=(n, FEATURES))
-    return points.astype(np.float32), labels.astype(np.int64)
-
 
 def make_estimator(model_dir: str, save_checkpoints_steps: int = 50,
                    **run_config: object) -> tf.estimator.Estimator:

@@ -49,4 +49,7 @@ class TaskContext:
             getattr(config, "protocol", None))
 
     def eval_target(self) -> EstimatorTarget:
-        return EstimatorTarget(self.estimator, self.require_eval_spec())
+        """The evaluation target; a corrupt-looking checkpoint is retried after
+        `poll_secs` on this task's clock."""
+        return EstimatorTarget(self.estimator, self.require_eval_spec(), clock=self.clock,
+                               retry_secs=self.poll_secs)

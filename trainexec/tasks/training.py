@@ -19,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) -> None:
     """Starts the server (before any delay, so peers can connect), waits, trains."""
-    server = None  # held until training returns, so the server outlives it
+    server = None  # referenced until training returns (the gRPC server lives until exit)
     if not ctx.cluster.is_google_environment:
         server = ctx.start_server()
     delay = ctx.worker_delay.secs_for(
@@ -35,7 +35,9 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
     with waits_for_chief:
         train(ctx, saving_listeners)
     record_task_finished(ctx.estimator.model_dir, ctx.cluster.task_name)  # the ps waits on it
-    del server
+    # A tf.distribute.Server cannot be stopped: its port stays bound until the
+    # process exits, whatever happens to this reference.
+    _ = server
 
 
 def train(ctx: TaskContext, saving_listeners: Sequence = ()) -> None:

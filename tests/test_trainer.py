@@ -1,0 +1,179 @@
+"""trainexec/trainer.py, estimator_trainer.py and the executor's dispatch: what each
+role does comes from the trainer (an Estimator or a KerasTrainer), and the same
+`trainexec.train_and_evaluate(trainer, train_spec, eval_spec)` call runs both."""
+
+import json
+import logging
+import os
+import sys
+import types
+
+import pytest
+
+import trainexec
+from trainexec.cluster import ClusterConfig
+from trainexec.errors import ConfigError
+from trainexec.estimator_trainer import EstimatorTrainer
+from trainexec.keras_strategy import StrategyPlan, plan_for
+from trainexec.keras_trainer import KerasTrainer, role_plan
+from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan,
+                               as_trainer)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "keras_programs"))
+import keras_toy  # noqa: E402
+
+ESTIMATOR_CLUSTER = {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}
+MWMS_CLUSTER = {"chief": ["h:1"], "worker": ["h:2", "h:3"]}
+
+
+def _cluster(cluster, task_type=None, index=0, environment=None):
+    if task_type is None:
+        return ClusterConfig()
+    config = {"cluster": cluster, "task": {"type": task_type, "index": index}}
+    if environment:
+        config["environment"] = environment
+    return ClusterConfig.from_env({"TF_CONFIG": json.dumps(config)})
+
+
+class StubEstimator:
+    """What the executor uses of an Estimator."""
+
+    def __init__(self, model_dir="/tmp/unused"):
+        self.model_dir = model_dir
+        self.config = types.SimpleNamespace(task_type=None, task_id=0, session_config=None)
+
+    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        raise AssertionError("not called by these tests")
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        raise AssertionError("not called by these tests")
+
+    def latest_checkpoint(self):
+        return None
+
+
+# -- the Estimator's roles -----------------------------------------------------------
+
+@pytest.mark.parametrize("task_type, index, environment, expected", [
+    (None, 0, None, RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True)),
+    ("chief", 0, None, RolePlan("chief:0", TRAIN, starts_server=True, writes_checkpoints=True,
+                                strategy="between-graph replication")),
+    ("worker", 1, None, RolePlan("worker:1", TRAIN, starts_server=True, start_delay=True,
+                                 waits_for_chief=True, strategy="between-graph replication")),
+    ("ps", 0, None, RolePlan("ps:0", SERVE, starts_server=True,
+                             strategy="between-graph replication")),
+    ("evaluator", 0, None, RolePlan("evaluator:0", EVALUATE)),
+    # Google's environment starts the servers itself.
+    ("worker", 0, "google", RolePlan("worker:0", TRAIN, start_delay=True, waits_for_chief=True,
+                                     strategy="between-graph replication")),
+])
+def test_estimator_role_plans(task_type, index, environment, expected):
+    cluster = _cluster(ESTIMATOR_CLUSTER, task_type, index, environment)
+    stub = StubEstimator()
+    stub.config.task_type, stub.config.task_id = task_type, index
+    assert EstimatorTrainer(stub).plan_role(cluster) == expected
+
+
+def test_the_master_trains_and_evaluates():
+    cluster = _cluster({"master": ["h:1"], "worker": ["h:2"]}, "master")
+    stub = StubEstimator()
+    stub.config.task_type = "master"
+    plan = EstimatorTrainer(stub).plan_role(cluster)
+    assert (plan.action, plan.start_delay, plan.writes_checkpoints) == (
+        TRAIN_AND_EVALUATE, False, True)
+
+
+def test_an_estimator_refuses_a_cluster_without_a_chief():
+    stub = StubEstimator()
+    stub.config.task_type = "worker"
+    with pytest.raises(ConfigError, match='no "chief".*MultiWorkerMirroredStrategy'):
+        EstimatorTrainer(stub).plan_role(_cluster({"worker": ["h:1", "h:2"]}, "worker"))
+
+
+# -- the KerasTrainer's roles --------------------------------------------------------
+
+@pytest.mark.parametrize("cluster, task_type, index, expected", [
+    (None, None, 0, RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True,
+                             strategy="default strategy")),
+    (MWMS_CLUSTER, "chief", 0, RolePlan("chief:0", TRAIN, writes_checkpoints=True,
+                                        strategy="MultiWorkerMirroredStrategy")),
+    (MWMS_CLUSTER, "worker", 1, RolePlan("worker:1", TRAIN,
+                                         strategy="MultiWorkerMirroredStrategy")),
+    ({"worker": ["h:1", "h:2"]}, "worker", 0,
+     RolePlan("worker:0", TRAIN, writes_checkpoints=True,
+              strategy="MultiWorkerMirroredStrategy")),
+    (ESTIMATOR_CLUSTER, "chief", 0, RolePlan("chief:0", TRAIN, writes_checkpoints=True,
+                                             strategy="ParameterServerStrategy")),
+    (ESTIMATOR_CLUSTER, "worker", 1, RolePlan("worker:1", SERVE, starts_server=True,
+                                              strategy="ParameterServerStrategy")),
+    (ESTIMATOR_CLUSTER, "ps", 0, RolePlan("ps:0", SERVE, starts_server=True,
+                                          strategy="ParameterServerStrategy")),
+    ({**MWMS_CLUSTER, "evaluator": ["h:9"]}, "evaluator", 0, RolePlan("evaluator:0", EVALUATE)),
+])
+def test_keras_role_plans(cluster, task_type, index, expected):
+    """No Keras task waits out a start delay or for the chief; only PSS servers start
+    a standard server (MWMS owns its own)."""
+    plan = plan_for(_cluster(cluster, task_type, index), keras_3=False, gpus=0)
+    assert role_plan(plan) == expected
+
+
+def test_role_plan_describes_itself_for_the_log():
+    plan = RolePlan("worker:1", TRAIN, starts_server=True, start_delay=True,
+                    waits_for_chief=True, strategy="between-graph replication")
+    assert plan.describe() == (
+        "worker:1 trains (between-graph replication); starts a TensorFlow server, "
+        "staggered start, waits for the chief to initialize the model")
+    with pytest.raises(ValueError, match="'dance' must be one of"):
+        RolePlan("chief:0", "dance")
+
+
+# -- the executor dispatches to the trainer ------------------------------------------
+
+def test_as_trainer_keeps_a_trainer_and_wraps_an_estimator(tmp_path):
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path))
+    assert as_trainer(trainer) is trainer
+    wrapped = as_trainer(StubEstimator(str(tmp_path)))
+    assert isinstance(wrapped, EstimatorTrainer) and wrapped.model_dir == str(tmp_path)
+    with pytest.raises(TypeError):
+        as_trainer(object())
+
+
+def test_a_keras_trainer_refuses_estimator_only_options(tmp_path):
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path))
+    specs = (TrainSpec(keras_toy.train_input_fn, max_steps=10),
+             EvalSpec(keras_toy.eval_dataset, steps=None))
+    executor = trainexec.TrainingExecutor(trainer, *specs, cluster=ClusterConfig(),
+                                          train_hooks=[_hook()])
+    with pytest.raises(ConfigError, match="train_hooks are Estimator SessionRunHooks"):
+        executor.run()
+    executor = trainexec.TrainingExecutor(trainer, *specs, cluster=ClusterConfig())
+    with pytest.raises(ConfigError, match=r"call TrainingExecutor.run\(\)"):
+        executor.run_chief()
+
+
+def _hook():
+    import tensorflow as tf
+
+    return tf.compat.v1.train.SessionRunHook()
+
+
+@pytest.mark.keras
+def test_train_and_evaluate_runs_a_keras_trainer_locally(tmp_path, caplog):
+    """The issue's contract, exactly: one call, (metrics, exports) back."""
+    model_dir = str(tmp_path / "model")
+    trainer = trainexec.KerasTrainer(keras_toy.build_dense, model_dir=model_dir,
+                                     save_checkpoints_steps=20)
+    with caplog.at_level(logging.INFO, logger="trainexec"):
+        metrics, exports = trainexec.train_and_evaluate(
+            trainer, trainexec.TrainSpec(keras_toy.train_input_fn, max_steps=60),
+            trainexec.EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                               throttle_secs=0))
+    assert metrics["global_step"] == 60
+    fresh = keras_toy.evaluate(keras_toy.restore(keras_toy.build_dense,
+                                                 os.path.join(model_dir, "ckpt-60")))
+    assert {k: metrics[k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+    assert exports == []
+    assert "Role: local trains and evaluates after checkpoint saves (default strategy)" \
+        in caplog.text
+    assert trainexec.read_training_complete(model_dir).global_step == 60

@@ -1,0 +1,100 @@
+"""The demo's Keras job: one script for every task of a cluster, or alone.
+
+The whole of the user's side is `build_model`, the input functions and one
+`trainexec.train_and_evaluate(trainer, train_spec, eval_spec)` call: trainexec
+reads TF_CONFIG, picks the strategy (MultiWorkerMirroredStrategy without ps,
+ParameterServerStrategy with ps), starts servers, writes checkpoints and the
+completion record, and evaluates on the evaluator. The data (three Gaussian
+classes in 4 dimensions, fixed seed) is generated in-process.
+
+A cluster needs Keras 2: TensorFlow 2.15, or tf_keras on current TensorFlow
+with TF_USE_LEGACY_KERAS=1 (`pip install "trainexec[tf-keras]"`). Keras 3
+trains it locally.
+
+    python -m trainexec.examples.keras_job --model-dir /tmp/blobs --max-steps 300
+    trainexec launch --workers 2 --evaluator -- \\
+        python -m trainexec.examples.keras_job --model-dir /tmp/blobs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import tensorflow as tf
+
+import trainexec
+from trainexec.errors import ConfigError
+from trainexec.examples.blobs import CLASSES, FEATURES, make_data
+from trainexec.exporters import FinalExporter
+
+__all__ = ["build_model", "eval_input_fn", "main", "train_input_fn"]
+
+GLOBAL_BATCH = 48  # divisible by 1, 2, 3, 4 and 6 replicas
+
+
+def build_model() -> tf.keras.Model:
+    """A small compiled classifier; trainexec calls this in its strategy's scope."""
+    model = tf.keras.Sequential([
+        tf.keras.layers.Input((FEATURES,)),
+        tf.keras.layers.Dense(16, activation="relu"),
+        tf.keras.layers.Dense(CLASSES),
+    ])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.02),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model
+
+
+def train_input_fn(input_context: tf.distribute.InputContext) -> tf.data.Dataset:
+    """This input pipeline's shard of the training data, in per-replica batches."""
+    x, y = make_data(2000, seed=1)
+    data = tf.data.Dataset.from_tensor_slices((x, y))
+    data = data.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+    batch = input_context.get_per_replica_batch_size(GLOBAL_BATCH)
+    return data.shuffle(2000, seed=0).repeat().batch(batch)
+
+
+def eval_input_fn() -> tf.data.Dataset:
+    x, y = make_data(500, seed=2)
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(100)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--max-steps", type=int, default=300)
+    parser.add_argument("--save-checkpoints-steps", type=int, default=50)
+    parser.add_argument("--throttle-secs", type=float, default=0)
+    parser.add_argument("--result-file", help="the evaluator writes its final metrics "
+                        "and exports here as JSON")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    try:
+        trainer = trainexec.KerasTrainer(build_model, model_dir=args.model_dir,
+                                         save_checkpoints_steps=args.save_checkpoints_steps)
+        result = trainexec.train_and_evaluate(
+            trainer, trainexec.TrainSpec(train_input_fn, max_steps=args.max_steps),
+            trainexec.EvalSpec(eval_input_fn, steps=None, start_delay_secs=0,
+                               throttle_secs=args.throttle_secs,
+                               exporters=[FinalExporter("final")]))
+    except ConfigError as err:  # Keras 3 with a cluster, a malformed TF_CONFIG, ...
+        print(f"{parser.prog}: {err}", file=sys.stderr)
+        return 2
+    if result:
+        metrics, exports = result
+        shown = {k: float(v) for k, v in (metrics or {}).items()}
+        exports = [e.decode() if isinstance(e, bytes) else str(e) for e in exports or []]
+        print(f"final metrics: {json.dumps(shown, sort_keys=True)}")
+        print(f"exports: {exports}")
+        if args.result_file:
+            with open(args.result_file, "w") as f:
+                json.dump({"metrics": shown, "exports": exports,
+                           "secs": time.monotonic() - started}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

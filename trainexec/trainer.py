@@ -1,0 +1,140 @@
+"""The `Trainer` protocol: what each role of a job does for one kind of model.
+
+The executor knows roles (TF_CONFIG -> `ClusterConfig`); a trainer knows its
+model. For this process's task a trainer returns a `RolePlan`: whether the task
+starts a standard TensorFlow server, waits out a start delay, waits for the
+chief, and whether it trains, serves until training is over, evaluates, or
+trains and evaluates alone. The executor logs the plan and asks the trainer to
+carry it out with the job's settings (`JobSettings`).
+
+Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
+Estimator, `trainexec.estimator_trainer`) and `KerasTrainer`
+(`trainexec.keras_trainer`).
+
+Example::
+
+    trainer = as_trainer(estimator_or_keras_trainer)
+    plan = trainer.plan_role(cluster)
+    logger.info("%s", plan.describe())
+    result = trainer.run_role(plan, settings)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from trainexec.clock import Clock
+from trainexec.cluster import ClusterConfig
+from trainexec.continuous import ContinuousEvalListener
+from trainexec.server import WorkerDelay
+from trainexec.specs import EvalSpec, TrainSpec
+
+__all__ = ["EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings", "RolePlan",
+           "Trainer", "as_trainer"]
+
+# What a task does.
+TRAIN = "train"                             # trains (chief, worker, PSS coordinator)
+SERVE = "serve"                             # serves variables/steps until training is over
+EVALUATE = "evaluate"                       # evaluates new checkpoints (the evaluator)
+TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating after saves (local, master)
+
+_DOES = {TRAIN: "trains", SERVE: "serves until training is over",
+         EVALUATE: "evaluates new checkpoints",
+         TRAIN_AND_EVALUATE: "trains and evaluates after checkpoint saves"}
+
+
+@dataclasses.dataclass(frozen=True)
+class RolePlan:
+    """What this process's task does for its trainer.
+
+    Attributes:
+      task: the task's name (`chief:0`, `worker:1`), or `local`.
+      action: TRAIN, SERVE, EVALUATE or TRAIN_AND_EVALUATE.
+      starts_server: the task starts a standard TensorFlow server (a
+        `tf.distribute` strategy that owns its servers, or the evaluator, does not).
+      start_delay: the task waits out a staggered start delay before training.
+      waits_for_chief: the task waits for the chief to initialize the model.
+      writes_checkpoints: the task writes the run's checkpoints and its
+        completion record.
+      strategy: how training is distributed, for the log (e.g.
+        "MultiWorkerMirroredStrategy", "between-graph replication").
+    """
+
+    task: str
+    action: str
+    starts_server: bool = False
+    start_delay: bool = False
+    waits_for_chief: bool = False
+    writes_checkpoints: bool = False
+    strategy: str = ""
+
+    def __post_init__(self) -> None:
+        if self.action not in _DOES:
+            raise ValueError(f"RolePlan action {self.action!r} must be one of "
+                             f"{sorted(_DOES)}")
+
+    def describe(self) -> str:
+        """One log line: e.g. `worker:1 trains (MultiWorkerMirroredStrategy)`."""
+        facts = []
+        if self.starts_server:
+            facts.append("starts a TensorFlow server")
+        if self.start_delay:
+            facts.append("staggered start")
+        if self.waits_for_chief:
+            facts.append("waits for the chief to initialize the model")
+        if self.writes_checkpoints:
+            facts.append("writes checkpoints")
+        detail = f" ({self.strategy})" if self.strategy else ""
+        more = f"; {', '.join(facts)}" if facts else ""
+        return f"{self.task} {_DOES[self.action]}{detail}{more}"
+
+
+@dataclasses.dataclass(frozen=True)
+class JobSettings:
+    """The job-wide settings the executor passes to a trainer's role.
+
+    `train_hooks`, `worker_delay`, `server_factory` and `ps_serves_forever`
+    concern Estimator training; a trainer that cannot honour one of them
+    given a non-default value says so (ConfigError).
+    """
+
+    train_spec: TrainSpec
+    eval_spec: EvalSpec | None
+    cluster: ClusterConfig
+    clock: Clock
+    poll_secs: float
+    idle_timeout_secs: float | None
+    listener: ContinuousEvalListener
+    train_hooks: tuple = ()
+    worker_delay: WorkerDelay = dataclasses.field(default_factory=WorkerDelay)
+    server_factory: Callable[..., Any] | None = None
+    ps_serves_forever: bool = False
+
+
+@runtime_checkable
+class Trainer(Protocol):
+    """A kind of model the executor can run in every role."""
+
+    model_dir: str
+
+    def plan_role(self, cluster: ClusterConfig) -> RolePlan:
+        """What the task `cluster` describes does; ConfigError if it cannot run."""
+        ...
+
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
+        """Carries out `plan`; `(metrics, export_results)` where it evaluates."""
+        ...
+
+
+def as_trainer(model: Any) -> Trainer:
+    """`model` itself if it is a `Trainer`, else an `EstimatorTrainer` around it.
+
+    Raises TypeError for something that is neither (an Estimator-like object
+    missing `train`/`evaluate`, say), naming what is missing.
+    """
+    if isinstance(model, Trainer):
+        return model
+    from trainexec.estimator_trainer import EstimatorTrainer
+
+    return EstimatorTrainer(model)
