@@ -41,8 +41,7 @@ from typing import Any, Callable, Iterable, Sequence
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import ClusterConfig
 from trainexec.completion import clear_training_complete, record_training_complete
-from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
-                                  ListenerList, LoopPolicy)
+from trainexec.continuous import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
 from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
 from trainexec.finished_tasks import record_task_finished
@@ -239,7 +238,8 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
         return None
     if plan.action == EVALUATE:
         return _evaluate_continuously(trainer, train_spec, eval_spec, poll_secs,
-                                      evaluator_idle_timeout_secs, listener, clock)
+                                      evaluator_idle_timeout_secs, listener, clock,
+                                      cluster.task_name)
     on_save = (_EvaluateOnSave(trainer, train_spec, eval_spec, listener, clock)
                if plan.is_local else None)
     _train(plan, trainer, train_spec, on_save)
@@ -370,16 +370,13 @@ class _EvaluateOnSave:
 def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
                            eval_spec: EvalSpec, poll_secs: float,
                            idle_timeout_secs: float | None,
-                           listener: ContinuousEvalListener, clock: Clock) -> tuple:
-    """The evaluator task: the continuous loop until the run's last checkpoint."""
-    target = _eval_target(trainer, eval_spec, clock)
-    evaluator = Evaluator(target, eval_spec.exporters, train_spec.max_steps, clock)
-    policy = LoopPolicy(start_delay_secs=eval_spec.start_delay_secs,
-                        throttle_secs=eval_spec.throttle_secs, poll_secs=poll_secs,
-                        max_training_steps=train_spec.max_steps,
-                        idle_timeout_secs=idle_timeout_secs)
-    loop = ContinuousEvaluation(evaluator, target, policy, listener, clock)
-    result = loop.run()
-    logger.info("Evaluator stops after %s evaluation(s): %s", loop.evaluations,
-                loop.stop_reason)
-    return (dict(result.metrics) if result else None), list(loop.last_export_results)
+                           listener: ContinuousEvalListener, clock: Clock,
+                           task_name: str) -> tuple:
+    """The evaluator task: the same engine as the Estimator's evaluator (one
+    evaluator per evaluation, the final export once per run)."""
+    from trainexec.tasks.evaluator import evaluate_until_done
+
+    return evaluate_until_done(
+        _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
+        task_name=task_name, clock=clock, poll_secs=poll_secs,
+        idle_timeout_secs=idle_timeout_secs, listener=listener)
