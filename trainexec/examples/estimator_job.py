@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
+from trainexec.examples.report import report_result
 from trainexec.model import tf_estimator
 
 __all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
@@ -143,15 +144,7 @@ def _run(args: argparse.Namespace) -> int:
             options["worker_delay"] = trainexec.WorkerDelay(args.worker_delay_secs)
         result = trainexec.train_and_evaluate(estimator, train_spec, eval_spec, **options)
     elapsed = time.monotonic() - started
-    if result:
-        metrics, exports = result
-        shown = {k: float(v) for k, v in (metrics or {}).items()}
-        exports = [e.decode() if isinstance(e, bytes) else str(e) for e in exports or []]
-        print(f"final metrics: {json.dumps(shown, sort_keys=True)}")
-        print(f"exports: {exports}")
-        if args.result_file:
-            with open(args.result_file, "w") as f:
-                json.dump({"metrics": shown, "exports": exports, "secs": elapsed}, f)
+    report_result(result, args.result_file, elapsed)
     print(f"role {role} done in {elapsed:.1f}s after {counter.steps} local training steps")
     return 0
 

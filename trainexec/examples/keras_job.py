@@ -19,7 +19,6 @@ trains it locally.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -28,6 +27,7 @@ import tensorflow as tf
 import trainexec
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
+from trainexec.examples.report import report_result
 from trainexec.exporters import FinalExporter
 
 __all__ = ["build_model", "eval_input_fn", "main", "train_input_fn"]
@@ -83,16 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:  # Keras 3 with a cluster, a malformed TF_CONFIG, ...
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
-    if result:
-        metrics, exports = result
-        shown = {k: float(v) for k, v in (metrics or {}).items()}
-        exports = [e.decode() if isinstance(e, bytes) else str(e) for e in exports or []]
-        print(f"final metrics: {json.dumps(shown, sort_keys=True)}")
-        print(f"exports: {exports}")
-        if args.result_file:
-            with open(args.result_file, "w") as f:
-                json.dump({"metrics": shown, "exports": exports,
-                           "secs": time.monotonic() - started}, f)
+    report_result(result, args.result_file, time.monotonic() - started)
     return 0
 
 
