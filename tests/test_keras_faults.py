@@ -1,0 +1,164 @@
+"""Faults and preemption of KerasTrainer jobs under the launcher, with real processes:
+trainexec/keras_preemption.py, trainexec/restart_groups.py and the launcher's policy
+(trainexec/launch_policy.py, table-tested in tests/test_launch_policy.py).
+
+One row per fault; each asserts what a user sees (the job completes to max_steps, one
+restart per fault), that nothing was lost (the resumed step is the step saved), and that
+no process survives.
+"""
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+import pytest
+
+from processes import ROOT, alive, wait_until
+from trainexec.completion import read_training_complete
+from trainexec.launch import LocalCluster
+from trainexec.restart_groups import PREEMPTED_EXIT_CODE
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
+sys.path.insert(0, PROGRAMS)
+import keras_toy  # noqa: E402
+
+JOB = os.path.join(PROGRAMS, "job.py")
+pytestmark = [
+    pytest.mark.cluster, pytest.mark.keras,
+    pytest.mark.skipif(keras_toy.KERAS_3, reason=(
+        "tf.keras is Keras 3, which cannot train with MultiWorkerMirroredStrategy or "
+        "ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 (tf_keras) or on "
+        "TensorFlow 2.15")),
+]
+
+
+class Job:
+    """A KerasTrainer job under LocalCluster, with a fault injected from outside
+    (as a cluster manager or the kernel would: not through the launcher)."""
+
+    def __init__(self, tmp_path, workers, ps=0, evaluator=False, max_steps=200,
+                 save_steps=20, max_restarts=1):
+        self.model_dir = str(tmp_path / "model")
+        os.makedirs(self.model_dir)
+        self.max_steps = max_steps
+        self.result_file = tmp_path / "result.json"
+        self.lines = []
+        self.times = []  # time.monotonic() of each line
+        command = [sys.executable, JOB, "--model-dir", self.model_dir, "--max-steps",
+                   str(max_steps), "--save-steps", str(save_steps), "--input", "global",
+                   "--result-file", str(self.result_file)]
+        env = {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path),
+               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        wait_for = ["chief", "worker"] + (["ps"] if ps else []) + (
+            ["evaluator"] if evaluator else [])  # every task ends by itself
+        self.cluster = LocalCluster(command, workers=workers, ps=ps, evaluator=evaluator,
+                                    grace_secs=3, wait_for=wait_for, output=self._output, env=env,
+                                    max_restarts=max_restarts)
+
+    def _output(self, line):
+        self.times.append(time.monotonic())
+        self.lines.append(line)
+
+    def __enter__(self):
+        self.cluster.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.cluster.stop_all()
+
+    def wait_for_checkpoint(self, step, timeout=60):
+        path = os.path.join(self.model_dir, f"ckpt-{step}.index")
+        wait_until(lambda: os.path.exists(path), timeout=timeout, what=path)
+
+    def signal(self, task, sig):
+        os.kill(self.cluster.task(task).pid, sig)
+        self.signalled_at = time.monotonic()
+
+    def finish(self, timeout=120):
+        result = self.cluster.wait(timeout=timeout)
+        pids = [pid for task in self.cluster.tasks for pid in task.pids]
+        assert result.ok, result.reason + "\n" + "\n".join(self.lines[-80:])
+        assert [p for p in pids if alive(p)] == []
+        done = read_training_complete(self.model_dir)
+        assert (done.global_step, os.path.basename(done.checkpoint)) == (
+            self.max_steps, f"ckpt-{self.max_steps}")
+        return result
+
+    def said(self, task, pattern):
+        """The match of `pattern` in trainexec's log lines of `task`."""
+        prefix = f"[{task}] [{task}] "
+        found = [re.search(pattern, line) for line in self.lines if line.startswith(prefix)]
+        return [m for m in found if m]
+
+    def resumed_after_secs(self, task):
+        """Seconds from the fault to `task`'s line saying where it resumes."""
+        for at, line in zip(self.times, self.lines):
+            if at > self.signalled_at and line.startswith(f"[{task}] [{task}] ") and \
+                    "training resumes at step" in line:
+                return at - self.signalled_at
+        return None
+
+
+def _restarts(result):
+    return {t.name: t.restarts for t in result.tasks}
+
+
+def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path):
+    """kill -9 of one worker: the chief and the other worker are stopped with it and
+    the three start again together, one restart; the evaluator carries on and
+    evaluates the final checkpoint."""
+    with Job(tmp_path, workers=2, evaluator=True, max_restarts=1) as job:
+        job.wait_for_checkpoint(40)
+        job.signal("worker:1", signal.SIGKILL)
+        result = job.finish()
+    assert result.restarts == 1, result.summary()
+    assert _restarts(result) == {"chief:0": 1, "worker:0": 1, "worker:1": 1,
+                                 "evaluator:0": 0}, result.summary()
+    assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
+    resumed = job.said("chief:0", r"Restored .*/ckpt-(\d+): training resumes at step (\d+)")
+    assert len(resumed) == 1 and int(resumed[0].group(1)) >= 40
+    metrics = json.loads(job.result_file.read_text())["metrics"]
+    assert metrics["global_step"] == job.max_steps and "loss" in metrics
+    print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the kill")
+
+
+def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
+    """kill -9 of a PSS worker: the coordinator goes on with the other worker; the
+    launcher restarts the dead one alone, which then serves until the chief is done."""
+    with Job(tmp_path, workers=2, ps=1, max_restarts=1) as job:
+        job.wait_for_checkpoint(40)
+        chief_pid = job.cluster.task("chief:0").pid
+        job.signal("worker:1", signal.SIGKILL)
+        result = job.finish()
+    assert result.restarts == 1, result.summary()
+    assert _restarts(result) == {"chief:0": 0, "worker:0": 0, "worker:1": 1, "ps:0": 0}
+    assert job.cluster.task("chief:0").pids == [chief_pid]  # training never stopped
+    assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
+    assert job.said("worker:1", "stops serving: chief:0 recorded that its training finished")
+
+
+def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_there(
+        tmp_path, caplog):
+    """SIGTERM reaches one worker only: every task saves after the same step (the
+    chief writes ckpt-<step>), exits 75, and the group resumes from that save,
+    not from the periodic save before it."""
+    with Job(tmp_path, workers=1, max_steps=400, save_steps=100, max_restarts=1) as job:
+        job.wait_for_checkpoint(100)
+        job.signal("worker:0", signal.SIGTERM)
+        result = job.finish()
+    saved = job.said("chief:0", r"Preempted \(SIGTERM\): saved (\S+)/ckpt-(\d+) at step (\d+)")
+    assert len(saved) == 1, "\n".join(job.lines[-60:])
+    step = int(saved[0].group(3))
+    assert saved[0].group(1) == job.model_dir and int(saved[0].group(2)) == step
+    assert job.said("worker:0", rf"Preempted \(SIGTERM\): saved this task's part .* "
+                    rf"at step {step};")
+    resumed = job.said("chief:0", r"Restored .*/ckpt-(\d+): training resumes at step (\d+)")
+    assert [(int(m.group(1)), int(m.group(2))) for m in resumed] == [(step, step)]
+    assert 100 < step < job.max_steps
+    assert result.restarts == 1 and _restarts(result) == {"chief:0": 1, "worker:0": 1}
+    assert any(f"worker:0 failed with exit code {PREEMPTED_EXIT_CODE}: restarting it "
+               "together with chief:0" in m for m in caplog.messages), caplog.messages
+    print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the SIGTERM")
