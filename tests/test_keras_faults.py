@@ -137,7 +137,9 @@ def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     assert _restarts(result) == {"chief:0": 0, "worker:0": 0, "worker:1": 1, "ps:0": 0}
     assert job.cluster.task("chief:0").pids == [chief_pid]  # training never stopped
     assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
-    assert job.said("worker:1", "stops serving: chief:0 recorded that its training finished")
+    # Back before or after the chief finished (its TensorFlow import takes seconds),
+    # it stopped serving by itself.
+    assert job.said("worker:1", "stops serving: (chief:0 recorded|the completion record)")
 
 
 def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_there(
