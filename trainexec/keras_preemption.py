@@ -127,8 +127,15 @@ def preemption_saves(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[
     """A Keras callback that saves and raises `Preempted` after a SIGTERM.
 
     The SIGTERM handler is in place inside the `with` block only (the previous
-    one is restored after). Must run on the main thread (signals).
+    one is restored after). Off the main thread, where Python handles no
+    signals, the callback does nothing (and says so).
     """
+    if threading.current_thread() is not threading.main_thread():
+        logger.warning("Training runs off the main thread, where Python cannot handle "
+                       "signals: a SIGTERM ends this task without a save (call "
+                       "run_keras_job from the main thread to save on preemption)")
+        yield _step_callback(lambda: None)
+        return
     previous = signal.getsignal(signal.SIGTERM)
     try:
         if plan.kind == MULTI_WORKER_MIRRORED:
