@@ -40,9 +40,12 @@ import dataclasses
 import json
 import logging
 import os
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from trainexec.cluster import CHIEF, PS, WORKER
+
+if TYPE_CHECKING:  # the launcher reads rules without loading the Keras modules
+    from trainexec.keras_strategy import StrategyPlan
 
 __all__ = ["LAUNCH_DIR_ENV", "PREEMPTED_EXIT_CODE", "RestartRule", "announce",
            "merge_rules", "parse_group_flag", "read_rules", "rule_for_plan"]
@@ -78,7 +81,7 @@ def _file_name(task: str) -> str:
     return task.replace(":", "-") + ".json"
 
 
-def rule_for_plan(plan) -> RestartRule:
+def rule_for_plan(plan: "StrategyPlan") -> RestartRule:
     """The restart rule of a KerasTrainer task (`keras_strategy.StrategyPlan`; pure).
 
     MWMS: every training task together. PSS: a worker alone (and the job may go
