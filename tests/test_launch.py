@@ -319,6 +319,23 @@ def test_a_crashed_task_is_restarted_with_the_same_tf_config(make_cluster, tmp_p
 
 
 @pytest.mark.cluster
+def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_path):
+    """A hand-written job's `restart_groups` (`--restart-group chief,worker`): the
+    worker crashes, the chief still running is stopped and both start again."""
+    with make_cluster(role("chief=sleep:3", "worker=crash-once:3"), max_restarts=1,
+                      restart_groups=[["chief", "worker"]],
+                      env={"MARKER_DIR": str(tmp_path)}) as cluster:
+        result = cluster.wait(timeout=30)
+        chief, worker = cluster.task("chief"), cluster.task("worker")
+        assert result.ok, result.reason
+        assert result.restarts == 1
+        assert (chief.restarts, len(chief.pids)) == (1, 2)
+        assert (worker.restarts, len(worker.pids)) == (1, 2)
+        assert chief.output_lines().count("ready") == 2
+    assert_no_survivors(started_pids(cluster))
+
+
+@pytest.mark.cluster
 def test_the_job_fails_when_restarts_run_out(make_cluster):
     with make_cluster(role("chief=serve", "worker=exit:4"), max_restarts=2) as cluster:
         result = cluster.wait(timeout=30)

@@ -66,6 +66,13 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         help="a task (worker:1) or job (worker) that must exit 0 for the "
                         "job to succeed; repeat it for several (default: the chief, or "
                         "worker:0 with --no-chief, and the evaluator)")
+    parser.add_argument("--restart-group", action="append", default=[], metavar="NAMES",
+                        help="jobs or tasks restarted together when one of them fails, "
+                        "comma-separated (e.g. chief,worker for a hand-written "
+                        "MultiWorkerMirroredStrategy job); repeat for several groups. "
+                        "KerasTrainer jobs need none: their tasks tell the launcher. "
+                        "A task exiting 75 was preempted and saved: it is restarted like "
+                        "a failure, its group given the grace period to end")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
     return parser
@@ -104,7 +111,7 @@ def _run_launch(args: argparse.Namespace) -> int:
         cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
                                evaluator=args.evaluator, chief=args.chief, host=args.host,
                                max_restarts=args.max_restarts, grace_secs=args.grace,
-                               wait_for=args.wait_for)
+                               wait_for=args.wait_for, restart_groups=args.restart_group)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2

@@ -51,6 +51,7 @@ from trainexec.keras_strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_
                                       PARAMETER_SERVER, SERVE, StrategyPlan, is_keras_3,
                                       plan_for, visible_gpus)
 from trainexec.keras_training import call_input_fn, check_compiled, train_to_max_steps
+from trainexec.restart_groups import announce, rule_for_plan
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import JobSettings, RolePlan
@@ -232,6 +233,7 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     clock = clock or SystemClock()
     configure_task_logging(cluster.task_name)
     logger.debug("KerasTrainer job: %s", plan.describe())
+    announce(rule_for_plan(plan))  # to `trainexec launch`, when it started this task
     if plan.action == SERVE:
         serve_until_training_over(plan, trainer.model_dir, train_spec.max_steps,
                                   poll_secs, clock)

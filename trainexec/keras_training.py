@@ -12,7 +12,9 @@ ParameterServerStrategy chief):
    optimizer=model.optimizer), ...)` checkpoints named by the optimizer step
    after each epoch, so that training takes exactly `max_steps` steps in total
    and a checkpoint is written every `save_checkpoints_steps` steps and at the
-   end.
+   end;
+4. on SIGTERM, save after the current step and raise `Preempted` (a
+   SystemExit with code 75; see `trainexec.keras_preemption`).
 
 Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
 worker must take part in each save, so the others write to a temporary
@@ -34,6 +36,7 @@ import tempfile
 from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.errors import ConfigError
+from trainexec.keras_preemption import preemption_saves
 from trainexec.keras_strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
 
 __all__ = ["CHECKPOINT_NAME", "Trained", "call_input_fn", "segments", "train_to_max_steps"]
@@ -229,7 +232,7 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
     """Builds, restores and trains (see the module doc); returns how it ended.
 
     `after_save` runs on every task after each save; one returning False stops
-    training after that save.
+    training after that save. Raises `Preempted` after a SIGTERM (once saved).
     """
     import tensorflow as tf
 
@@ -247,8 +250,9 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
         saver = _Saver(manager, model, plan.is_chief)
         saver.saved_step = start if start else None
         on_save = _save_callback(saver, after_save)
-        stopped = _fit(model, strategy, plan, input_fn, start, max_steps, save_every,
-                       [*callbacks, on_save], verbose, on_save)
+        with preemption_saves(plan, strategy, saver.save) as on_preemption:
+            stopped = _fit(model, strategy, plan, input_fn, start, max_steps, save_every,
+                           [*callbacks, on_save, on_preemption], verbose, on_save)
         _, step = saver.save()  # a no-op unless training stopped between saves
     latest = tf.train.latest_checkpoint(model_dir) if plan.is_chief else None
     return Trained(step, latest, stopped_early=bool(stopped), reason=stopped)

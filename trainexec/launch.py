@@ -21,7 +21,17 @@ without a chief, and the evaluator; or those named by `wait_for`) exit 0;
 tasks still running then (ps, serving workers) are stopped: SIGTERM, then
 SIGKILL after `grace_secs`. A task that exits non-zero, or dies by a signal
 we did not send, is restarted with the same TF_CONFIG while it has restarts
-left; otherwise the job fails and every other task is stopped.
+left; otherwise the job fails and every other task is stopped. The decision
+is a pure function, `trainexec.launch_policy.decide`.
+
+Restart groups (`trainexec.restart_groups`): a failed task restarts together
+with the tasks it cannot run without, one fault costing one restart. Tasks
+announce their group in the directory the launcher names in
+`TRAINEXEC_LAUNCH_DIR` (KerasTrainer jobs do: all MultiWorkerMirroredStrategy
+training tasks together; a ParameterServerStrategy ps with the chief; a PSS
+worker alone, and the job goes on without it once no restarts are left);
+`restart_groups=[["chief", "worker"]]` (`--restart-group chief,worker`) does
+it for hand-written jobs. Exit code 75 means "preempted, saved: restart me".
 
 What dies with the launcher: each task runs in its own session, and a task is
 stopped by SIGKILL to its whole process group after SIGTERM and the grace, so
@@ -57,9 +67,11 @@ import json
 import logging
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -69,6 +81,8 @@ import portpicker
 
 from trainexec.cluster import CHIEF, EVALUATOR, PS, TF_CONFIG, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
+from trainexec import launch_policy as policy
+from trainexec.restart_groups import LAUNCH_DIR_ENV, merge_rules, parse_group_flag, read_rules
 from trainexec.task_logging import LAUNCHED_TASK_ENV
 
 __all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome"]
@@ -129,7 +143,8 @@ class Task:
     pids: list[int] = dataclasses.field(default_factory=list)
     _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
     _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
-    _crashes_restarted: int = dataclasses.field(default=0, repr=False)
+    _crashes_restarted: int = dataclasses.field(default=0, repr=False)  # restarts it caused
+    _left: bool = dataclasses.field(default=False, repr=False)  # failed; the job goes on
     _swept: bool = dataclasses.field(default=False, repr=False)  # group killed, leader reaped
     _lines: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
@@ -193,6 +208,7 @@ class JobResult:
     signal: int | None = None  # set when interrupted by SIGINT/SIGTERM
     tasks: tuple[TaskOutcome, ...] = ()
     elapsed_secs: float = 0.0
+    restarts: int = 0  # automatic restarts, one per fault (a group restart counts once)
 
     @property
     def exit_status(self) -> int:
@@ -481,14 +497,18 @@ class LocalCluster:
     finishes by itself, as Estimator workers do at max_steps, so none is
     stopped early; add "ps" when the ps runs trainexec, which exits once every
     training task has finished (another ps serves until it is stopped).
-    Leaving the `with` block always stops every task.
+    `restart_groups` lists groups of task or job names restarted together
+    when one of them fails (`[["chief", "worker"]]` for a hand-written
+    MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
+    `trainexec.restart_groups`). Leaving the `with` block always stops every task.
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
                  evaluator: bool = False, chief: bool = True, host: str = "127.0.0.1",
                  env: Mapping[str, str] | None = None, max_restarts: int = 0,
                  grace_secs: float = 5.0, output: Output | None = None,
-                 wait_for: Sequence[str] | None = None) -> None:
+                 wait_for: Sequence[str] | None = None,
+                 restart_groups: Sequence[Sequence[str] | str] = ()) -> None:
         if isinstance(command, str) or not command:
             raise ConfigError(f"command is {command!r}: give the program and its "
                               'arguments as a list, e.g. ["python", "train.py"]')
@@ -524,6 +544,9 @@ class LocalCluster:
                 [EVALUATOR + ":0"] if evaluator else [])
         self.primary = self._task_names(wait_for)
         self._primary_tasks = [self.task(name) for name in self.primary]
+        self.restart_groups = self._restart_groups(restart_groups)
+        self._launch_dir: str | None = None  # TRAINEXEC_LAUNCH_DIR, made by start()
+        self._restarts = 0
         self._lock = threading.RLock()
         self._started = False
         self._result: JobResult | None = None
@@ -563,6 +586,21 @@ class LocalCluster:
             wanted.update(matches)
         return [t.name for t in self._tasks if t.name in wanted]
 
+    def _restart_groups(self, groups: Sequence[Sequence[str] | str]) -> list[tuple[str, ...]]:
+        """Expands each group (a list of names, or "chief,worker") to task names."""
+        if isinstance(groups, str):
+            groups = [groups]
+        names = [t.name for t in self._tasks]
+        expanded = []
+        for group in groups:
+            text = group if isinstance(group, str) else ",".join(map(str, group))
+            try:
+                expanded.append(parse_group_flag(text, names))
+            except ValueError as err:
+                raise ConfigError(str(err).replace("--restart-group", "restart_groups")
+                                  ) from None
+        return expanded
+
     def describe(self) -> str:
         """One line: the cluster spec, the evaluator if any, and the command."""
         extra = " + evaluator:0 (outside the cluster)" if self.evaluator else ""
@@ -577,6 +615,7 @@ class LocalCluster:
                 raise RuntimeError("this LocalCluster was already started")
             self._started = True
             self._start_time = time.monotonic()
+            self._launch_dir = tempfile.mkdtemp(prefix="trainexec-launch-")
             self._prctl = _load_prctl()
             if self._prctl is None:
                 logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "
@@ -598,6 +637,8 @@ class LocalCluster:
         env.update(self.env)
         env[TF_CONFIG] = task.tf_config
         env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
+        if self._launch_dir:
+            env[LAUNCH_DIR_ENV] = self._launch_dir
         preexec = _die_with_parent(self._prctl, os.getpid()) if self._prctl else None
 
         def start() -> subprocess.Popen:  # on the forking thread; tracks the task at once
@@ -732,6 +773,8 @@ class LocalCluster:
             self._stop_tasks(self._tasks, self.grace_secs)
             self._watcher.close()
             atexit.unregister(self._kill_everything)
+            if self._launch_dir:
+                shutil.rmtree(self._launch_dir, ignore_errors=True)
 
     def interrupt(self, signum: int = signal.SIGINT) -> None:
         """Makes a running `wait()` stop everything and return.
@@ -782,48 +825,97 @@ class LocalCluster:
         return self._result
 
     def _check(self, deadline: float | None, timeout: float | None) -> JobResult | None:
-        for task in self._tasks:
-            if not task.running or self._poll(task) is None:
+        """One look at the tasks: asks the policy what to do and does it, until it
+        says wait (None) or the job is over (its result)."""
+        for task in self._tasks:  # newly ended tasks: recorded, not reaped
+            if task.running and self._poll(task) is not None:
+                code = task.returncode
+                if task.stopped or code == 0:  # its group lives on until the task is stopped
+                    self._join_reader(task)
+                    logger.info("%s exited with code %s", task.name, code)
+                else:
+                    self._sweep(task)  # what it left behind dies with it, before any restart
+        timed_out = deadline is not None and time.monotonic() >= deadline
+        while True:
+            decision = policy.decide(self._view(timed_out))
+            action = decision.action
+            if action == policy.WAIT:
+                return None
+            if action == policy.RESTART:
+                self._restart_group(decision)
                 continue
-            code = task.returncode
-            if task.stopped or code == 0:  # its group lives on until the task is stopped
-                self._join_reader(task)
-                logger.info("%s exited with code %s", task.name, code)
+            if action == policy.LEAVE:
+                task = self.task(decision.cause)
+                task._left = True
+                logger.warning("%s %s and has no restarts left: the job goes on without it "
+                               "(its strategy tolerates losing it)", task.name,
+                               _how_it_ended(task.returncode))
                 continue
-            self._sweep(task)  # what it left behind dies with it, before any restart
-            if task._crashes_restarted < self.max_restarts:
-                task._crashes_restarted += 1
-                task.restarts += 1
-                logger.warning("%s %s: restarting it with the same TF_CONFIG (%d/%d)",
-                               task.name, _how_it_ended(code), task._crashes_restarted,
-                               self.max_restarts)
-                self._spawn(task)
-                continue
-            return self._finish_failed(task)
-        primaries = self._primary_tasks
-        if all(t.returncode == 0 and not t.stopped for t in primaries):
-            done = " and ".join(self.primary)
-            left = [t.name for t in self._tasks if t.running]
-            if left:
-                logger.info("%s done: stopping %s", done, ", ".join(left))
-            return self._finish(True, f"{done} finished successfully")
-        if self._interrupt is not None:
-            return self._finish_stopped(f"interrupted by {_signal_name(self._interrupt)}",
-                                        signum=self._interrupt)
-        if deadline is not None and time.monotonic() >= deadline:
-            return self._finish_stopped(f"timed out after {timeout:g}s")
-        if not any(t.running for t in self._tasks):
-            unfinished = ", ".join(f"{t.name} ({_exit_text(t.returncode, t.stopped)})"
-                                   for t in primaries if t.returncode != 0 or t.stopped)
+            if action == policy.FAIL:
+                return self._finish_failed(self.task(decision.cause))
+            if action == policy.SUCCEED:
+                done = " and ".join(self.primary)
+                left = [t.name for t in self._tasks if t.running]
+                if left:
+                    logger.info("%s done: stopping %s", done, ", ".join(left))
+                return self._finish(True, f"{done} finished successfully")
+            if action == policy.STOP and self._interrupt is not None:
+                return self._finish_stopped(f"interrupted by {_signal_name(self._interrupt)}",
+                                            signum=self._interrupt)
+            if action == policy.STOP:
+                return self._finish_stopped(f"timed out after {timeout:g}s")
+            unfinished = ", ".join(f"{name} ({_exit_text(t.returncode, t.stopped)})"
+                                   for name in decision.tasks for t in [self.task(name)])
             return self._finish(False, f"every task has ended but not {unfinished}")
-        return None
+
+    def _state(self, task: Task) -> str:
+        if task.running:
+            return policy.RUNNING
+        if task.stopped:
+            return policy.STOPPED
+        if task.returncode == 0:
+            return policy.EXITED
+        return policy.LEFT if task._left else policy.FAILED
+
+    def _view(self, timed_out: bool) -> policy.JobView:
+        tasks = tuple(policy.TaskView(t.name, self._state(t), t.returncode,
+                                      t._crashes_restarted, t.ended_at or 0.0)
+                      for t in self._tasks)
+        rules = {}
+        if any(t.state == policy.FAILED for t in tasks):  # read only when needed
+            names = [t.name for t in self._tasks]
+            rules = merge_rules(read_rules(self._launch_dir, names), self.restart_groups,
+                                names)
+        return policy.JobView(tasks, tuple(self.primary), self.max_restarts, rules,
+                              interrupted=self._interrupt is not None, timed_out=timed_out)
+
+    def _restart_group(self, decision: policy.Decision) -> None:
+        """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace
+        period after a preemption), then starts every member again."""
+        cause = self.task(decision.cause)
+        cause._crashes_restarted += 1
+        self._restarts += 1
+        group = [self.task(name) for name in decision.tasks]
+        peers = [t for t in group if t is not cause]
+        together = (f" together with {', '.join(t.name for t in peers)} (its restart group)"
+                    if peers else "")
+        logger.warning("%s %s: restarting it%s with the same TF_CONFIG (%d/%d)", cause.name,
+                       _how_it_ended(cause.returncode), together, cause._crashes_restarted,
+                       self.max_restarts)
+        self._stop_tasks(peers, self.grace_secs if decision.gentle else 0.0)
+        for task in group:
+            self._sweep(task)
+            task.restarts += 1
+            task._left = False
+            self._spawn(task)
 
     def _finish(self, ok: bool, reason: str, **fields: Any) -> JobResult:
         self.stop_all()
         outcomes = tuple(TaskOutcome(t.name, t.address, t.returncode, t.stopped, t.restarts,
                                      t.run_secs) for t in self._tasks)
         return JobResult(ok=ok, reason=reason, tasks=outcomes,
-                         elapsed_secs=time.monotonic() - self._start_time, **fields)
+                         elapsed_secs=time.monotonic() - self._start_time,
+                         restarts=self._restarts, **fields)
 
     def _finish_failed(self, task: Task) -> JobResult:
         code = task.returncode

@@ -1,0 +1,214 @@
+"""Faults and preemption of KerasTrainer jobs under the launcher, with real processes:
+trainexec/keras_preemption.py, trainexec/restart_groups.py and the launcher's policy
+(trainexec/launch_policy.py, table-tested in tests/test_launch_policy.py).
+
+One row per fault; each asserts what a user sees (the job completes to max_steps, one
+restart per fault), that nothing was lost (the resumed step is the step saved), and that
+no process survives.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from processes import ROOT, alive, wait_until
+from trainexec.completion import read_training_complete
+from trainexec.launch import LocalCluster
+from trainexec.restart_groups import PREEMPTED_EXIT_CODE
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
+sys.path.insert(0, PROGRAMS)
+import keras_toy  # noqa: E402
+
+JOB = os.path.join(PROGRAMS, "job.py")
+pytestmark = pytest.mark.keras
+distributed = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(keras_toy.KERAS_3, reason=(
+        "tf.keras is Keras 3, which cannot train with MultiWorkerMirroredStrategy or "
+        "ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 (tf_keras) or on "
+        "TensorFlow 2.15")),
+]
+
+
+def _distributed(test):
+    for mark in distributed:
+        test = mark(test)
+    return test
+
+
+class Job:
+    """A KerasTrainer job under LocalCluster, with a fault injected from outside
+    (as a cluster manager or the kernel would: not through the launcher)."""
+
+    def __init__(self, tmp_path, workers, ps=0, evaluator=False, max_steps=200,
+                 save_steps=20, max_restarts=1):
+        self.model_dir = str(tmp_path / "model")
+        os.makedirs(self.model_dir)
+        self.max_steps = max_steps
+        self.result_file = tmp_path / "result.json"
+        self.lines = []
+        self.times = []  # time.monotonic() of each line
+        command = [sys.executable, JOB, "--model-dir", self.model_dir, "--max-steps",
+                   str(max_steps), "--save-steps", str(save_steps), "--input", "global",
+                   "--result-file", str(self.result_file)]
+        env = {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp_path),
+               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        wait_for = ["chief", "worker"] + (["ps"] if ps else []) + (
+            ["evaluator"] if evaluator else [])  # every task ends by itself
+        self.cluster = LocalCluster(command, workers=workers, ps=ps, evaluator=evaluator,
+                                    grace_secs=3, wait_for=wait_for, output=self._output, env=env,
+                                    max_restarts=max_restarts)
+
+    def _output(self, line):
+        self.times.append(time.monotonic())
+        self.lines.append(line)
+
+    def __enter__(self):
+        self.cluster.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.cluster.stop_all()
+
+    def wait_for_checkpoint(self, step, timeout=60):
+        path = os.path.join(self.model_dir, f"ckpt-{step}.index")
+        wait_until(lambda: os.path.exists(path), timeout=timeout, what=path)
+
+    def signal(self, task, sig):
+        os.kill(self.cluster.task(task).pid, sig)
+        self.signalled_at = time.monotonic()
+
+    def finish(self, timeout=120):
+        result = self.cluster.wait(timeout=timeout)
+        pids = [pid for task in self.cluster.tasks for pid in task.pids]
+        assert result.ok, result.reason + "\n" + "\n".join(self.lines[-80:])
+        assert [p for p in pids if alive(p)] == []
+        done = read_training_complete(self.model_dir)
+        assert (done.global_step, os.path.basename(done.checkpoint)) == (
+            self.max_steps, f"ckpt-{self.max_steps}")
+        return result
+
+    def said(self, task, pattern):
+        """The match of `pattern` in trainexec's log lines of `task`."""
+        prefix = f"[{task}] INFO trainexec."
+        found = [re.search(pattern, line) for line in self.lines if line.startswith(prefix)]
+        return [m for m in found if m]
+
+    def resumed_after_secs(self, task):
+        """Seconds from the fault to `task`'s line saying where it resumes."""
+        for at, line in zip(self.times, self.lines):
+            if at > self.signalled_at and line.startswith(f"[{task}] INFO trainexec.") and \
+                    "training resumes at step" in line:
+                return at - self.signalled_at
+        return None
+
+
+def _restarts(result):
+    return {t.name: t.restarts for t in result.tasks}
+
+
+@_distributed
+def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path):
+    """kill -9 of the worker: the chief, blocked in the step's collective, is
+    stopped with it and both start again together, one restart; the evaluator
+    carries on and evaluates the final checkpoint."""
+    with Job(tmp_path, workers=1, evaluator=True, max_restarts=1) as job:
+        job.wait_for_checkpoint(40)
+        job.signal("worker:0", signal.SIGKILL)
+        result = job.finish()
+    assert result.restarts == 1, result.summary()
+    assert _restarts(result) == {"chief:0": 1, "worker:0": 1, "evaluator:0": 0}, \
+        result.summary()
+    assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
+    resumed = job.said("chief:0", r"Restored .*/ckpt-(\d+): training resumes at step (\d+)")
+    assert len(resumed) == 1 and int(resumed[0].group(1)) >= 40
+    metrics = json.loads(job.result_file.read_text())["metrics"]
+    assert metrics["global_step"] == job.max_steps and "loss" in metrics
+    print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the kill")
+
+
+@_distributed
+def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
+    """kill -9 of a PSS worker: the coordinator goes on with the other worker; the
+    launcher restarts the dead one alone, which then serves until the chief is done."""
+    with Job(tmp_path, workers=2, ps=1, max_restarts=1) as job:
+        job.wait_for_checkpoint(40)
+        chief_pid = job.cluster.task("chief:0").pid
+        job.signal("worker:1", signal.SIGKILL)
+        result = job.finish()
+    assert result.restarts == 1, result.summary()
+    assert _restarts(result) == {"chief:0": 0, "worker:0": 0, "worker:1": 1, "ps:0": 0}
+    assert job.cluster.task("chief:0").pids == [chief_pid]  # training never stopped
+    assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
+    # Back before or after the chief finished (its TensorFlow import takes seconds),
+    # it stopped serving by itself.
+    assert job.said("worker:1", "stops serving: (chief:0 recorded|the completion record)")
+
+
+@_distributed
+def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_there(
+        tmp_path, caplog):
+    """SIGTERM reaches one worker only: every task saves after the same step (the
+    chief writes ckpt-<step>), exits 75, and the group resumes from that save,
+    not from the periodic save before it."""
+    with Job(tmp_path, workers=1, max_steps=400, save_steps=100, max_restarts=1) as job:
+        job.wait_for_checkpoint(100)
+        job.signal("worker:0", signal.SIGTERM)
+        result = job.finish()
+    saved = job.said("chief:0", r"Preempted \(SIGTERM\): saved (\S+)/ckpt-(\d+) at step (\d+)")
+    assert len(saved) == 1, "\n".join(job.lines[-60:])
+    step = int(saved[0].group(3))
+    assert saved[0].group(1) == job.model_dir and int(saved[0].group(2)) == step
+    assert job.said("worker:0", rf"Preempted \(SIGTERM\): saved this task's part .* "
+                    rf"at step {step};")
+    resumed = job.said("chief:0", r"Restored .*/ckpt-(\d+): training resumes at step (\d+)")
+    assert [(int(m.group(1)), int(m.group(2))) for m in resumed] == [(step, step)]
+    assert 100 < step < job.max_steps
+    assert result.restarts == 1 and _restarts(result) == {"chief:0": 1, "worker:0": 1}
+    # Both saved and exit 75; whichever the launcher sees first restarts the group.
+    restarted = [m for m in caplog.messages
+                 if f"failed with exit code {PREEMPTED_EXIT_CODE}: restarting it together" in m]
+    assert len(restarted) == 1, caplog.messages
+    print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the SIGTERM")
+
+
+def test_a_sigtermed_local_run_saves_exits_75_and_resumes_there(tmp_path):
+    """One process, no TF_CONFIG: SIGTERM stops `fit` after the step in progress,
+    the run saves that step and exits 75; run again, it resumes there."""
+    model_dir = str(tmp_path / "model")
+    command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "1100",
+               "--save-steps", "1000"]
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.pop("TF_CONFIG", None)
+    lines = []
+    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("Training from step 0" in line for line in lines),
+                   timeout=60, what="training to start")
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == PREEMPTED_EXIT_CODE, "".join(lines[-30:])
+    finally:
+        proc.kill()
+        proc.wait()
+    reader.join(5)
+    saved = [m for m in (re.search(r"Preempted \(SIGTERM\): saved (\S+) at step (\d+)", line)
+                         for line in lines) if m]
+    assert len(saved) == 1, "".join(lines[-30:])
+    step = int(saved[0].group(2))
+    assert 0 < step < 1000 and saved[0].group(1) == os.path.join(model_dir, f"ckpt-{step}")
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"Restored {model_dir}/ckpt-{step}: training resumes at step {step}" in again.stderr
+    assert read_training_complete(model_dir).global_step == 1100

@@ -1,0 +1,206 @@
+"""Preemption of a Keras training task: on SIGTERM, save a checkpoint, then exit 75.
+
+A cluster manager that preempts a task sends it SIGTERM and kills it a grace
+period later. A training task of a `KerasTrainer` job then saves a checkpoint
+(`ckpt-<step>` in model_dir, written by the chief) after the step it is in and
+raises `Preempted`, a `SystemExit` with code 75
+(`trainexec.restart_groups.PREEMPTED_EXIT_CODE`): unless the user's script
+catches it, the process exits 75, "preempted, saved: restart me", and the
+restarted run resumes at that step.
+
+* **MultiWorkerMirroredStrategy:** saving is collective (every worker takes
+  part), yet the SIGTERM reaches one task. TensorFlow's
+  `tf.distribute.experimental.PreemptionCheckpointHandler` solves exactly this:
+  the task that got the signal publishes, through the strategy's coordination
+  service, the step after its current one; every worker acknowledges, saves at
+  that step, and exits. It is used here with `save_fn` (trainexec's own save,
+  `ckpt-<optimizer step>` in model_dir) and `exit_fn` (raise `Preempted`); its
+  own step counter and checkpoint directory are a throwaway, so that every
+  worker counts from 0 after any restart. It works alike on TF 2.15 and current
+  TF (the module is the same). Caveats: it installs its own SIGTERM handler
+  (the previous one is put back when training ends); it asks the GCE metadata
+  server whether it runs on Google Cloud (a 5 s timeout at most, once), and on a
+  Google Cloud CPU VM it does not save at all.
+* **One writer (a local run, a lone chief, the ParameterServerStrategy chief):**
+  nothing to agree on, and TensorFlow's handler refuses ParameterServerStrategy,
+  so a SIGTERM handler sets `model.stop_training`: `fit` ends its epoch after
+  the step in progress (ParameterServerStrategy allows no batch-level
+  callbacks, but `fit` checks the flag after every step); at the epoch's end the
+  task waits for the steps dispatched to PSS workers (`ClusterCoordinator.join`),
+  saves, and raises `Preempted`.
+
+Keras's `BackupAndRestore(save_before_preemption=True)` wraps the same handler,
+but saves its own backup (epoch and batch, deleted when `fit` ends) rather than
+the `ckpt-<step>` checkpoints the evaluator and a restart read, does not
+survive trainexec's `fit` segments, and has no ParameterServerStrategy support;
+it is not used.
+
+Example::
+
+    with preemption_saves(plan, strategy, saver.save) as callback:
+        model.fit(..., callbacks=[..., callback])   # may raise Preempted
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import signal
+import tempfile
+import threading
+from typing import Any, Callable, Iterator
+
+from trainexec.keras_strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
+from trainexec.restart_groups import PREEMPTED_EXIT_CODE
+
+__all__ = ["Preempted", "preemption_saves"]
+
+logger = logging.getLogger(__name__)
+
+# Saves a checkpoint at the current step; returns (path, step).
+Save = Callable[[], "tuple[str | None, int]"]
+
+
+class Preempted(SystemExit):
+    """Training saved a checkpoint after a SIGTERM and stops; the process exits 75.
+
+    Attributes: `step` (the step saved), `checkpoint` (its path on the chief,
+    else None).
+    """
+
+    def __init__(self, step: int, checkpoint: str | None) -> None:
+        super().__init__(PREEMPTED_EXIT_CODE)
+        self.step = step
+        self.checkpoint = checkpoint
+
+    def __str__(self) -> str:
+        where = f" ({self.checkpoint})" if self.checkpoint else ""
+        return (f"preempted: saved step {self.step}{where}; exiting "
+                f"{PREEMPTED_EXIT_CODE} for a restart")
+
+
+def _preempted(path: str | None, step: int, is_chief: bool) -> Preempted:
+    logger.warning("Preempted (SIGTERM): saved %s at step %s; exiting %s so that the "
+                   "launcher restarts the job from this save",
+                   path if is_chief else "this task's part of the checkpoint", step,
+                   PREEMPTED_EXIT_CODE)
+    return Preempted(step, path if is_chief else None)
+
+
+def _step_callback(after_step: Callable[[], None]) -> Any:
+    import tensorflow as tf
+
+    class SaveOnPreemption(tf.keras.callbacks.Callback):
+        """After each step and epoch: save and stop if preempted."""
+
+        def on_train_batch_end(self, batch, logs=None):
+            after_step()
+
+        def on_epoch_end(self, epoch, logs=None):
+            after_step()
+
+    return SaveOnPreemption()
+
+
+def _epoch_callback(received: threading.Event, after_stop: Callable[[], None]) -> Any:
+    import tensorflow as tf
+
+    class StopAndSaveOnPreemption(tf.keras.callbacks.Callback):
+        """`fit` stops after the step in progress (`stop_training`, set by the
+        signal handler); the epoch's end then saves and raises. Epoch-level
+        only: ParameterServerStrategy refuses batch-level callbacks."""
+
+        def on_train_begin(self, logs=None):
+            if received.is_set():  # signalled between two `fit` calls
+                self.model.stop_training = True
+
+        def on_epoch_end(self, epoch, logs=None):
+            if received.is_set():
+                after_stop()
+
+    return StopAndSaveOnPreemption()
+
+
+@contextlib.contextmanager
+def preemption_saves(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
+    """A Keras callback that saves and raises `Preempted` after a SIGTERM.
+
+    The SIGTERM handler is in place inside the `with` block only (the previous
+    one is restored after). Off the main thread, where Python handles no
+    signals, the callback does nothing (and says so).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        logger.warning("Training runs off the main thread, where Python cannot handle "
+                       "signals: a SIGTERM ends this task without a save (call "
+                       "run_keras_job from the main thread to save on preemption)")
+        yield _step_callback(lambda: None)
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        if plan.kind == MULTI_WORKER_MIRRORED:
+            with _collective(plan, strategy, save) as callback:
+                yield callback
+        else:
+            yield _single_writer(plan, strategy, save)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
+    received = threading.Event()
+
+    def after_stop() -> None:
+        if plan.kind == PARAMETER_SERVER:  # the steps dispatched to workers first
+            import tensorflow as tf
+
+            tf.distribute.coordinator.ClusterCoordinator(strategy).join()
+        path, step = save()
+        raise _preempted(path, step, plan.is_chief)
+
+    callback = _epoch_callback(received, after_stop)
+
+    def on_sigterm(signum, frame):
+        if not received.is_set():
+            logger.warning("SIGTERM: saving a checkpoint after the current step, then "
+                           "exiting %s", PREEMPTED_EXIT_CODE)
+        received.set()
+        model = getattr(callback, "model", None)
+        if model is not None:
+            model.stop_training = True
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return callback
+
+
+@contextlib.contextmanager
+def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
+    import tensorflow as tf
+
+    saved: dict[str, Any] = {}
+
+    def save_fn() -> None:
+        saved["path"], saved["step"] = save()
+
+    def exit_fn() -> None:
+        raise _preempted(saved.get("path"), saved.get("step", -1), plan.is_chief)
+
+    # The handler's own counter lives in a throwaway checkpoint in a directory of
+    # our own (its non-chief temp directory goes beside it, in the same place).
+    scratch = tempfile.mkdtemp(prefix="trainexec-preemption-")
+    try:
+        handler = tf.distribute.experimental.PreemptionCheckpointHandler(
+            strategy.cluster_resolver, tf.train.Checkpoint(),
+            checkpoint_dir=f"{scratch}/counter",
+            termination_config=tf.distribute.experimental.TerminationConfig(
+                exit_fn=exit_fn, save_fn=save_fn, grace_period=0))
+        logger.info("On SIGTERM, every MultiWorkerMirroredStrategy task saves after the "
+                    "same step, then exits %s (tf.distribute PreemptionCheckpointHandler)",
+                    PREEMPTED_EXIT_CODE)
+        yield _step_callback(handler.save_checkpoint_if_preempted)
+        # Training ended without error: stop the handler's watcher threads (its
+        # only clean-up entry point). Not after an error, when a dead peer could
+        # make the coordination service calls it makes block.
+        handler.__del__()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,123 @@
+"""The launcher's exit and restart policy: one pure decision per look at the tasks.
+
+`decide(view)` reads a `JobView` (each task's state, the restart rules, the
+primary tasks, the restart budget, interrupt and timeout) and returns one
+`Decision`; `trainexec.launch.LocalCluster` acts on it and asks again until the
+answer is WAIT. In order:
+
+1. A task failed (exit code != 0, or killed by a signal the launcher did not
+   send): take the one that ended first. With restarts left (it has caused fewer
+   than `max_restarts`), RESTART its restart group (`trainexec.restart_groups`;
+   itself alone without one), charging one restart to it however many of the
+   group failed too. Peers are killed at once (they cannot save without it),
+   except after a preemption (exit code 75: it saved), when they get the grace
+   period to end by themselves. No restarts left: LEAVE it if its rule says the
+   job can carry on without it, else FAIL.
+2. Every primary task exited 0: SUCCEED.
+3. Interrupted: STOP. Past the deadline: STOP.
+4. Nothing runs any more: FAIL (every task has ended but not the primaries).
+5. Otherwise WAIT.
+
+Example::
+
+    view = JobView(tasks=(TaskView("chief:0", RUNNING), TaskView("worker:0", FAILED, -9)),
+                   rules={"worker:0": RestartRule("worker:0", ("chief:0", "worker:0"))},
+                   primaries=("chief:0",), max_restarts=1)
+    decide(view)  # Decision(RESTART, ("chief:0", "worker:0"), cause="worker:0", gentle=False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping
+
+from trainexec.restart_groups import PREEMPTED_EXIT_CODE, RestartRule
+
+__all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
+           "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]
+
+# Task states.
+RUNNING = "running"
+EXITED = "exited 0"
+FAILED = "failed"      # non-zero exit, or a signal the launcher did not send
+STOPPED = "stopped"    # ended by the launcher
+LEFT = "left"          # failed, and the job goes on without it
+
+# Decisions.
+WAIT = "wait"
+RESTART = "restart"
+LEAVE = "leave"
+FAIL = "fail"
+SUCCEED = "succeed"
+STOP = "stop"
+ALL_ENDED = "all ended"
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskView:
+    """One task as the policy sees it.
+
+    `charged`: restarts this task has caused so far; `ended_at`: when its
+    current run ended (monotonic seconds), to find the first failure.
+    """
+
+    name: str
+    state: str
+    code: int | None = None
+    charged: int = 0
+    ended_at: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class JobView:
+    tasks: tuple[TaskView, ...]
+    primaries: tuple[str, ...]
+    max_restarts: int = 0
+    rules: Mapping[str, RestartRule] = dataclasses.field(default_factory=dict)
+    interrupted: bool = False
+    timed_out: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """What to do now. RESTART: stop what still runs of `tasks`, then start them
+    all again, charging one restart to `cause`; `gentle`: SIGTERM and the grace
+    period rather than SIGKILL. LEAVE / FAIL: `cause`. ALL_ENDED: `tasks` are
+    the primaries that did not exit 0."""
+
+    action: str
+    tasks: tuple[str, ...] = ()
+    cause: str | None = None
+    gentle: bool = False
+
+
+def _group(task: TaskView, view: JobView) -> tuple[str, ...]:
+    names = [t.name for t in view.tasks]
+    rule = view.rules.get(task.name)
+    members = set(rule.group) if rule else set()
+    members.add(task.name)
+    return tuple(name for name in names if name in members)
+
+
+def decide(view: JobView) -> Decision:
+    """What the launcher does next (pure; see the module doc)."""
+    order = {t.name: i for i, t in enumerate(view.tasks)}
+    failed = sorted((t for t in view.tasks if t.state == FAILED),
+                    key=lambda t: (t.ended_at, order[t.name]))
+    if failed:
+        cause = failed[0]
+        if cause.charged < view.max_restarts:
+            return Decision(RESTART, _group(cause, view), cause.name,
+                            gentle=cause.code == PREEMPTED_EXIT_CODE)
+        rule = view.rules.get(cause.name)
+        if rule is not None and rule.carry_on:
+            return Decision(LEAVE, (cause.name,), cause.name)
+        return Decision(FAIL, (cause.name,), cause.name)
+    states = {t.name: t.state for t in view.tasks}
+    if all(states[name] == EXITED for name in view.primaries):
+        return Decision(SUCCEED)
+    if view.interrupted or view.timed_out:
+        return Decision(STOP)
+    if not any(t.state == RUNNING for t in view.tasks):
+        return Decision(ALL_ENDED, tuple(n for n in view.primaries if states[n] != EXITED))
+    return Decision(WAIT)

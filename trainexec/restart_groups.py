@@ -1,0 +1,193 @@
+"""Restart groups: which tasks a launcher restarts together when one fails.
+
+Some tasks cannot come back alone. Under MultiWorkerMirroredStrategy every
+training step is a collective of the chief and all workers: when one dies its
+peers block or fail with UnavailableError, so the whole training group must
+stop and start again together, and that is one fault, one restart. Under
+ParameterServerStrategy a dead worker comes back alone (the coordinator
+reschedules its steps, and the job can even go on without it), while a dead ps
+loses variables that only the coordinator (the chief) can restore.
+
+How the launcher learns this (`trainexec launch`, `trainexec.launch.LocalCluster`):
+
+* **Tasks tell it.** The launcher sets `TRAINEXEC_LAUNCH_DIR` in every task's
+  environment. A task that knows its strategy writes `<task_type>-<index>.json`
+  there (`announce`) once it has planned, e.g. for an MWMS worker::
+
+      {"task": "worker:1", "strategy": "multi_worker_mirrored",
+       "restart_group": ["chief:0", "worker:0", "worker:1"], "carry_on": false}
+
+  `KerasTrainer` jobs do this by themselves (`rule_for_plan`); the file stays
+  valid across restarts, as TF_CONFIG does not change.
+* **A flag, for hand-written jobs:** `--restart-group chief,worker` (job or
+  task names; repeatable) makes the named tasks one group, each way round.
+* **Neither:** a failed task restarts alone, as it always has (Estimator jobs).
+
+A task's group is the union of what it announced and every flag group naming
+it. `carry_on` (announced only) means the job may go on without the task once
+no restarts are left (a ParameterServerStrategy worker).
+
+Exit code `PREEMPTED_EXIT_CODE` (75, EX_TEMPFAIL in sysexits.h: "temporary
+failure, try again") means "preempted: I saved a checkpoint, restart me". The
+launcher restarts the group of such a task like any failure, but lets its
+peers, which save in the same step, end by themselves within the grace period
+instead of killing them at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+from trainexec.cluster import CHIEF, PS, WORKER
+
+if TYPE_CHECKING:  # the launcher reads rules without loading the Keras modules
+    from trainexec.keras_strategy import StrategyPlan
+
+__all__ = ["LAUNCH_DIR_ENV", "PREEMPTED_EXIT_CODE", "RestartRule", "announce",
+           "merge_rules", "parse_group_flag", "read_rules", "rule_for_plan"]
+
+logger = logging.getLogger(__name__)
+
+LAUNCH_DIR_ENV = "TRAINEXEC_LAUNCH_DIR"
+PREEMPTED_EXIT_CODE = 75
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartRule:
+    """What to restart when `task` fails.
+
+    Attributes:
+      task: the task's name, "worker:1".
+      group: the tasks restarted with it (itself included).
+      carry_on: with no restarts left, the job goes on without the task.
+      strategy: what the task announced it trains with ("" when unknown).
+    """
+
+    task: str
+    group: tuple[str, ...]
+    carry_on: bool = False
+    strategy: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"task": self.task, "strategy": self.strategy,
+                           "restart_group": list(self.group), "carry_on": self.carry_on})
+
+
+def _file_name(task: str) -> str:
+    return task.replace(":", "-") + ".json"
+
+
+def rule_for_plan(plan: "StrategyPlan") -> RestartRule:
+    """The restart rule of a KerasTrainer task (`keras_strategy.StrategyPlan`; pure).
+
+    MWMS: every training task together. PSS: a worker alone (and the job may go
+    on without it); a ps with the chief, which restores the variables; the chief
+    alone. Anything else (a lone chief, the evaluator): itself.
+    """
+    from trainexec.keras_strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER
+
+    cluster = plan.cluster
+    task = cluster.task_name
+    training = cluster.training_cluster
+    if plan.kind == MULTI_WORKER_MIRRORED and cluster.task_type in training:
+        group = tuple(f"{job}:{i}" for job in (CHIEF, WORKER)
+                      for i in range(len(training.get(job, ()))))
+        return RestartRule(task, group, strategy=plan.kind)
+    if plan.kind == PARAMETER_SERVER and cluster.task_type == WORKER:
+        return RestartRule(task, (task,), carry_on=True, strategy=plan.kind)
+    if plan.kind == PARAMETER_SERVER and cluster.task_type == PS:
+        return RestartRule(task, (task, f"{CHIEF}:0"), strategy=plan.kind)
+    return RestartRule(task, (task,), strategy=plan.kind)
+
+
+def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str | None:
+    """Writes `rule` into the launcher's directory, if a launcher set one.
+
+    Returns the file written, or None when not under a launcher (or the write
+    failed: the launcher then restarts the task alone, so it is only logged).
+    """
+    environ = os.environ if environ is None else environ
+    directory = environ.get(LAUNCH_DIR_ENV)
+    if not directory:
+        return None
+    path = os.path.join(directory, _file_name(rule.task))
+    temporary = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(temporary, "w") as f:
+            f.write(rule.to_json())
+        os.replace(temporary, path)
+    except OSError as err:
+        logger.warning("Could not tell the launcher this task's restart group (%s=%s: "
+                       "%s); if it fails, the launcher restarts it alone", LAUNCH_DIR_ENV,
+                       directory, err)
+        return None
+    logger.info("Restart group for the launcher: %s (%s)", ", ".join(rule.group),
+                "the job may go on without this task" if rule.carry_on
+                else "restarted together")
+    return path
+
+
+def read_rules(directory: str | None, tasks: Iterable[str]) -> dict[str, RestartRule]:
+    """The rules tasks announced in `directory`, for the names in `tasks`.
+
+    A missing, half-written or malformed file counts as no announcement.
+    """
+    rules: dict[str, RestartRule] = {}
+    if not directory:
+        return rules
+    for task in tasks:
+        try:
+            with open(os.path.join(directory, _file_name(task))) as f:
+                data = json.load(f)
+            group = tuple(str(name) for name in data["restart_group"])
+            rules[task] = RestartRule(task, group, bool(data.get("carry_on", False)),
+                                      str(data.get("strategy", "")))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            logger.warning("ignoring %s's restart group file: %s", task, err)
+    return rules
+
+
+def parse_group_flag(value: str, tasks: Sequence[str]) -> tuple[str, ...]:
+    """The task names of one `--restart-group` value ("chief,worker"), in task order.
+
+    Raises ValueError naming the unknown name and the valid ones.
+    """
+    names = [name.strip() for name in str(value).split(",") if name.strip()]
+    if not names:
+        raise ValueError(f"--restart-group {value!r} names no task: give job or task "
+                         "names separated by commas, e.g. --restart-group chief,worker")
+    wanted: set[str] = set()
+    for name in names:
+        matches = [t for t in tasks if name in (t, t.split(":")[0])]
+        if not matches:
+            raise ValueError(f"--restart-group names {name!r}, which is not in this "
+                             f"cluster: use a job or a task of {', '.join(tasks)}")
+        wanted.update(matches)
+    return tuple(t for t in tasks if t in wanted)
+
+
+def merge_rules(announced: Mapping[str, RestartRule],
+                flag_groups: Sequence[Sequence[str]],
+                tasks: Sequence[str]) -> dict[str, RestartRule]:
+    """Each task's rule: its announced group united with every flag group naming it
+    (pure). Tasks with neither get no rule (they restart alone)."""
+    merged: dict[str, RestartRule] = {}
+    for task in tasks:
+        members = set(announced[task].group) if task in announced else set()
+        for group in flag_groups:
+            if task in group:
+                members.update(group)
+        if not members:
+            continue
+        members.add(task)
+        rule = announced.get(task)
+        merged[task] = RestartRule(task, tuple(t for t in tasks if t in members),
+                                   carry_on=rule.carry_on if rule else False,
+                                   strategy=rule.strategy if rule else "")
+    return merged
