@@ -98,14 +98,14 @@ class Job:
 
     def said(self, task, pattern):
         """The match of `pattern` in trainexec's log lines of `task`."""
-        prefix = f"[{task}] INFO trainexec."
-        found = [re.search(pattern, line) for line in self.lines if line.startswith(prefix)]
+        found = [re.search(pattern, line) for line in self.lines
+                 if _trainexec_line(line, task)]
         return [m for m in found if m]
 
     def resumed_after_secs(self, task):
         """Seconds from the fault to `task`'s line saying where it resumes."""
         for at, line in zip(self.times, self.lines):
-            if at > self.signalled_at and line.startswith(f"[{task}] INFO trainexec.") and \
+            if at > self.signalled_at and _trainexec_line(line, task) and \
                     "training resumes at step" in line:
                 return at - self.signalled_at
         return None
@@ -212,3 +212,8 @@ def test_a_sigtermed_local_run_saves_exits_75_and_resumes_there(tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"Restored {model_dir}/ckpt-{step}: training resumes at step {step}" in again.stderr
     assert read_training_complete(model_dir).global_step == 1100
+
+
+def _trainexec_line(line, task):
+    """A log line of trainexec's own, from `task` (prefixed once, by the launcher)."""
+    return re.match(rf"\[{re.escape(task)}\] (DEBUG|INFO|WARNING|ERROR) trainexec\.", line) is not None
