@@ -429,13 +429,18 @@ def test_a_local_mirrored_run_evaluates_outside_the_training_strategy(tmp_path):
 
 # -- clusters of real processes ------------------------------------------------------
 
-def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0):
+def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0, wait_for="all"):
+    """Runs job.py as a cluster; `wait_for="all"` waits for every task, None leaves
+    the launcher's default (the chief, the evaluator, and the tasks that announce
+    they end by themselves)."""
     model_dir = str(tmp_path / "model")
     os.makedirs(model_dir)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     command = [sys.executable, JOB, "--model-dir", model_dir, *args]
-    wait_for = ["chief", "worker"] + (["ps"] if ps else []) + (["evaluator"] if evaluator else [])
+    if wait_for == "all":
+        wait_for = (["chief", "worker"] + (["ps"] if ps else [])
+                    + (["evaluator"] if evaluator else []))
     lines = []
     env = {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -501,9 +506,11 @@ def test_multi_worker_mirrored_cluster(tmp_path):
 @pytest.mark.keras
 @needs_keras_2
 def test_parameter_server_cluster(tmp_path):
+    """With the launcher's default success rule: the workers and ps announced that
+    they end by themselves, so it waits for them instead of stopping them."""
     result_file = tmp_path / "result.json"
     model_dir, lines, _ = _run_cluster(
-        tmp_path, workers=2, ps=1, evaluator=True,
+        tmp_path, workers=2, ps=1, evaluator=True, wait_for=None,
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
     _check_final(model_dir, result_file, 200, "custom")
     assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")

@@ -81,6 +81,17 @@ PSS_RULES = {
      {}, 0, {"primaries": ("chief:0", "evaluator:0")}, Decision(WAIT)),
     (_tasks(chief_0=(EXITED, 0), worker_0=(STOPPED, -15), evaluator_0=(EXITED, 0)),
      {}, 0, {"primaries": ("chief:0", "evaluator:0")}, Decision(SUCCEED)),
+    # Tasks that announced they end by themselves (KerasTrainer's) are waited for once
+    # the primaries are done; at the deadline or on an interrupt the job still succeeds.
+    (_tasks(chief_0=(EXITED, 0), worker_0=(RUNNING, None), evaluator_0=(EXITED, 0)),
+     {}, 0, {"primaries": ("chief:0", "evaluator:0"), "ending": ("worker:0",)},
+     Decision(WAIT)),
+    (_tasks(chief_0=(EXITED, 0), worker_0=(EXITED, 0), evaluator_0=(EXITED, 0)),
+     {}, 0, {"primaries": ("chief:0", "evaluator:0"), "ending": ("worker:0",)},
+     Decision(SUCCEED)),
+    (_tasks(chief_0=(EXITED, 0), worker_0=(RUNNING, None), evaluator_0=(EXITED, 0)),
+     {}, 0, {"primaries": ("chief:0", "evaluator:0"), "ending": ("worker:0",),
+             "timed_out": True}, Decision(SUCCEED)),
     # A failure is decided before success, interrupts and timeouts.
     (_tasks(chief_0=(EXITED, 0), worker_0=(FAILED, 2)), {}, 0, {"interrupted": True},
      Decision(FAIL, ("worker:0",), "worker:0")),
@@ -120,13 +131,14 @@ def test_keras_tasks_announce_the_group_their_strategy_needs(job, index, cluster
                                                             carry_on):
     rule = rule_for_plan(_plan(job, index, cluster))
     assert (rule.group, rule.carry_on) == (group, carry_on)
+    assert rule.ends_by_itself  # every KerasTrainer task exits once training is over
 
 
 def test_announced_rules_are_read_back_and_merged_with_flag_groups(tmp_path):
     names = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]
     env = {LAUNCH_DIR_ENV: str(tmp_path)}
     path = announce(RestartRule("worker:1", ("worker:1",), carry_on=True,
-                                strategy="parameter_server"), env)
+                                strategy="parameter_server", ends_by_itself=True), env)
     assert json.loads(open(path).read())["restart_group"] == ["worker:1"]
     assert announce(RestartRule("chief:0", ("chief:0",)), {}) is None  # no launcher
     (tmp_path / "ps-0.json").write_text("{half written")
@@ -134,6 +146,7 @@ def test_announced_rules_are_read_back_and_merged_with_flag_groups(tmp_path):
     assert set(rules) == {"worker:1"}  # the broken file counts as no announcement
     merged = merge_rules(rules, [("chief:0", "ps:0")], names)
     assert merged["worker:1"].carry_on and merged["worker:1"].group == ("worker:1",)
+    assert rules["worker:1"].ends_by_itself and merged["worker:1"].ends_by_itself
     assert merged["ps:0"].group == merged["chief:0"].group == ("chief:0", "ps:0")
     assert "worker:0" not in merged and "evaluator:0" not in merged
 

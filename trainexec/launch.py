@@ -539,6 +539,9 @@ class LocalCluster:
             config = base.for_task(task_type, index)  # validates
             self._tasks.append(Task(task_type, index, config.to_json(), config.task_address))
         self.cluster_spec: dict[str, list[str]] = spec
+        # Without wait_for, tasks that announce they end by themselves (KerasTrainer's)
+        # are waited for too, once the primaries are done.
+        self._wait_for_announced = wait_for is None
         if wait_for is None:
             wait_for = [CHIEF + ":0" if chief else WORKER + ":0"] + (
                 [EVALUATOR + ":0"] if evaluator else [])
@@ -881,13 +884,19 @@ class LocalCluster:
         tasks = tuple(policy.TaskView(t.name, self._state(t), t.returncode,
                                       t._crashes_restarted, t.ended_at or 0.0)
                       for t in self._tasks)
-        rules = {}
-        if any(t.state == policy.FAILED for t in tasks):  # read only when needed
+        rules, ending = {}, ()
+        primaries_done = all(t.state == policy.EXITED for t in tasks if t.name in self.primary)
+        if any(t.state == policy.FAILED for t in tasks) or (
+                primaries_done and self._wait_for_announced):  # read only when needed
             names = [t.name for t in self._tasks]
-            rules = merge_rules(read_rules(self._launch_dir, names), self.restart_groups,
-                                names)
+            announced = read_rules(self._launch_dir, names)
+            rules = merge_rules(announced, self.restart_groups, names)
+            if self._wait_for_announced:
+                ending = tuple(name for name, rule in announced.items()
+                               if rule.ends_by_itself)
         return policy.JobView(tasks, tuple(self.primary), self.max_restarts, rules,
-                              interrupted=self._interrupt is not None, timed_out=timed_out)
+                              interrupted=self._interrupt is not None, timed_out=timed_out,
+                              ending=ending)
 
     def _restart_group(self, decision: policy.Decision) -> None:
         """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace

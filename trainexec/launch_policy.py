@@ -13,7 +13,9 @@ answer is WAIT. In order:
    except after a preemption (exit code 75: it saved), when they get the grace
    period to end by themselves. No restarts left: LEAVE it if its rule says the
    job can carry on without it, else FAIL.
-2. Every primary task exited 0: SUCCEED.
+2. Every primary task exited 0: SUCCEED, once the tasks that announced they
+   end by themselves (`JobView.ending`) have (or at the deadline, or on an
+   interrupt); what still runs then is stopped.
 3. Interrupted: STOP. Past the deadline: STOP.
 4. Nothing runs any more: FAIL (every task has ended but not the primaries).
 5. Otherwise WAIT.
@@ -76,6 +78,7 @@ class JobView:
     rules: Mapping[str, RestartRule] = dataclasses.field(default_factory=dict)
     interrupted: bool = False
     timed_out: bool = False
+    ending: tuple[str, ...] = ()  # tasks that end by themselves: waited for after success
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +118,9 @@ def decide(view: JobView) -> Decision:
         return Decision(FAIL, (cause.name,), cause.name)
     states = {t.name: t.state for t in view.tasks}
     if all(states[name] == EXITED for name in view.primaries):
+        if (any(states.get(name) == RUNNING for name in view.ending)
+                and not (view.interrupted or view.timed_out)):
+            return Decision(WAIT)
         return Decision(SUCCEED)
     if view.interrupted or view.timed_out:
         return Decision(STOP)

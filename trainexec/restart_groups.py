@@ -65,16 +65,21 @@ class RestartRule:
       group: the tasks restarted with it (itself included).
       carry_on: with no restarts left, the job goes on without the task.
       strategy: what the task announced it trains with ("" when unknown).
+      ends_by_itself: the task exits by itself once training is over (every
+        KerasTrainer task): by default the launcher waits for it rather than
+        stopping it when the chief and the evaluator are done.
     """
 
     task: str
     group: tuple[str, ...]
     carry_on: bool = False
     strategy: str = ""
+    ends_by_itself: bool = False
 
     def to_json(self) -> str:
         return json.dumps({"task": self.task, "strategy": self.strategy,
-                           "restart_group": list(self.group), "carry_on": self.carry_on})
+                           "restart_group": list(self.group), "carry_on": self.carry_on,
+                           "ends_by_itself": self.ends_by_itself})
 
 
 def _file_name(task: str) -> str:
@@ -96,12 +101,14 @@ def rule_for_plan(plan: "StrategyPlan") -> RestartRule:
     if plan.kind == MULTI_WORKER_MIRRORED and cluster.task_type in training:
         group = tuple(f"{job}:{i}" for job in (CHIEF, WORKER)
                       for i in range(len(training.get(job, ()))))
-        return RestartRule(task, group, strategy=plan.kind)
+        return RestartRule(task, group, strategy=plan.kind, ends_by_itself=True)
     if plan.kind == PARAMETER_SERVER and cluster.task_type == WORKER:
-        return RestartRule(task, (task,), carry_on=True, strategy=plan.kind)
+        return RestartRule(task, (task,), carry_on=True, strategy=plan.kind,
+                           ends_by_itself=True)
     if plan.kind == PARAMETER_SERVER and cluster.task_type == PS:
-        return RestartRule(task, (task, f"{CHIEF}:0"), strategy=plan.kind)
-    return RestartRule(task, (task,), strategy=plan.kind)
+        return RestartRule(task, (task, f"{CHIEF}:0"), strategy=plan.kind,
+                           ends_by_itself=True)
+    return RestartRule(task, (task,), strategy=plan.kind, ends_by_itself=True)
 
 
 def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str | None:
@@ -145,7 +152,8 @@ def read_rules(directory: str | None, tasks: Iterable[str]) -> dict[str, Restart
                 data = json.load(f)
             group = tuple(str(name) for name in data["restart_group"])
             rules[task] = RestartRule(task, group, bool(data.get("carry_on", False)),
-                                      str(data.get("strategy", "")))
+                                      str(data.get("strategy", "")),
+                                      bool(data.get("ends_by_itself", False)))
         except FileNotFoundError:
             continue
         except (OSError, ValueError, KeyError, TypeError) as err:
@@ -189,5 +197,6 @@ def merge_rules(announced: Mapping[str, RestartRule],
         rule = announced.get(task)
         merged[task] = RestartRule(task, tuple(t for t in tasks if t in members),
                                    carry_on=rule.carry_on if rule else False,
-                                   strategy=rule.strategy if rule else "")
+                                   strategy=rule.strategy if rule else "",
+                                   ends_by_itself=rule.ends_by_itself if rule else False)
     return merged
