@@ -33,8 +33,11 @@ def run(ctx: TaskContext) -> tuple[dict | None, list]:
     state_dir = estimator_state_dir(target.model_dir, eval_spec.name)
     what = (f"the evaluator task ({ctx.cluster.task_name}) of {target.model_dir}"
             + (f", evaluation {eval_spec.name!r}" if eval_spec.name else ""))
-    with EvaluatorLease(state_dir, what) as lease:
-        return _evaluate(ctx, target, FinalExportRecord(state_dir), lease)
+    try:
+        with EvaluatorLease(state_dir, what) as lease:
+            return _evaluate(ctx, target, FinalExportRecord(state_dir), lease)
+    finally:
+        target.close()  # the persistent evaluation's session
 
 
 def _evaluate(ctx: TaskContext, target, record: FinalExportRecord,
