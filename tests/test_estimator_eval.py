@@ -332,3 +332,21 @@ def test_what_the_persistent_path_serves(tmp_path, make, spec, reason):
         with pytest.raises(NotServable) as caught:
             PersistentEvaluation(estimator, eval_spec)
         assert reason in str(caught.value)
+
+
+def test_local_mode_evaluates_on_save_through_the_persistent_graph(tmp_path, no_tf_config,
+                                                                   caplog):
+    from trainexec.examples import estimator_job as job
+
+    model_dir = str(tmp_path / "local")
+    estimator = job.make_estimator(model_dir, save_checkpoints_steps=20)
+    train_spec = trainexec.TrainSpec(job._train_input_fn, max_steps=40)
+    eval_spec = trainexec.EvalSpec(job._eval_input_fn, throttle_secs=0)
+    with caplog.at_level(logging.INFO):
+        metrics, _ = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+    served = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator_eval"]
+    assert [line.split(":")[0] for line in served] == [
+        "Saving dict for global step 20", "Saving dict for global step 40"]
+    assert not [r for r in caplog.records if r.name == "trainexec.model"]  # no fallback
+    assert metrics == estimator.evaluate(eval_spec.input_fn,
+                                         checkpoint_path=ckpt(model_dir, 40))
