@@ -30,6 +30,7 @@ run prints two tables:
 from __future__ import annotations
 
 import argparse
+import gc
 import glob
 import json
 import os
@@ -114,20 +115,24 @@ def per_evaluation(source_dir, work, rounds, memory_evals):
     estimator = job.make_estimator(dirs["tf"], save_checkpoints_steps=EVERY)
     target = EstimatorTarget(job.make_estimator(dirs["trainexec"], EVERY), eval_spec)
     times = {"tf": [], "trainexec": []}
-    same = True
+    results = {"tf": {}, "trainexec": {}}
     started = time.perf_counter()
     target.evaluate(os.path.join(dirs["trainexec"], f"model.ckpt-{chosen[0]}"))
     first = time.perf_counter() - started
-    for _ in range(rounds):
-        for step in chosen:
-            started = time.perf_counter()
-            theirs = estimator.evaluate(eval_spec.input_fn, checkpoint_path=os.path.join(
-                dirs["tf"], f"model.ckpt-{step}"))
-            times["tf"].append(time.perf_counter() - started)
-            started = time.perf_counter()
-            ours = target.evaluate(os.path.join(dirs["trainexec"], f"model.ckpt-{step}"))
-            times["trainexec"].append(time.perf_counter() - started)
-            same = same and ours == theirs
+    # One after the other, not interleaved: the garbage each estimator.evaluate
+    # leaves (a whole graph) would be collected during the next evaluation.
+    for name, evaluate in (
+            ("tf", lambda path: estimator.evaluate(eval_spec.input_fn,
+                                                   checkpoint_path=path)),
+            ("trainexec", target.evaluate)):
+        gc.collect()
+        for _ in range(rounds):
+            for step in chosen:
+                path = os.path.join(dirs[name], f"model.ckpt-{step}")
+                started = time.perf_counter()
+                results[name][step] = evaluate(path)
+                times[name].append(time.perf_counter() - started)
+    same = results["tf"] == results["trainexec"]
     assert target.persistent, "the persistent path fell back"
     rss_before = _rss_mb()
     for index in range(memory_evals):
