@@ -281,12 +281,15 @@ def _tensor_input_fn():
     return {"x": tf.constant([[1.0, 2.0]])}, tf.constant([1])
 
 
-class OwnEvaluate(tf.estimator.Estimator):
-    def _assert_members_are_not_overridden(self):
-        pass  # allows the override below
+def _own_evaluate_class():
+    class OwnEvaluate(tf.estimator.Estimator):
+        def _assert_members_are_not_overridden(self):
+            pass  # allows the override below
 
-    def evaluate(self, *args, **kwargs):
-        return super().evaluate(*args, **kwargs)
+        def evaluate(self, *args, **kwargs):
+            return super().evaluate(*args, **kwargs)
+
+    return OwnEvaluate
 
 
 def _estimator(tmp_path, model_fn=_plain_model_fn, cls=None, **config):
@@ -301,7 +304,7 @@ SERVABLE = [  # (case, estimator(tmp_path), eval spec keywords, reason or None)
      lambda p: tf.estimator.Estimator(_plain_model_fn, model_dir=str(p),
                                       warm_start_from=str(p)), {}, None),
     ("not an Estimator", lambda p: object(), {}, "object is not a tf.estimator.Estimator"),
-    ("a subclass with its own evaluate", lambda p: _estimator(p, cls=OwnEvaluate), {},
+    ("a subclass with its own evaluate", lambda p: _estimator(p, cls=_own_evaluate_class()), {},
      "OwnEvaluate overrides Estimator.evaluate"),
     ("eval_distribute", lambda p: _estimator(
         p, eval_distribute=tf.distribute.OneDeviceStrategy("/cpu:0")), {},
