@@ -2,8 +2,9 @@
 
 The loop is split in two: `decide(observation, policy)` is a pure function that
 answers "what next?" (evaluate / wait / stop), and `ContinuousEvaluation`
-observes the world, asks, and acts. Waiting is a sleep on a short poll interval
-(never a busy loop); the final checkpoint is evaluated as soon as it is complete,
+observes the world, asks, and acts. Waiting is a wait of at most a short poll
+interval (never a busy loop) that a change in a local model directory cuts
+short (`trainexec.watch`: inotify), so a new checkpoint is picked up at once; the final checkpoint is evaluated as soon as it is complete,
 whatever the throttle; and the loop stops by itself once it has evaluated the
 last checkpoint of a finished run, with or without `max_steps`.
 
@@ -47,6 +48,7 @@ from trainexec.errors import ConfigError
 from trainexec.evaluation import (CheckpointDisappearedError, CorruptCheckpointError,
                                   EvalResult, EvalStatus, EvaluationTarget, Evaluator,
                                   describe_error)
+from trainexec.watch import Waiter, waiter_for
 
 __all__ = [
     "START_MARKER",
@@ -398,6 +400,8 @@ class ContinuousEvaluation:
       policy: pacing and stop conditions.
       listener: a `ContinuousEvalListener` (or None).
       clock: time source; tests pass a fake one.
+      waiter: how the loop waits (`trainexec.watch.Waiter`); default: watching
+        a local model directory on the real clock, else sleeping on `clock`.
       completion_filter: given the completion record (or None) and the latest
         checkpoint path read just after it, returns the record to act on;
         SidecarEvaluator drops an earlier run's record there.
@@ -411,12 +415,14 @@ class ContinuousEvaluation:
                  completion_filter: Callable[[TrainingComplete | None, str | None],
                                              TrainingComplete | None] | None = None,
                  already_evaluated: CheckpointInfo | None = None,
-                 already_skipped: Iterable[str] = ()) -> None:
+                 already_skipped: Iterable[str] = (),
+                 waiter: Waiter | None = None) -> None:
         self._evaluator = evaluator
         self._target = target
         self._policy = policy
         self._listener = listener or ContinuousEvalListener()
         self._clock = clock or SystemClock()
+        self._waiter = waiter
         self._completion_filter = completion_filter
         self.last_evaluated = already_evaluated
         self.evaluations = 0
@@ -543,6 +549,15 @@ class ContinuousEvaluation:
         Raises the error of an evaluation that failed through no fault of its
         checkpoint (see `decide`).
         """
+        own_waiter = self._waiter is None
+        waiter = self._waiter or waiter_for(str(self._target.model_dir), self._clock)
+        try:
+            return self._run(waiter)
+        finally:
+            if own_waiter:
+                waiter.close()
+
+    def _run(self, waiter: Waiter) -> EvalResult | None:
         started_at = self._clock.now()
         self._mark_start()
         self._last_new_at = started_at
@@ -559,7 +574,7 @@ class ContinuousEvaluation:
                 self._finish_final_export(decision)
                 return self.last_result
             if decision.action is Action.WAIT:
-                self._clock.sleep(decision.wait_secs)
+                waiter.wait(decision.wait_secs)
                 continue
             if decision.action is Action.SKIP:
                 self._skip(obs.latest.path, decision.reason)

@@ -33,10 +33,14 @@ logger = logging.getLogger(__name__)
 
 
 def run(ctx: TaskContext) -> tuple[dict | None, list]:
-    return evaluate_until_done(
-        ctx.eval_target(), ctx.require_eval_spec(), ctx.train_spec.max_steps,
-        task_name=ctx.cluster.task_name, clock=ctx.clock, poll_secs=ctx.poll_secs,
-        idle_timeout_secs=ctx.idle_timeout_secs, listener=ctx.listener)
+    target = ctx.eval_target()
+    try:
+        return evaluate_until_done(
+            target, ctx.require_eval_spec(), ctx.train_spec.max_steps,
+            task_name=ctx.cluster.task_name, clock=ctx.clock, poll_secs=ctx.poll_secs,
+            idle_timeout_secs=ctx.idle_timeout_secs, listener=ctx.listener)
+    finally:
+        target.close()  # the persistent evaluation's session
 
 
 def evaluate_until_done(target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | None,

@@ -1,0 +1,336 @@
+"""A persistent evaluation graph for Estimators: built once, then one session.
+
+`estimator.evaluate(checkpoint_path=...)` builds a new graph and a new session
+for every checkpoint (about 0.2 s for a small model, seconds for a large one).
+`PersistentEvaluation` builds the Estimator's own evaluation graph once (its
+`model_fn` in EVAL mode on the `EvalSpec`'s `input_fn`, the loss metric added,
+the global step fetched), finalizes it and keeps one session. Per checkpoint it
+only restores the variables, re-runs the local init op (metric variables, eval
+step), rewinds the input and runs the metric updates, then writes the same
+summaries `estimator.evaluate` writes under `estimator.eval_dir(name)`.
+
+What it cannot serve exactly it refuses with `NotServable`, whose message says
+why; the caller (`trainexec.model.EstimatorTarget`) then falls back to
+`estimator.evaluate`. `unservable_reason` is the check made before building;
+more reasons show up while building (an `input_fn` that does not return a
+`tf.data.Dataset`, `evaluation_hooks` from the `model_fn`) or later (the
+Estimator's `model_fn` or params replaced, a hook adding ops to the finalized
+graph). `TRAINEXEC_PERSISTENT_EVAL=0` turns the persistent path off.
+
+Example::
+
+    if unservable_reason(estimator, eval_spec) is None:
+        evaluation = PersistentEvaluation(estimator, eval_spec)  # or NotServable
+        metrics = evaluation.evaluate("/model/model.ckpt-100")
+        evaluation.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from trainexec.errors import ConfigError
+
+__all__ = ["ENV_VAR", "NotServable", "PersistentEvaluation", "persistent_enabled",
+           "unservable_reason"]
+
+logger = logging.getLogger(__name__)
+
+ENV_VAR = "TRAINEXEC_PERSISTENT_EVAL"
+
+# Estimator methods the persistent path stands in for: a subclass overriding
+# one of them evaluates differently, so it keeps `estimator.evaluate`.
+_STOOD_IN_FOR = ("evaluate", "_actual_eval", "_evaluate_build_graph", "_evaluate_run",
+                 "_call_model_fn_eval", "_call_input_fn", "_call_model_fn", "eval_dir",
+                 "_create_global_step", "_create_and_assert_global_step")
+_GLOBAL_STEP = "global_step"
+_LOSS = "loss"
+
+
+class NotServable(Exception):
+    """The persistent path cannot give `estimator.evaluate`'s result exactly;
+    the message says why."""
+
+
+def persistent_enabled(environ: Any = None) -> bool:
+    """Whether `TRAINEXEC_PERSISTENT_EVAL` (unset, 1: yes; 0: no) allows the
+    persistent path; ConfigError naming the value and the fix otherwise."""
+    value = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
+    if value in ("", "1"):
+        return True
+    if value == "0":
+        return False
+    raise ConfigError(f"{ENV_VAR}={value!r} is not understood: set it to 1 (persistent "
+                      "Estimator evaluation graph, the default) or 0 (estimator.evaluate "
+                      "per checkpoint), or unset it")
+
+
+def _overrides(obj: Any, base: type, name: str) -> bool:
+    return getattr(type(obj), name, None) is not getattr(base, name, None)
+
+
+def unservable_reason(estimator: Any, eval_spec: Any) -> str | None:
+    """Why the persistent path cannot serve `estimator` and `eval_spec` (known
+    before building), or None when it can try."""
+    import tensorflow as tf
+
+    from trainexec.model import _estimator_problem
+    problem = _estimator_problem()
+    if problem is not None:
+        return problem
+    base = tf.estimator.Estimator
+    if not isinstance(estimator, base):
+        return f"{type(estimator).__name__} is not a tf.estimator.Estimator"
+    for name in _STOOD_IN_FOR:
+        if _overrides(estimator, base, name):
+            return f"{type(estimator).__name__} overrides Estimator.{name}"
+    if getattr(estimator, "_eval_distribution", None) is not None:
+        return "RunConfig.eval_distribute is set: evaluation runs under a distribution strategy"
+    hook_base = tf.compat.v1.train.SessionRunHook
+    for hook in eval_spec.hooks or ():
+        if _overrides(hook, hook_base, "begin"):
+            # begin() runs while a graph is built: once per evaluation with
+            # estimator.evaluate, once per process with a persistent graph.
+            return (f"eval hook {type(hook).__name__} defines begin(), which "
+                    "estimator.evaluate calls on a new graph for every checkpoint")
+    return None
+
+
+def _split_input(result: Any) -> tuple[Any, Any]:
+    """(features, labels) from what the input's iterator yields."""
+    if isinstance(result, (list, tuple)):
+        if len(result) != 2:
+            raise NotServable("the input yields a tuple of length %d, not "
+                              "(features, labels)" % len(result))
+        return result[0], result[1]
+    return result, None
+
+
+class PersistentEvaluation:
+    """The Estimator's evaluation graph, built once, and a session to run it.
+
+    Raises NotServable (its message says why) when the graph it would build
+    could not give `estimator.evaluate`'s results exactly. `evaluate` raises
+    the same TensorFlow errors as `estimator.evaluate` for a checkpoint that is
+    gone ("not a valid checkpoint" ValueError) or damaged (OutOfRangeError,
+    DataLossError), and NotServable when the Estimator changed since (its
+    `model_fn`, params or config replaced) or a hook tried to add ops.
+    """
+
+    def __init__(self, estimator: Any, eval_spec: Any) -> None:
+        import tensorflow as tf
+
+        reason = unservable_reason(estimator, eval_spec)
+        if reason is not None:
+            raise NotServable(reason)
+        self._estimator = estimator
+        self._built_from = (estimator._model_fn, estimator._config, estimator.params)
+        self._steps = eval_spec.steps
+        self._output_dir = estimator.eval_dir(eval_spec.name)
+        self._hooks = list(eval_spec.hooks or ())
+        self._writer = None
+        self._graph = tf.Graph()
+        with self._graph.as_default():
+            self._build(estimator, eval_spec)
+            for hook in self._hooks:
+                hook.begin()
+            self._graph.finalize()  # nothing may add ops now: the graph cannot grow
+        self._session = tf.compat.v1.Session(
+            target=estimator.config.evaluation_master, graph=self._graph,
+            config=getattr(estimator, "_session_config", None))
+
+    def _build(self, estimator: Any, eval_spec: Any) -> None:
+        import tensorflow as tf
+        from tensorflow.python.training import evaluation as tf_evaluation
+
+        mode = tf.estimator.ModeKeys.EVAL
+        config = estimator.config
+        tf.compat.v1.random.set_random_seed(config.tf_random_seed)
+        global_step = estimator._create_and_assert_global_step(self._graph)
+        data = estimator._call_input_fn(eval_spec.input_fn, mode)
+        if not isinstance(data, tf.data.Dataset):
+            raise NotServable(f"input_fn returned a {type(data).__name__}, not a "
+                              "tf.data.Dataset, so its input cannot be rewound for the "
+                              "next checkpoint")
+        iterator = tf.compat.v1.data.make_initializable_iterator(data)
+        features, labels = _split_input(iterator.get_next())
+        spec = estimator._call_model_fn(features, labels, mode, config)
+        if spec.evaluation_hooks:
+            names = ", ".join(type(hook).__name__ for hook in spec.evaluation_hooks)
+            raise NotServable(f"the model_fn returns evaluation_hooks ({names}), new ones "
+                              "for every estimator.evaluate")
+        metric_ops = dict(spec.eval_metric_ops or {})
+        for reserved in (_LOSS, _GLOBAL_STEP):
+            if reserved in metric_ops:  # estimator.evaluate raises the ValueError
+                raise NotServable(f"the model_fn defines a metric named {reserved!r}")
+        metric_ops[_LOSS] = tf.compat.v1.metrics.mean(spec.loss)
+        names = sorted(metric_ops)  # the order of the metrics dict and summaries
+        self._values = {name: metric_ops[name][0] for name in names}
+        self._values[_GLOBAL_STEP] = global_step
+        eval_step = tf_evaluation._get_or_create_eval_step()
+        self._update = [tf.group(*[metric_ops[name][1] for name in names]),
+                        tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
+        scaffold = spec.scaffold or tf.compat.v1.train.Scaffold()
+        if scaffold.local_init_op is not None:
+            # The model's own local init op, and the local variables added since.
+            scaffold = tf.compat.v1.train.Scaffold(
+                local_init_op=tf.group(scaffold.local_init_op,
+                                       tf.compat.v1.train.Scaffold.default_local_init_op()),
+                copy_from_scaffold=scaffold)
+        scaffold.finalize()
+        self._saver = scaffold.saver
+        self._local_init = scaffold.local_init_op
+        self._input_init = iterator.initializer
+
+    @property
+    def graph(self) -> Any:
+        """The evaluation graph (finalized)."""
+        return self._graph
+
+    @property
+    def output_dir(self) -> str:
+        """Where the eval summaries go: `estimator.eval_dir(name)`."""
+        return self._output_dir
+
+    def changed(self) -> str | None:
+        """What about the Estimator changed since the graph was built, or None."""
+        model_fn, config, params = self._built_from
+        estimator = self._estimator
+        if estimator._model_fn is not model_fn:
+            return "the Estimator's model_fn was replaced"
+        if estimator._config is not config:
+            return "the Estimator's config was replaced"
+        if estimator.params != params:
+            return "the Estimator's params changed"
+        return None
+
+    def evaluate(self, checkpoint_path: str) -> dict:
+        """The metrics of one checkpoint, as `estimator.evaluate` returns them,
+        with the same summaries written."""
+        changed = self.changed()
+        if changed is not None:
+            raise NotServable(changed + " since the evaluation graph was built")
+        with self._graph.as_default():
+            try:
+                results = self._run(checkpoint_path)
+            except RuntimeError as err:
+                if "finalized" not in str(err):
+                    raise
+                raise NotServable(f"something tried to add ops to the evaluation graph "
+                                  f"({err})") from err
+            self._write_summaries(results, checkpoint_path)
+        return results
+
+    def _run(self, checkpoint_path: str) -> dict:
+        import tensorflow as tf
+
+        session = self._session
+        self._saver.restore(session, checkpoint_path)
+        session.run(self._local_init)
+        session.run(self._input_init)
+        coordinator = tf.compat.v1.train.Coordinator()
+        for hook in self._hooks:
+            hook.after_create_session(session, coordinator)
+        done = 0
+        try:
+            while self._steps is None or done < self._steps:
+                done += 1
+                if self._run_step() or coordinator.should_stop():
+                    break
+        except tf.errors.OutOfRangeError:
+            pass  # the input is exhausted: the evaluation is complete
+        for hook in self._hooks:
+            hook.end(session)
+        return session.run(self._values)
+
+    def _run_step(self) -> bool:
+        """Runs the metric updates once, with the hooks; True when one asks to stop."""
+        import tensorflow as tf
+
+        if not self._hooks:
+            self._session.run(self._update)
+            return False
+        train = tf.compat.v1.train
+        context = train.SessionRunContext(train.SessionRunArgs(self._update),
+                                          self._session)
+        fetches, feeds, options = {}, {}, tf.compat.v1.RunOptions()
+        for index, hook in enumerate(self._hooks):
+            args = hook.before_run(context)
+            if args is None:
+                continue
+            fetches[index] = args.fetches
+            for tensor in args.feed_dict or {}:
+                if tensor in feeds:
+                    raise RuntimeError(f"two hooks feed the same tensor {tensor}")
+            feeds.update(args.feed_dict or {})
+            if args.options:
+                options.MergeFrom(args.options)
+        metadata = tf.compat.v1.RunMetadata()
+        outputs = self._session.run({"update": self._update, "hooks": fetches},
+                                    feed_dict=feeds or None, options=options,
+                                    run_metadata=metadata)
+        for index, hook in enumerate(self._hooks):
+            hook.after_run(context, train.SessionRunValues(
+                results=outputs["hooks"].get(index), options=options,
+                run_metadata=metadata))
+        return context.stop_requested
+
+    def _write_summaries(self, results: dict, checkpoint_path: str) -> None:
+        import tensorflow as tf
+
+        step = results[_GLOBAL_STEP]
+        logger.info("Saving dict for global step %d: %s", step, _describe(results))
+        if self._writer is None:  # first use: it writes the (finalized) graph too
+            self._writer = tf.compat.v1.summary.FileWriterCache.get(self._output_dir)
+        self._writer.add_summary(_metrics_summary(results), step)
+        self._writer.flush()
+        path_summary = tf.compat.v1.Summary()
+        path_summary.value.add(tag="checkpoint_path", tensor=tf.make_tensor_proto(
+            checkpoint_path, dtype=tf.string))
+        self._writer.add_summary(path_summary, step)
+        self._writer.flush()
+
+    def close(self) -> None:
+        """Closes the session (the summary writer stays in FileWriterCache)."""
+        self._session.close()
+
+
+def _describe(results: dict) -> str:
+    return ", ".join(f"{key} = {value}" for key, value in sorted(results.items())
+                     if not isinstance(value, bytes))
+
+
+def _metrics_summary(results: dict) -> Any:
+    """One Summary of the metrics (not the global step), by value type: numbers
+    as scalars, serialized Summary protos as their values (tagged
+    `<metric>/<index>`), arrays as tensors; anything else is skipped, warned."""
+    import numpy as np
+    import tensorflow as tf
+    from google.protobuf import message
+
+    summary = tf.compat.v1.Summary()
+    for key, value in results.items():
+        if value is None or key == _GLOBAL_STEP:
+            continue
+        if isinstance(value, (np.float32, float)):
+            summary.value.add(tag=key, simple_value=float(value))
+        elif isinstance(value, (np.int32, np.int64, int)):
+            summary.value.add(tag=key, simple_value=int(value))
+        elif isinstance(value, bytes):
+            try:
+                parsed = tf.compat.v1.Summary.FromString(value)
+            except message.DecodeError:
+                logger.warning("Skipping summary for %s: not a serialized Summary", key)
+                continue
+            for index, item in enumerate(parsed.value):
+                item.tag = f"{key}/{index}"
+            summary.value.extend(parsed.value)
+        elif isinstance(value, np.ndarray):
+            item = summary.value.add(tag=key, node_name=key)
+            item.tensor.CopyFrom(tf.make_tensor_proto(value))
+        else:
+            logger.warning("Skipping summary for %s: a %s is not a number, an array or "
+                           "a serialized Summary", key, type(value).__name__)
+    return summary
