@@ -1,6 +1,6 @@
 """Faults and preemption of KerasTrainer jobs under the launcher, with real processes:
-trainexec/keras_preemption.py, trainexec/restart_groups.py and the launcher's policy
-(trainexec/launch_policy.py, table-tested in tests/test_launch_policy.py).
+trainexec/keras_preemption.py, trainexec/launch/restart_groups.py and the launcher's
+policy (trainexec/launch/policy.py, table-tested in tests/test_launch_policy.py).
 
 One row per fault; each asserts what a user sees (the job completes to max_steps, one
 restart per fault), that nothing was lost (the resumed step is the step saved), and that
@@ -21,7 +21,7 @@ import pytest
 from processes import ROOT, alive, wait_until
 from trainexec.completion import read_training_complete
 from trainexec.launch import LocalCluster
-from trainexec.restart_groups import PREEMPTED_EXIT_CODE
+from trainexec.launch.restart_groups import PREEMPTED_EXIT_CODE
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)

@@ -20,10 +20,10 @@ import time
 
 import pytest
 
-from trainexec import launch
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.launch import JobResult, LocalCluster, TaskOutcome
+from trainexec.launch import JobResult, LocalCluster, TaskOutcome, processes
+from trainexec.launch.watcher import Watcher
 from processes import (ROOT, GroupSignals, Launcher, alive, assert_no_survivors, cli,
                        count_ready, printed_pids, role, started_pids, wait_until)
 
@@ -418,7 +418,7 @@ def test_tasks_outlive_the_short_lived_thread_that_started_them(make_cluster):
 @pytest.mark.cluster
 def test_without_the_parent_death_signal_it_warns_and_still_runs(make_cluster, monkeypatch,
                                                                    caplog):
-    monkeypatch.setattr(launch, "_load_prctl", lambda: None)  # as on macOS
+    monkeypatch.setattr(processes, "load_prctl", lambda: None)  # as on macOS
     with make_cluster(role("ps=serve", "chief=await-ps"), workers=0, ps=1) as cluster:
         result = cluster.wait(timeout=30)
     assert result.ok, result.reason
@@ -461,7 +461,7 @@ def test_without_waitid_an_ended_tasks_group_is_left_alone(make_cluster, monkeyp
 def test_the_watcher_kills_the_groups_not_forgotten_when_the_launcher_ends(caplog):
     sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
     procs = [subprocess.Popen(sleep, start_new_session=True) for _ in range(3)]
-    watcher = launch._Watcher()
+    watcher = Watcher()
     try:
         watcher.add(procs[0].pid)
         watcher.add(procs[1].pid)

@@ -1,6 +1,6 @@
-"""trainexec/launch_policy.py: the launcher's exit and restart decisions, one row per
-situation; and trainexec/restart_groups.py: what tasks announce and how the launcher
-reads it."""
+"""trainexec/launch/policy.py: the launcher's exit and restart decisions, one row per
+situation; and trainexec/launch/restart_groups.py: what tasks announce and how the
+launcher reads it."""
 
 import json
 
@@ -10,11 +10,12 @@ from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.keras_strategy import plan_for
 from trainexec.launch import LocalCluster
-from trainexec.launch_policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEFT, RESTART,
+from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEFT, RESTART,
                                      RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
                                      JobView, TaskView, decide)
-from trainexec.restart_groups import (LAUNCH_DIR_ENV, RestartRule, announce, merge_rules,
-                                      parse_group_flag, read_rules, rule_for_plan)
+from trainexec.launch.restart_groups import (LAUNCH_DIR_ENV, RestartRule, announce,
+                                             merge_rules, parse_group_flag, read_rules,
+                                             rule_for_plan)
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 

@@ -51,7 +51,7 @@ from trainexec.keras_strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_
                                       PARAMETER_SERVER, SERVE, StrategyPlan, is_keras_3,
                                       plan_for, visible_gpus)
 from trainexec.keras_training import call_input_fn, check_compiled, train_to_max_steps
-from trainexec.restart_groups import announce, rule_for_plan
+from trainexec.launch.restart_groups import announce, rule_for_plan
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import JobSettings, RolePlan

@@ -50,7 +50,9 @@ if TYPE_CHECKING:  # the launcher reads rules without loading the Keras modules
 __all__ = ["LAUNCH_DIR_ENV", "PREEMPTED_EXIT_CODE", "RestartRule", "announce",
            "merge_rules", "parse_group_flag", "read_rules", "rule_for_plan"]
 
-logger = logging.getLogger(__name__)
+# Tasks print this name in their logs ("INFO trainexec.restart_groups: ..."), as before
+# the module moved into trainexec.launch.
+logger = logging.getLogger("trainexec.restart_groups")
 
 LAUNCH_DIR_ENV = "TRAINEXEC_LAUNCH_DIR"
 PREEMPTED_EXIT_CODE = 75

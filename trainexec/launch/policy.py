@@ -7,12 +7,12 @@ answer is WAIT. In order:
 
 1. A task failed (exit code != 0, or killed by a signal the launcher did not
    send): take the one that ended first. With restarts left (it has caused fewer
-   than `max_restarts`), RESTART its restart group (`trainexec.restart_groups`;
-   itself alone without one), charging one restart to it however many of the
-   group failed too. Peers are killed at once (they cannot save without it),
-   except after a preemption (exit code 75: it saved), when they get the grace
-   period to end by themselves. No restarts left: LEAVE it if its rule says the
-   job can carry on without it, else FAIL.
+   than `max_restarts`), RESTART its restart group
+   (`trainexec.launch.restart_groups`; itself alone without one), charging one
+   restart to it however many of the group failed too. Peers are killed at once
+   (they cannot save without it), except after a preemption (exit code 75: it
+   saved), when they get the grace period to end by themselves. No restarts
+   left: LEAVE it if its rule says the job can carry on without it, else FAIL.
 2. Every primary task exited 0: SUCCEED, once the tasks that announced they
    end by themselves (`JobView.ending`) have (or at the deadline, or on an
    interrupt); what still runs then is stopped.
@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from trainexec.restart_groups import PREEMPTED_EXIT_CODE, RestartRule
+from trainexec.launch.restart_groups import PREEMPTED_EXIT_CODE, RestartRule
 
 __all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
            "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]

@@ -1,0 +1,83 @@
+"""A local cluster: one process per TF_CONFIG task, on this machine.
+
+`LocalCluster` runs the same command once per task (chief, workers, ps and an
+optional evaluator), each with its own validated `TF_CONFIG` and a free port,
+streams their output prefixed with the task name, applies an exit policy and
+never leaves a process behind. `trainexec launch` is its command line.
+
+Example::
+
+    with LocalCluster(["python", "train.py"], workers=2, ps=1,
+                      evaluator=True) as cluster:
+        result = cluster.wait(timeout=600)
+    print(result.summary())
+    if not result.ok:
+        print(result.reason)
+
+    $ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
+
+Exit policy: the job succeeds when the primary tasks (the chief, or worker:0
+without a chief, and the evaluator; or those named by `wait_for`) exit 0;
+tasks still running then (ps, serving workers) are stopped: SIGTERM, then
+SIGKILL after `grace_secs`. A task that exits non-zero, or dies by a signal
+we did not send, is restarted with the same TF_CONFIG while it has restarts
+left; otherwise the job fails and every other task is stopped. The decision
+is a pure function, `trainexec.launch.policy.decide`.
+
+Restart groups (`trainexec.launch.restart_groups`): a failed task restarts
+together with the tasks it cannot run without, one fault costing one restart.
+Tasks announce their group in the directory the launcher names in
+`TRAINEXEC_LAUNCH_DIR` (KerasTrainer jobs do: all MultiWorkerMirroredStrategy
+training tasks together; a ParameterServerStrategy ps with the chief; a PSS
+worker alone, and the job goes on without it once no restarts are left);
+`restart_groups=[["chief", "worker"]]` (`--restart-group chief,worker`) does
+it for hand-written jobs. Exit code 75 means "preempted, saved: restart me".
+
+No process is left behind, even if the launcher is SIGKILLed: see
+`trainexec.launch.processes`.
+
+Modules:
+  cluster         LocalCluster: start, watch, restart and stop the tasks
+  spec            free ports, the cluster spec, one TF_CONFIG per task
+  task            Task: one task's runs and output
+  processes       starting a task, its output, exits, group signals, reaping
+  watcher         the process that kills the task groups if the launcher dies
+  policy          the pure exit and restart decision
+  restart_groups  which tasks restart together; what tasks tell the launcher
+  result          TaskOutcome, JobResult and the texts for exits
+
+Names are imported on first use: a task that only announces its restart group
+(`trainexec.launch.restart_groups`) does not load the launcher.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors
+    from trainexec.launch.cluster import LocalCluster
+    from trainexec.launch.result import JobResult, TaskOutcome
+    from trainexec.launch.task import Task
+
+__all__ = ["JobResult", "LocalCluster", "Task", "TaskOutcome"]
+
+_EXPORTS = {
+    "JobResult": "trainexec.launch.result",
+    "LocalCluster": "trainexec.launch.cluster",
+    "Task": "trainexec.launch.task",
+    "TaskOutcome": "trainexec.launch.result",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trainexec.launch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,76 @@
+"""`Task`: one process of a local cluster, its runs and the output it printed.
+
+A `LocalCluster` keeps one `Task` per TF_CONFIG task; a restart starts another
+run of the same `Task`, with the same TF_CONFIG.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import subprocess
+import threading
+import time
+
+__all__ = ["MAX_LINES", "TAIL_LINES", "Task"]
+
+MAX_LINES = 100_000  # lines kept in memory per task
+TAIL_LINES = 20  # lines of a failed task shown in the failure reason
+
+
+@dataclasses.dataclass(eq=False)
+class Task:
+    """One process of the cluster (restarts reuse the same Task and TF_CONFIG).
+
+    `returncode` is None while running (negative: killed by that signal);
+    `stopped` is True when the launcher stopped it; `pids` lists every run;
+    `restarts` counts automatic and `LocalCluster.restart()` restarts (only
+    automatic ones use up `max_restarts`).
+    """
+
+    task_type: str
+    index: int
+    tf_config: str
+    address: str | None
+    returncode: int | None = None
+    restarts: int = 0
+    stopped: bool = False
+    started_at: float | None = None  # time.monotonic() of the first run
+    ended_at: float | None = None
+    pids: list[int] = dataclasses.field(default_factory=list)
+    _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
+    _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
+    _crashes_restarted: int = dataclasses.field(default=0, repr=False)  # restarts it caused
+    _left: bool = dataclasses.field(default=False, repr=False)  # failed; the job goes on
+    _swept: bool = dataclasses.field(default=False, repr=False)  # group killed, leader reaped
+    _lines: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
+    _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"{self.task_type}:{self.index}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self.returncode is None
+
+    @property
+    def run_secs(self) -> float:
+        if self.started_at is None:
+            return 0.0
+        end = time.monotonic() if self.running or self.ended_at is None else self.ended_at
+        return max(0.0, end - self.started_at)
+
+    def output_lines(self) -> list[str]:
+        """Every line captured so far (stdout and stderr, all runs)."""
+        with self._lines_lock:
+            return list(self._lines)
+
+    def tail(self, n: int = TAIL_LINES) -> list[str]:
+        """The last `n` lines captured."""
+        return self.output_lines()[-n:] if n > 0 else []
