@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import types
 
 import tensorflow as tf
 
@@ -130,3 +131,24 @@ class ClockedLog:
 
     def messages(self, prefix: str = "") -> list[tuple[float, str]]:
         return [(t, m) for t, _, m in self.lines if m.startswith(prefix)]
+
+
+class StubEstimator:
+    """What the executor uses of an Estimator; 'evaluation' reads the step."""
+
+    def __init__(self, model_dir, task_type=None, task_id=0):
+        self.model_dir = str(model_dir)
+        self.config = types.SimpleNamespace(task_type=task_type, task_id=task_id,
+                                            session_config=None)
+        self.evaluated = []
+
+    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        raise AssertionError("not a training task")
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        self.evaluated.append(checkpoint_path)
+        step = int(checkpoint_path.rsplit("-", 1)[1])
+        return {"global_step": step, "loss": 1.0 / (step + 1)}
+
+    def latest_checkpoint(self):
+        return tf.train.latest_checkpoint(self.model_dir)

@@ -33,7 +33,7 @@ if TESTS not in sys.path:  # run as a child program
 
 import tensorflow as tf  # noqa: E402
 
-from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter,  # noqa: E402
+from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator,  # noqa: E402
                    point_state_file_at, write_checkpoint)
 from processes import assert_no_survivors, wait_until  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
@@ -207,27 +207,6 @@ def test_estimator_evaluator_restarted_after_the_final_export_stops_at_once(
     assert os.listdir(os.path.join(model_dir, "export", "final")) == finals  # exactly one
     assert metrics["global_step"] == 40 and metrics["accuracy"] > 0.8
     assert [os.path.basename(e.decode()) for e in exports] == finals
-
-
-class StubEstimator:
-    """What the executor uses of an Estimator; 'evaluation' reads the step."""
-
-    def __init__(self, model_dir, task_type=None, task_id=0):
-        self.model_dir = str(model_dir)
-        self.config = types.SimpleNamespace(task_type=task_type, task_id=task_id,
-                                            session_config=None)
-        self.evaluated = []
-
-    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
-        raise AssertionError("not a training task")
-
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        self.evaluated.append(checkpoint_path)
-        step = int(checkpoint_path.rsplit("-", 1)[1])
-        return {"global_step": step, "loss": 1.0 / (step + 1)}
-
-    def latest_checkpoint(self):
-        return tf.train.latest_checkpoint(self.model_dir)
 
 
 def input_fn():

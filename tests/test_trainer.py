@@ -6,11 +6,11 @@ import json
 import logging
 import os
 import sys
-import types
 
 import pytest
 
 import trainexec
+from fakes import StubEstimator
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.estimator_trainer import EstimatorTrainer
@@ -36,23 +36,6 @@ def _cluster(cluster, task_type=None, index=0, environment=None):
     return ClusterConfig.from_env({"TF_CONFIG": json.dumps(config)})
 
 
-class StubEstimator:
-    """What the executor uses of an Estimator."""
-
-    def __init__(self, model_dir="/tmp/unused"):
-        self.model_dir = model_dir
-        self.config = types.SimpleNamespace(task_type=None, task_id=0, session_config=None)
-
-    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
-        raise AssertionError("not called by these tests")
-
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        raise AssertionError("not called by these tests")
-
-    def latest_checkpoint(self):
-        return None
-
-
 # -- the Estimator's roles -----------------------------------------------------------
 
 @pytest.mark.parametrize("task_type, index, environment, expected", [
@@ -70,14 +53,14 @@ class StubEstimator:
 ])
 def test_estimator_role_plans(task_type, index, environment, expected):
     cluster = _cluster(ESTIMATOR_CLUSTER, task_type, index, environment)
-    stub = StubEstimator()
+    stub = StubEstimator("/tmp/unused")
     stub.config.task_type, stub.config.task_id = task_type, index
     assert EstimatorTrainer(stub).plan_role(cluster) == expected
 
 
 def test_the_master_trains_and_evaluates():
     cluster = _cluster({"master": ["h:1"], "worker": ["h:2"]}, "master")
-    stub = StubEstimator()
+    stub = StubEstimator("/tmp/unused")
     stub.config.task_type = "master"
     plan = EstimatorTrainer(stub).plan_role(cluster)
     assert (plan.action, plan.start_delay, plan.writes_checkpoints) == (
@@ -85,7 +68,7 @@ def test_the_master_trains_and_evaluates():
 
 
 def test_an_estimator_refuses_a_cluster_without_a_chief():
-    stub = StubEstimator()
+    stub = StubEstimator("/tmp/unused")
     stub.config.task_type = "worker"
     with pytest.raises(ConfigError, match='no "chief".*MultiWorkerMirroredStrategy'):
         EstimatorTrainer(stub).plan_role(_cluster({"worker": ["h:1", "h:2"]}, "worker"))

@@ -14,8 +14,7 @@ Example::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from trainexec.lazy_exports import lazy_exports
 
 __all__ = [
     "COMPLETION_FILE",
@@ -64,14 +63,4 @@ _EXPORTS = {
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trainexec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -52,8 +52,9 @@ Names are imported on first use: a task that only announces its restart group
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from trainexec.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and editors
     from trainexec.launch.cluster import LocalCluster
@@ -70,14 +71,4 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'trainexec.launch' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
