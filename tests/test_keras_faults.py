@@ -111,6 +111,13 @@ class Job:
         return None
 
 
+def _latest_step(model_dir):
+    state = os.path.join(model_dir, "checkpoint")
+    found = re.search(r'^model_checkpoint_path: ".*ckpt-(\d+)"', open(state).read(), re.M) \
+        if os.path.exists(state) else None
+    return int(found.group(1)) if found else 0
+
+
 def _restarts(result):
     return {t.name: t.restarts for t in result.tasks}
 
@@ -151,6 +158,29 @@ def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     # Back before or after the chief finished (its TensorFlow import takes seconds),
     # it stopped serving by itself.
     assert job.said("worker:1", "stops serving: (chief:0 recorded|the completion record)")
+
+
+@_distributed
+def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path):
+    """kill -9 of the ps: its variables are gone, so the launcher restarts it together
+    with the chief (one restart), and the chief restores them from its last checkpoint;
+    the workers keep serving."""
+    with Job(tmp_path, workers=1, ps=1, max_steps=400, max_restarts=1) as job:
+        job.wait_for_checkpoint(40)
+        # The chief names a checkpoint in its `checkpoint` file after writing its files;
+        # a kill in between would leave the previous one the latest.
+        wait_until(lambda: _latest_step(job.model_dir) >= 40, timeout=60,
+                   what="the checkpoint file to name ckpt-40")
+        worker_pid = job.cluster.task("worker:0").pid
+        job.signal("ps:0", signal.SIGKILL)
+        result = job.finish()
+    assert result.restarts == 1, result.summary()
+    assert _restarts(result) == {"chief:0": 1, "worker:0": 0, "ps:0": 1}, result.summary()
+    assert job.cluster.task("worker:0").pids == [worker_pid]
+    assert all(t.exit == "0" and not t.stopped for t in result.tasks), result.summary()
+    resumed = job.said("chief:0", r"Restored .*/ckpt-(\d+): training resumes at step (\d+)")
+    assert len(resumed) == 1 and int(resumed[0].group(1)) >= 40, "\n".join(job.lines[-60:])
+    print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the kill")
 
 
 @_distributed
