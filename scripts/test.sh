@@ -22,10 +22,11 @@ run_line() {  # number, label, venv, [VAR=value...] -- pytest args
   local log="$LOGS/line$number.log" code=0 started=$SECONDS
   echo "[tests] ===== $number. $label ====="
   env "${envs[@]}" "$venv/bin/python" -m pytest "$@" 2>&1 | tee "$log" || code=$?
-  # pytest's own closing line, e.g. "=== 230 passed, 12 skipped in 95.2s ==="
+  # pytest's own closing line: "=== 230 passed, 12 skipped in 95.2s ===", or without
+  # the rules under -q; none at all if pytest died first.
   local closing
-  closing="$(grep -E '^=+ .*(passed|failed|error|no tests ran).* =+$' "$log" | tail -n 1 \
-             | sed -E 's/^=+ //; s/ =+$//')"
+  closing="$( (grep -E '^(=+ )?[0-9]+ (passed|failed|errors?|skipped|deselected)|no tests ran' \
+               "$log" || true) | tail -n 1 | sed -E 's/^=+ //; s/ =+$//')"
   [ "$code" -eq 5 ] && code=0  # a filtered run that selects nothing is not a failure
   [ "$code" -ne 0 ] && status=1
   summaries+=("[tests] $number. $label: ${closing:-no result} ($((SECONDS - started)) s, exit $code)")
