@@ -11,7 +11,8 @@ from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalS
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
-from fakes import FakeClock, RecordingExporter, point_state_file_at, write_checkpoint
+from fakes import (FakeClock, RecordingExporter, StubEstimator, point_state_file_at,
+                   write_checkpoint)
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
@@ -21,17 +22,16 @@ def input_fn():
     return None
 
 
-class FakeTrainer:
+class FakeTrainer(StubEstimator):
     """Satisfies the executor's model protocol; 'training' writes real checkpoints."""
 
     def __init__(self, model_dir, task_type=None, task_id=0, max_delay=None):
-        self.model_dir = str(model_dir)
+        super().__init__(model_dir, task_type, task_id)
         self.config = types.SimpleNamespace(
             task_type=task_type, task_id=task_id, session_config=None,
             experimental_max_worker_delay_secs=max_delay, save_checkpoints_steps=10,
             save_checkpoints_secs=None)
         self.train_calls = []
-        self.evaluated = []
 
     def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
         self.train_calls.append(dict(max_steps=max_steps, hooks=hooks,
@@ -46,15 +46,6 @@ class FakeTrainer:
         for listener in saving_listeners or ():
             listener.end(None, 20)
         return self
-
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        self.evaluated.append(checkpoint_path)
-        step = int(checkpoint_path.rsplit("-", 1)[1])
-        return {"global_step": step, "loss": 1.0 / (step + 1)}
-
-    def latest_checkpoint(self):
-        import tensorflow as tf
-        return tf.train.latest_checkpoint(self.model_dir)
 
 
 class FakeServer:

@@ -14,7 +14,7 @@ from fakes import StubEstimator
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.estimator_trainer import EstimatorTrainer
-from trainexec.keras_strategy import StrategyPlan, plan_for
+from trainexec.keras_strategy import plan_for
 from trainexec.keras_trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan,

@@ -112,6 +112,7 @@ class KerasTrainer:
         self.callbacks = _check_callbacks(callbacks)
         self.keep_checkpoint_max = keep_checkpoint_max
         self.verbose = verbose
+        self._plans: dict[ClusterConfig, StrategyPlan] = {}
 
     def __repr__(self) -> str:
         return (f"KerasTrainer({getattr(self.build_model, '__name__', self.build_model)}, "
@@ -123,9 +124,12 @@ class KerasTrainer:
         """The strategy and action of the task `cluster` describes.
 
         Raises ConfigError, before anything starts, for a cluster Keras cannot
-        train (a distributed one on Keras 3 among them).
+        train (a distributed one on Keras 3 among them). Decided once per cluster:
+        the executor plans the role, then runs it.
         """
-        return plan_for(cluster, keras_3=is_keras_3(), gpus=visible_gpus())
+        if cluster not in self._plans:
+            self._plans[cluster] = plan_for(cluster, keras_3=is_keras_3(), gpus=visible_gpus())
+        return self._plans[cluster]
 
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:
         """What the task does: see the module doc."""
@@ -376,7 +380,7 @@ def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
                            task_name: str) -> tuple:
     """The evaluator task: the same engine as the Estimator's evaluator (one
     evaluator per evaluation, the final export once per run)."""
-    from trainexec.tasks.evaluator import evaluate_until_done
+    from trainexec.evaluator_task import evaluate_until_done
 
     return evaluate_until_done(
         _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
