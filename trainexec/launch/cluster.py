@@ -103,6 +103,7 @@ class LocalCluster:
         self._primary_tasks = [self.task(name) for name in self.primary]
         self.restart_groups = self._restart_groups(restart_groups)
         self._launch_dir: str | None = None  # TRAINEXEC_LAUNCH_DIR, made by start()
+        self._announced: tuple[int | None, dict] = (None, {})  # (dir mtime, rules)
         self._restarts = 0
         self._lock = threading.RLock()
         self._started = False
@@ -367,6 +368,18 @@ class LocalCluster:
             return policy.EXITED
         return policy.LEFT if task._left else policy.FAILED
 
+    def _announced_rules(self, names: list[str]) -> dict:
+        """The restart rules tasks announced, read again only when the launch
+        directory changed (an announcement replaces a file there): the policy
+        looks every `_POLL_SECS`."""
+        try:
+            stamp = os.stat(self._launch_dir).st_mtime_ns if self._launch_dir else None
+        except OSError:
+            stamp = None
+        if stamp is None or stamp != self._announced[0]:
+            self._announced = (stamp, read_rules(self._launch_dir, names))
+        return self._announced[1]
+
     def _view(self, timed_out: bool) -> policy.JobView:
         tasks = tuple(policy.TaskView(t.name, self._state(t), t.returncode,
                                       t._crashes_restarted, t.ended_at or 0.0)
@@ -376,7 +389,7 @@ class LocalCluster:
         if any(t.state == policy.FAILED for t in tasks) or (
                 primaries_done and self._wait_for_announced):  # read only when needed
             names = [t.name for t in self._tasks]
-            announced = read_rules(self._launch_dir, names)
+            announced = self._announced_rules(names)
             rules = merge_rules(announced, self.restart_groups, names)
             if self._wait_for_announced:
                 ending = tuple(name for name, rule in announced.items()
