@@ -377,6 +377,45 @@ def test_local_run_resumes_at_its_last_saved_step(tmp_path, caplog):
     assert metrics_again == pytest.approx(metrics)
 
 
+def _build_with_a_repeated_step(at_step):
+    """keras_toy's dense model whose optimizer counts step `at_step` twice, as it
+    does under ParameterServerStrategy when a worker dies after updating the
+    variables and the step runs again on another worker."""
+
+    class RepeatsAStep(tf.keras.Sequential):
+        def train_step(self, data):
+            logs = super().train_step(data)
+            iterations = self.optimizer.iterations
+            tf.cond(tf.equal(iterations, at_step),
+                    lambda: iterations.assign_add(1), lambda: iterations)
+            return logs
+
+    def build():
+        model = RepeatsAStep([tf.keras.layers.Dense(1)])
+        model.build((None, keras_toy.FEATURES))
+        return keras_toy._compile(model)
+
+    return build
+
+
+@pytest.mark.keras
+def test_a_repeated_step_realigns_the_saves_and_training_still_ends_at_max_steps(
+        tmp_path, caplog):
+    model_dir = str(tmp_path)
+    batches = CountBatches()
+    trainer = KerasTrainer(_build_with_a_repeated_step(45), model_dir,
+                           save_checkpoints_steps=20, keep_checkpoint_max=10,
+                           callbacks=[batches])
+    with caplog.at_level(logging.INFO, logger="trainexec"):
+        metrics, _ = run_keras_job(trainer, *_specs(100), LOCAL)
+    assert _checkpoints(model_dir) == [f"ckpt-{s}" for s in (20, 40, 61, 80, 100)]
+    assert batches.batches == 99  # step 45 counted twice
+    assert metrics["global_step"] == 100
+    assert read_training_complete(model_dir).global_step == 100
+    assert any("Step 61 at the end of an epoch planned to end at step 60" in m and
+               "re-align to multiples of 20" in m for m in caplog.messages)
+
+
 @pytest.mark.keras
 def test_a_listener_stops_a_local_run_after_a_save(tmp_path):
     model_dir = str(tmp_path)

@@ -12,7 +12,9 @@ ParameterServerStrategy chief):
    optimizer=model.optimizer), ...)` checkpoints named by the optimizer step
    after each epoch, so that training takes exactly `max_steps` steps in total
    and a checkpoint is written every `save_checkpoints_steps` steps and at the
-   end;
+   end. An epoch that ran more optimizer steps than planned (under
+   ParameterServerStrategy, a step run again after its worker died) ends the
+   `fit` call, and the next one is planned from the step reached;
 4. on SIGTERM, save after the current step and raise `Preempted` (a
    SystemExit with code 75; see `trainexec.keras_preemption`).
 
@@ -281,30 +283,74 @@ def _restore(checkpoint: Any, model: Any, model_dir: str) -> int:
 def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, start: int,
          max_steps: int, save_every: int, callbacks: list, verbose: int | str,
          on_save: Any) -> str:
-    """Runs the `fit` calls of `segments`; returns why it stopped early, or ""."""
-    plan_steps = segments(start, max_steps, save_every)
-    if not plan_steps:
+    """Runs `model.fit` calls, each planned by `segments` from the step actually
+    reached, until max_steps; returns why it stopped early, or ""."""
+    if not segments(start, max_steps, save_every):
         logger.info("Nothing to train: step %s has reached max_steps %s", start, max_steps)
         return ""
-    logger.info("Training from step %s to max_steps %s with model.fit: %s", start,
-                max_steps, " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
     data = training_data(strategy, plan, input_fn)
+    realign = _realign_callback(save_every, plan.kind == PARAMETER_SERVER)
     epoch = 0
-    for steps_per_epoch, epochs in plan_steps:
+    while True:
         before = current_step(model)
+        plan_steps = segments(before, max_steps, save_every)
+        if not plan_steps:
+            break
+        logger.info("Training from step %s to max_steps %s with model.fit: %s", before,
+                    max_steps, " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
+        steps_per_epoch, epochs = plan_steps[0]
+        realign.expect(before, steps_per_epoch)
         model.fit(data, steps_per_epoch=steps_per_epoch, epochs=epoch + epochs,
-                  initial_epoch=epoch, callbacks=callbacks, verbose=verbose)
-        epoch += epochs
-        step = current_step(model)
+                  initial_epoch=epoch, callbacks=[*callbacks, realign], verbose=verbose)
+        epoch += realign.epochs_ended or epochs
         if on_save.stop_reason:
             return on_save.stop_reason
+        if realign.overshot:
+            continue  # planned again from the step reached
+        step = current_step(model)
         if step - before < steps_per_epoch * epochs:
             return (f"stopped at step {step}, before max_steps {max_steps}: "
                     "train_spec.input_fn ran out of data (repeat the dataset: "
                     "dataset.repeat()), or a callback set model.stop_training")
     step = current_step(model)
     if step != max_steps:
-        logger.warning(
-            "Training ended at optimizer step %s, not max_steps %s: does the model's "
-            "train_step apply the optimizer exactly once per step?", step, max_steps)
+        logger.warning("Training ended at optimizer step %s, not max_steps %s: %s", step,
+                       max_steps, realign.why_more_steps())
     return ""
+
+
+def _realign_callback(save_every: int, parameter_server: bool) -> Any:
+    """A callback that ends `fit` after an epoch that ran more optimizer steps than
+    planned, so that the next `fit` call re-aligns the saves to multiples of
+    `save_every` and training still ends at max_steps.
+
+    Under ParameterServerStrategy this is expected after a worker dies: TensorFlow
+    runs the step it was running again on another worker (at-least-once), and if
+    the first run had already updated the variables, the optimizer counts it twice.
+    """
+    import tensorflow as tf
+
+    cause = ("ParameterServerStrategy ran again the step of a worker that died mid-step "
+             "(at-least-once) after it had updated the variables" if parameter_server
+             else "the model's train_step applied the optimizer more than once in a step")
+
+    class RealignSaves(tf.keras.callbacks.Callback):
+        def expect(self, step: int, steps_per_epoch: int) -> None:
+            self.start, self.steps_per_epoch = step, steps_per_epoch
+            self.epochs_ended, self.overshot = 0, False
+
+        def why_more_steps(self) -> str:
+            return f"in the last save interval, {cause}"
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.epochs_ended += 1
+            planned = self.start + self.epochs_ended * self.steps_per_epoch
+            step = current_step(self.model)
+            if step > planned:
+                self.overshot = True
+                self.model.stop_training = True
+                logger.warning("Step %s at the end of an epoch planned to end at step %s: "
+                               "%s. Saves re-align to multiples of %s.", step, planned,
+                               cause, save_every)
+
+    return RealignSaves()
