@@ -113,7 +113,8 @@ class TrainingExecutor:
         """Runs the role TF_CONFIG gives this process.
 
         Returns `(metrics, export_results)` for a local run and for the
-        evaluator; None for the other roles.
+        evaluator. For the other roles an Estimator returns None, as
+        tf.estimator does, and a KerasTrainer `(None, [])`.
         """
         configure_task_logging(self.cluster.task_name)
         plan = self.plan()
@@ -164,7 +165,9 @@ def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
     `trainexec.KerasTrainer`.
 
     Same arguments and return value: `(metrics, export_results)` locally (and
-    on the evaluator), None for other distributed roles. `options` are the
+    on the evaluator). For the other distributed roles an Estimator returns None
+    (as tf.estimator does) and a KerasTrainer `(None, [])`, so that
+    `metrics, exports = train_and_evaluate(trainer, ...)` runs in every role. `options` are the
     keyword-only options of `TrainingExecutor`.
     """
     eval_spec = as_eval_spec(eval_spec)  # fail fast on a bad eval spec

@@ -11,9 +11,9 @@ TF_CONFIG differs. `run_keras_job` plays this process's role
   chief under ParameterServerStrategy): train (see `trainexec.keras_training`);
   the chief clears an earlier run's completion record first and records
   completion at the end, so evaluators stop by themselves; each records that it
-  finished (`trainexec.finished_tasks`);
+  finished (`trainexec.finished_tasks`); returns `(None, [])`;
 * ParameterServerStrategy workers and ps: serve until the chief has finished,
-  then return (`trainexec.keras_serving`);
+  then return `(None, [])` (`trainexec.keras_serving`);
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
   `(metrics, export_results)` once the run's last checkpoint is evaluated.
 
@@ -218,11 +218,13 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
                   cluster: ClusterConfig | None = None, *, poll_secs: float = 1.0,
                   evaluator_idle_timeout_secs: float | None = None,
                   listeners: Iterable[ContinuousEvalListener] = (),
-                  clock: Clock | None = None) -> tuple | None:
+                  clock: Clock | None = None) -> tuple:
     """Plays this process's role of the job (see the module doc).
 
-    Returns `(metrics, export_results)` locally and on the evaluator, None for
-    the other roles. Raises ConfigError, before anything starts, for a cluster
+    Returns `(metrics, export_results)` locally and on the evaluator, and
+    `(None, [])` for the other roles (no evaluation there), so that one line,
+    `metrics, exports = trainexec.train_and_evaluate(...)`, runs in every
+    role. Raises ConfigError, before anything starts, for a cluster
     Keras cannot train (a distributed one on Keras 3 among them).
     """
     if not isinstance(trainer, KerasTrainer):
@@ -241,7 +243,7 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     if plan.action == SERVE:
         serve_until_training_over(plan, trainer.model_dir, train_spec.max_steps,
                                   poll_secs, clock)
-        return None
+        return None, []  # no evaluation in this role
     if plan.action == EVALUATE:
         return _evaluate_continuously(trainer, train_spec, eval_spec, poll_secs,
                                       evaluator_idle_timeout_secs, listener, clock,
@@ -251,7 +253,7 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     _train(plan, trainer, train_spec, on_save)
     if on_save is not None:
         return on_save.finish()
-    return None
+    return None, []  # no evaluation in this role
 
 
 def _train(plan: StrategyPlan, trainer: KerasTrainer, train_spec: TrainSpec,

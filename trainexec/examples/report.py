@@ -13,10 +13,10 @@ __all__ = ["report_result"]
 
 def report_result(result: Any, result_file: str | None, secs: float) -> None:
     """Prints `(metrics, exports)` and writes them as JSON to `result_file`;
-    nothing for a role that returns None."""
-    if not result:
+    nothing for a role that did not evaluate (None, or no metrics)."""
+    metrics, exports = result or (None, None)
+    if metrics is None:
         return
-    metrics, exports = result
     shown = {k: float(v) for k, v in (metrics or {}).items()}
     exports = [e.decode() if isinstance(e, bytes) else str(e) for e in exports or []]
     print(f"final metrics: {json.dumps(shown, sort_keys=True)}")
