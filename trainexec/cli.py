@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
+from trainexec.installation import Installation
 from trainexec.launch import LocalCluster
 
 __all__ = ["main"]
@@ -28,8 +29,14 @@ def _run_tfconfig(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         print(config.to_json())
-    else:
-        print(config.explain())
+        return 0
+    print(config.explain())
+    if config.trainer_support():  # the shape's verdicts, then what this machine can run
+        notes = Installation.detect().notes()
+        if notes:
+            print("on this installation:")
+            for trainer, note in notes.items():
+                print(f"  {trainer}: {note}")
     return 0
 
 
