@@ -9,7 +9,7 @@ import types
 import tensorflow as tf
 
 from trainexec.checkpoints import checkpoint_step
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 
 
 class FakeClock:

@@ -10,11 +10,18 @@ import tensorflow as tf
 
 from trainexec.checkpoints import CheckpointInfo, is_complete
 from trainexec.completion import TrainingComplete, record_training_complete
-from trainexec.continuous import (START_MARKER, Action, ContinuousEvalListener,
-                                  ContinuousEvaluation, Decision, Failure, FailureKind,
-                                  LoopPolicy, Observation, decide)
+from trainexec.evaluation.loop import START_MARKER, ContinuousEvaluation
+from trainexec.evaluation.policy import (
+    Action,
+    Decision,
+    Failure,
+    FailureKind,
+    LoopPolicy,
+    Observation,
+    decide)
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.evaluation import Evaluator
+from trainexec.evaluation.one_pass import Evaluator
 from fakes import (AttemptGuard, ClockedLog, DirectoryTarget, FakeClock,
                    FinalOnlyExporter, RecordingExporter, point_state_file_at,
                    write_checkpoint)
@@ -619,7 +626,7 @@ def test_waiting_log_names_what_it_waits_for(tmp_path, caplog):
     clock.on_sleep = on_sleep
     target, loop = make_loop(tmp_path, clock, LoopPolicy(idle_timeout_secs=90))
     target.latest_checkpoint = lambda: prefix
-    with caplog.at_level(logging.INFO, logger="trainexec.continuous"):
+    with caplog.at_level(logging.INFO, logger="trainexec.evaluation.loop"):
         loop.run()
     waits = [r.getMessage() for r in caplog.records
              if r.getMessage().startswith("Evaluator waiting")]

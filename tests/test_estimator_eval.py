@@ -12,7 +12,7 @@ import pytest
 
 import trainexec
 from fakes import FakeClock
-from trainexec.evaluation import CheckpointDisappearedError, CorruptCheckpointError
+from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
 
 pytestmark = pytest.mark.estimator
 
@@ -72,7 +72,7 @@ ORDER = (40, 0, 20, 40)  # out of order and once again: metrics must reset
 
 def evaluate_both(trained, tmp_path, steps=None, name=None, hooks=()):
     """(estimator.evaluate results, persistent results, their eval dirs)."""
-    from trainexec.estimator_eval import PersistentEvaluation
+    from trainexec.estimator.persistent_eval import PersistentEvaluation
 
     theirs_dir, ours_dir = copy_of(trained, tmp_path, "theirs"), copy_of(trained, tmp_path, "ours")
     estimator, spec = demo(theirs_dir, steps=steps, name=name, hooks=list(hooks))
@@ -122,7 +122,7 @@ class CountingHook(tf.compat.v1.train.SessionRunHook):
 
 def test_eval_hooks_are_honoured(trained, tmp_path):
     theirs_hook, ours_hook = CountingHook(), CountingHook()
-    from trainexec.estimator_eval import PersistentEvaluation
+    from trainexec.estimator.persistent_eval import PersistentEvaluation
 
     theirs_dir, ours_dir = copy_of(trained, tmp_path, "a"), copy_of(trained, tmp_path, "b")
     estimator, spec = demo(theirs_dir, hooks=[theirs_hook])
@@ -137,7 +137,7 @@ def test_eval_hooks_are_honoured(trained, tmp_path):
 
 
 def test_the_graph_is_built_once_and_does_not_grow(trained, tmp_path):
-    from trainexec.estimator_eval import PersistentEvaluation
+    from trainexec.estimator.persistent_eval import PersistentEvaluation
 
     model_dir = copy_of(trained, tmp_path, "m")
     persistent = PersistentEvaluation(*demo(model_dir))
@@ -155,16 +155,16 @@ class BeginHook(tf.compat.v1.train.SessionRunHook):
 
 
 def test_a_hook_with_begin_falls_back_with_one_log_line(trained, tmp_path, caplog):
-    from trainexec.model import EstimatorTarget
+    from trainexec.estimator.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     hook = BeginHook()
     estimator, spec = demo(model_dir, hooks=[hook])
     target = EstimatorTarget(estimator, spec)
-    with caplog.at_level(logging.INFO, logger="trainexec.model"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
         first = target.evaluate(ckpt(model_dir, 20))
         target.evaluate(ckpt(model_dir, 40))
-    lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.model"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator.target"]
     assert lines == [f"Evaluating {model_dir} with estimator.evaluate, a new graph and "
                      "session per checkpoint: eval hook BeginHook defines begin(), which "
                      "estimator.evaluate calls on a new graph for every checkpoint"]
@@ -173,7 +173,7 @@ def test_a_hook_with_begin_falls_back_with_one_log_line(trained, tmp_path, caplo
 
 
 def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path, caplog):
-    from trainexec.model import EstimatorTarget
+    from trainexec.estimator.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     estimator, spec = demo(model_dir)
@@ -188,7 +188,7 @@ def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path,
         return original(features, labels, mode, config)
 
     estimator._model_fn = model_fn
-    with caplog.at_level(logging.INFO, logger="trainexec.model"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
         after = target.evaluate(ckpt(model_dir, 20))
     assert calls == ["eval"] and not target.persistent
     assert after == before
@@ -197,19 +197,19 @@ def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path,
 
 
 def test_turned_off_by_the_environment(trained, tmp_path, monkeypatch, caplog):
-    from trainexec.model import EstimatorTarget
+    from trainexec.estimator.target import EstimatorTarget
 
     monkeypatch.setenv("TRAINEXEC_PERSISTENT_EVAL", "0")
     model_dir = copy_of(trained, tmp_path, "m")
     target = EstimatorTarget(*demo(model_dir))
-    with caplog.at_level(logging.INFO, logger="trainexec.model"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
         assert target.evaluate(ckpt(model_dir, 20))["global_step"] == 20
     assert not target.persistent
     assert "TRAINEXEC_PERSISTENT_EVAL=0" in caplog.text
 
 
 def test_a_misspelt_environment_value_names_the_fix():
-    from trainexec.estimator_eval import persistent_enabled
+    from trainexec.estimator.persistent_eval import persistent_enabled
 
     with pytest.raises(trainexec.ConfigError, match=r"TRAINEXEC_PERSISTENT_EVAL='no' .*"
                        r"set it to 1 .* or 0 .*or unset it"):
@@ -222,7 +222,7 @@ def test_a_misspelt_environment_value_names_the_fix():
 
 
 def test_a_rotated_out_checkpoint_disappeared(trained, tmp_path):
-    from trainexec.model import EstimatorTarget
+    from trainexec.estimator.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     clock = FakeClock(0.0)
@@ -237,7 +237,7 @@ def test_a_rotated_out_checkpoint_disappeared(trained, tmp_path):
 
 
 def test_a_truncated_checkpoint_is_retried_then_corrupt(trained, tmp_path):
-    from trainexec.model import EstimatorTarget
+    from trainexec.estimator.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     clock = FakeClock(0.0)
@@ -324,7 +324,7 @@ SERVABLE = [  # (case, estimator(tmp_path), eval spec keywords, reason or None)
 @pytest.mark.parametrize("make,spec,reason", [row[1:] for row in SERVABLE],
                          ids=[row[0] for row in SERVABLE])
 def test_what_the_persistent_path_serves(tmp_path, make, spec, reason):
-    from trainexec.estimator_eval import NotServable, PersistentEvaluation
+    from trainexec.estimator.persistent_eval import NotServable, PersistentEvaluation
 
     eval_spec = trainexec.EvalSpec(spec.get("input_fn", _dataset_input_fn),
                                    hooks=spec.get("hooks", ()))
@@ -347,9 +347,9 @@ def test_local_mode_evaluates_on_save_through_the_persistent_graph(tmp_path, no_
     eval_spec = trainexec.EvalSpec(job._eval_input_fn, throttle_secs=0)
     with caplog.at_level(logging.INFO):
         metrics, _ = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
-    served = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator_eval"]
+    served = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator.persistent_eval"]
     assert [line.split(":")[0] for line in served] == [
         "Saving dict for global step 20", "Saving dict for global step 40"]
-    assert not [r for r in caplog.records if r.name == "trainexec.model"]  # no fallback
+    assert not [r for r in caplog.records if r.name == "trainexec.estimator.target"]  # no fallback
     assert metrics == estimator.evaluate(eval_spec.input_fn,
                                          checkpoint_path=ckpt(model_dir, 40))

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from trainexec.evaluation import (EvalResult, EvalStatus, Evaluator, RateLimitedLog,
-                                  describe_error)
+from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator, RateLimitedLog
+from trainexec.evaluation.target import describe_error
 from fakes import (DirectoryTarget, FakeClock, RecordingExporter, point_state_file_at,
                    write_checkpoint)
 
@@ -61,7 +61,7 @@ def test_incomplete_checkpoint_is_not_evaluated(tmp_path):
 def test_rate_limited_warning(caplog):
     clock = FakeClock(0)
     log = RateLimitedLog(clock, interval_secs=600)
-    with caplog.at_level(logging.WARNING, logger="trainexec.evaluation"):
+    with caplog.at_level(logging.WARNING, logger="trainexec.evaluation.one_pass"):
         shown = []
         for _ in range(5):
             shown.append(log.warning("waiting"))

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from sidecar_programs import toy
 from trainexec.errors import ConfigError
-from trainexec.exporters import (BEST_FILE, BestExporter, ExportFileManager, FinalExporter,
+from trainexec.keras.exporters import (BEST_FILE, BestExporter, ExportFileManager, FinalExporter,
                                  LatestExporter, check_exporter_name)
 from trainexec.liveness import Owner
 

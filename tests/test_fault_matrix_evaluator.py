@@ -26,11 +26,11 @@ from fakes import (AttemptGuard, ClockedLog, FakeClock, RecordingExporter,
                    point_state_file_at, write_checkpoint)
 from sidecar_programs import toy
 from trainexec.completion import clear_training_complete, record_training_complete
-from trainexec.continuous import (CheckpointDisappearedError, ContinuousEvalListener,
-                                  CorruptCheckpointError)
-from trainexec.keras_target import KerasTarget
-from trainexec.model import EstimatorTarget
-from trainexec.sidecar import SidecarEvaluator
+from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.keras.target import KerasTarget
+from trainexec.estimator.target import EstimatorTarget
+from trainexec.keras.sidecar import SidecarEvaluator
 
 POLL = 1.0
 MISSING_DATA = "/no/such/dir/eval-data.tfrecord"  # the user's typo

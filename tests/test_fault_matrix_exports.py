@@ -38,9 +38,9 @@ from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimato
 from processes import assert_no_survivors, wait_until  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
 from trainexec.completion import atomic_write_text, record_training_complete  # noqa: E402
-from trainexec.continuous import ContinuousEvalListener  # noqa: E402
+from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
-from trainexec.exporters import (BEST_FILE, BestExporter, ExportFileManager,  # noqa: E402
+from trainexec.keras.exporters import (BEST_FILE, BestExporter, ExportFileManager,  # noqa: E402
                                  FinalExporter, LatestExporter)
 from trainexec.finished_tasks import record_task_finished  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
@@ -122,7 +122,7 @@ def keras_trainer(directory):
 
 def sidecar(directory, data_seed=0, **kwargs):
     from sidecar_programs import toy
-    from trainexec.sidecar import SidecarEvaluator
+    from trainexec.keras.sidecar import SidecarEvaluator
 
     kwargs.setdefault("verbose", 0)
     kwargs.setdefault("clock", FakeClock(0.0))
@@ -360,7 +360,7 @@ def test_second_evaluator_is_refused_and_a_dead_ones_lease_is_taken_over(tmp_pat
 
 @pytest.mark.keras
 def test_evaluators_of_other_state_dirs_run_side_by_side(tmp_path):
-    from trainexec.lease import EvaluatorAlreadyRunning, EvaluatorLease
+    from trainexec.evaluation.lease import EvaluatorAlreadyRunning, EvaluatorLease
 
     checkpoints = tmp_path / "ckpts"
     save, finished = keras_trainer(checkpoints)
@@ -376,8 +376,8 @@ def test_evaluators_of_other_state_dirs_run_side_by_side(tmp_path):
 
 
 def test_estimator_evaluators_of_the_same_evaluation_name_are_refused(tmp_path):
-    from trainexec.final_export import estimator_state_dir
-    from trainexec.lease import EvaluatorAlreadyRunning, EvaluatorLease
+    from trainexec.evaluation.final_export import estimator_state_dir
+    from trainexec.evaluation.lease import EvaluatorAlreadyRunning, EvaluatorLease
 
     finished_run(tmp_path)
     with EvaluatorLease(estimator_state_dir(str(tmp_path), None), "the first evaluator"):
@@ -392,7 +392,7 @@ def test_estimator_evaluators_of_the_same_evaluation_name_are_refused(tmp_path):
 @pytest.mark.keras
 @pytest.mark.parametrize("name", ["..", ".", "a\\b", "a\x00b"])
 def test_exporter_named_to_escape_its_directory_is_refused_everywhere(tmp_path, name):
-    from trainexec.sidecar import SidecarEvaluator
+    from trainexec.keras.sidecar import SidecarEvaluator
     from sidecar_programs import toy
 
     save, finished = keras_trainer(tmp_path)
@@ -487,7 +487,7 @@ def test_ps_logs_what_it_waits_for_at_start_and_every_minute(tmp_path, caplog):
         if clock.time - 1000 >= 300:
             raise StillServing()
     clock.on_sleep = five_minutes_pass
-    with caplog.at_level(logging.INFO, logger="trainexec.tasks.ps"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator.roles.ps"):
         with pytest.raises(StillServing):
             run_ps(tmp_path, clock)
     waiting = [r for r in caplog.records if "waiting for chief:0, worker:0" in r.getMessage()]
@@ -530,7 +530,7 @@ def test_failed_atomic_write_leaves_no_temporary_file(tmp_path):
 # -- the pieces: the evaluator lease -------------------------------------------------------
 
 def test_lease_is_exclusive_and_released(tmp_path):
-    from trainexec.lease import LEASE_FILE, EvaluatorAlreadyRunning, EvaluatorLease
+    from trainexec.evaluation.lease import LEASE_FILE, EvaluatorAlreadyRunning, EvaluatorLease
 
     with EvaluatorLease(str(tmp_path), "first") as lease:
         held = json.loads((tmp_path / LEASE_FILE).read_text())
@@ -544,7 +544,7 @@ def test_lease_is_exclusive_and_released(tmp_path):
 
 
 def write_foreign_lease(directory, owner, age_secs=0.0, renewals=0):
-    from trainexec.lease import LEASE_FILE
+    from trainexec.evaluation.lease import LEASE_FILE
 
     path = os.path.join(directory, LEASE_FILE)
     with open(path, "w") as f:
@@ -558,7 +558,7 @@ def write_foreign_lease(directory, owner, age_secs=0.0, renewals=0):
 
 
 def test_lease_of_a_dead_process_or_not_renewed_is_taken_over(tmp_path):
-    from trainexec.lease import EvaluatorLease
+    from trainexec.evaluation.lease import EvaluatorLease
     from trainexec.liveness import Owner
 
     child = subprocess.Popen(["true"])
@@ -574,7 +574,7 @@ def test_lease_of_a_dead_process_or_not_renewed_is_taken_over(tmp_path):
 
 
 def test_lease_of_another_host_is_refused_once_it_renews_and_taken_when_silent(tmp_path):
-    from trainexec.lease import EvaluatorAlreadyRunning, EvaluatorLease
+    from trainexec.evaluation.lease import EvaluatorAlreadyRunning, EvaluatorLease
     from trainexec.liveness import Owner
 
     other = dataclasses.replace(Owner.current(), host="another-host")
@@ -600,7 +600,7 @@ def test_lease_of_another_host_is_refused_once_it_renews_and_taken_when_silent(t
 
 
 def test_holder_whose_lease_was_taken_over_stops_before_the_next_evaluation(tmp_path):
-    from trainexec.lease import EvaluatorLease, EvaluatorLeaseLost, LeaseGuard
+    from trainexec.evaluation.lease import EvaluatorLease, EvaluatorLeaseLost, LeaseGuard
     from trainexec.liveness import Owner
 
     lease = EvaluatorLease(str(tmp_path), "me", renew_secs=0.05).acquire()
@@ -619,7 +619,7 @@ def test_holder_whose_lease_was_taken_over_stops_before_the_next_evaluation(tmp_
 # -- the pieces: the final-export record -------------------------------------------------
 
 def test_final_export_record_tells_a_checkpoint_from_a_later_namesake(tmp_path):
-    from trainexec.final_export import FinalExportRecord, FinalOnce
+    from trainexec.evaluation.final_export import FinalExportRecord, FinalOnce
 
     record = FinalExportRecord(str(tmp_path / "state"))
     recorder = FinalOnlyExporter("final")
@@ -653,7 +653,7 @@ def test_final_export_record_tells_a_checkpoint_from_a_later_namesake(tmp_path):
     (dict(missing={"worker:0"}, unfinished={"worker:0"}, over="over", over_since=999), None),
 ])
 def test_ps_decision(obs, stops):
-    from trainexec.tasks.ps import PsObservation, decide
+    from trainexec.estimator.roles.ps import PsObservation, decide
 
     fields = {k: frozenset(v) if isinstance(v, set) else v for k, v in obs.items()}
     reason = decide(PsObservation(now=1000, **fields), drain_secs=30)
@@ -664,7 +664,7 @@ def test_ps_decision(obs, stops):
 
 def _child_sidecar(checkpoint_dir):
     from sidecar_programs import toy
-    from trainexec.sidecar import SidecarEvaluator
+    from trainexec.keras.sidecar import SidecarEvaluator
 
     metrics = SidecarEvaluator(toy.build_model(), toy.dataset(), checkpoint_dir,
                                poll_secs=0.1, idle_timeout_secs=60, verbose=0,
@@ -685,7 +685,7 @@ def _child_slow_export(base, number, secs):
 
 
 def _child_ps(model_dir, drain_secs):
-    from trainexec.tasks import ps
+    from trainexec.estimator.roles import ps
 
     ps.DRAIN_SECS = float(drain_secs)
     TrainingExecutor(StubEstimator(model_dir, "ps"), TrainSpec(input_fn, max_steps=20),

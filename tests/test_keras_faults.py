@@ -21,7 +21,7 @@ import pytest
 from processes import ROOT, alive, wait_until
 from trainexec.completion import read_training_complete
 from trainexec.launch import LocalCluster
-from trainexec.launch.restart_groups import PREEMPTED_EXIT_CODE
+from trainexec.exit_codes import PREEMPTED_EXIT_CODE
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)

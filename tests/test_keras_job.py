@@ -25,7 +25,7 @@ def test_the_demo_job_trains_evaluates_and_exports_locally(tmp_path, no_tf_confi
 
 def test_a_cluster_on_keras_3_fails_at_once_naming_the_fix(tmp_path, monkeypatch, capsys):
     pytest.importorskip("tensorflow")
-    from trainexec.keras_strategy import is_keras_3
+    from trainexec.keras.strategy import is_keras_3
 
     if not is_keras_3():
         pytest.skip("tf.keras is Keras 2 here: the cluster would train")

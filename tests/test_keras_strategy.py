@@ -4,7 +4,7 @@ import pytest
 
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.keras_strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
+from trainexec.keras.strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
                                       MULTI_WORKER_MIRRORED, PARAMETER_SERVER, SERVE, TRAIN,
                                       StrategyPlan, make_strategy, plan_for)
 

@@ -14,15 +14,15 @@ from fakes import ClockedLog, FakeClock, write_checkpoint
 from processes import ROOT, alive
 from trainexec.cluster import ClusterConfig
 from trainexec.completion import read_training_complete, record_training_complete
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.exporters import FinalExporter
+from trainexec.keras.exporters import FinalExporter
 from trainexec.finished_tasks import record_task_finished
-from trainexec.keras_serving import ServeObservation, decide, serve_until_training_over
-from trainexec.keras_strategy import plan_for
-from trainexec.keras_trainer import KerasTrainer, run_keras_job
+from trainexec.keras.serving import ServeObservation, decide, serve_until_training_over
+from trainexec.keras.strategy import plan_for
+from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
-from trainexec.keras_training import segments
+from trainexec.keras.training import segments
 from trainexec.launch import LocalCluster
 from trainexec.specs import EvalSpec, TrainSpec
 
@@ -249,15 +249,15 @@ def _check_task_logging(package, monkeypatch, capsys):
     assert configure_task_logging("worker:1")
     assert configure_task_logging("worker:2")  # updates, does not add
     assert len(package.handlers) == 1
-    logging.getLogger("trainexec.keras_training").info("Saved checkpoint %s", "ckpt-20")
-    logging.getLogger("trainexec.keras_training").debug("not shown")
+    logging.getLogger("trainexec.keras.training").info("Saved checkpoint %s", "ckpt-20")
+    logging.getLogger("trainexec.keras.training").debug("not shown")
     assert capsys.readouterr().err == (
-        "[worker:2] INFO trainexec.keras_training: Saved checkpoint ckpt-20\n")
+        "[worker:2] INFO trainexec.keras.training: Saved checkpoint ckpt-20\n")
     # Under `trainexec launch`, which prefixes every output line itself: no second prefix.
     assert configure_task_logging("worker:2", environ={LAUNCHED_TASK_ENV: "worker:2"})
-    logging.getLogger("trainexec.keras_training").info("Saved checkpoint %s", "ckpt-40")
+    logging.getLogger("trainexec.keras.training").info("Saved checkpoint %s", "ckpt-40")
     assert capsys.readouterr().err == (
-        "INFO trainexec.keras_training: Saved checkpoint ckpt-40\n")
+        "INFO trainexec.keras.training: Saved checkpoint ckpt-40\n")
 
     monkeypatch.setattr(package, "handlers", [])
     monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])

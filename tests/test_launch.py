@@ -23,7 +23,7 @@ import pytest
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch import JobResult, LocalCluster, TaskOutcome, processes
-from trainexec.launch.watcher import Watcher
+from trainexec.launch.orphan_reaper import Watcher
 from processes import (ROOT, GroupSignals, Launcher, alive, assert_no_survivors, cli,
                        count_ready, printed_pids, role, started_pids, wait_until)
 

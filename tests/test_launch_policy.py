@@ -8,14 +8,14 @@ import pytest
 
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.keras_strategy import plan_for
+from trainexec.keras.strategy import plan_for
 from trainexec.launch import LocalCluster
 from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEFT, RESTART,
                                      RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
                                      JobView, TaskView, decide)
+from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.launch.restart_groups import (LAUNCH_DIR_ENV, RestartRule, announce,
-                                             merge_rules, parse_group_flag, read_rules,
-                                             rule_for_plan)
+                                             merge_rules, parse_group_flag, read_rules)
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 

@@ -18,11 +18,11 @@ from fakes import FakeClock, RecordingExporter, point_state_file_at
 from sidecar_programs import toy
 from trainexec.checkpoints import checkpoint_step, latest_keras_checkpoint
 from trainexec.completion import read_training_complete, record_training_complete
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.exporters import BEST_FILE, BestExporter, FinalExporter
-from trainexec.keras_target import flatten_metrics
-from trainexec.sidecar import (METRICS_FILE, STATE_FILE, SidecarEvaluator,
+from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter
+from trainexec.keras.target import flatten_metrics
+from trainexec.keras.sidecar import (METRICS_FILE, STATE_FILE, SidecarEvaluator,
                                TrainingCompleteCallback)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,12 +13,12 @@ import trainexec
 from fakes import StubEstimator
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.estimator_trainer import EstimatorTrainer
-from trainexec.keras_strategy import plan_for
-from trainexec.keras_trainer import KerasTrainer, role_plan
+from trainexec.estimator.trainer import EstimatorTrainer
+from trainexec.keras.strategy import plan_for
+from trainexec.keras.trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec
-from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan,
-                               as_trainer)
+from trainexec.executor import as_trainer
+from trainexec.trainer import EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "keras_programs"))
 import keras_toy  # noqa: E402

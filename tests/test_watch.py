@@ -9,9 +9,11 @@ import time
 import pytest
 
 from trainexec.clock import SystemClock
-from trainexec.continuous import ContinuousEvalListener, ContinuousEvaluation, LoopPolicy
-from trainexec.evaluation import Evaluator
-from trainexec.watch import DirectoryWaiter, DirectoryWatcher, SleepWaiter, waiter_for
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.evaluation.loop import ContinuousEvaluation
+from trainexec.evaluation.policy import LoopPolicy
+from trainexec.evaluation.one_pass import Evaluator
+from trainexec.evaluation.watch import DirectoryWaiter, DirectoryWatcher, SleepWaiter, waiter_for
 from fakes import DirectoryTarget, FakeClock, point_state_file_at, write_checkpoint
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),

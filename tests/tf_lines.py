@@ -1,6 +1,6 @@
 """Which TensorFlow line the tests run on, for the `estimator` and `keras` markers.
 
-The check is the tests' own (not `trainexec.model.tf_estimator`), so that
+The check is the tests' own (not `trainexec.estimator.availability.tf_estimator`), so that
 tests/test_estimator_support.py can hold the product's check against it.
 """
 

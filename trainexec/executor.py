@@ -24,14 +24,14 @@ from typing import Any, Callable
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.server import WorkerDelay
 from trainexec.specs import validate_hooks, as_eval_spec, as_train_spec
 from trainexec.task_logging import configure_task_logging
-from trainexec.trainer import JobSettings, RolePlan, Trainer, as_trainer
+from trainexec.trainer import JobSettings, RolePlan, Trainer
 
-__all__ = ["TrainingExecutor", "train_and_evaluate"]
+__all__ = ["TrainingExecutor", "as_trainer", "train_and_evaluate"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,3 +173,16 @@ def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
     eval_spec = as_eval_spec(eval_spec)  # fail fast on a bad eval spec
     executor = TrainingExecutor(estimator, train_spec, eval_spec, **options)
     return executor.run()
+
+
+def as_trainer(model: Any) -> Trainer:
+    """`model` itself if it is a `Trainer`, else an `EstimatorTrainer` around it.
+
+    Raises TypeError for something that is neither (an Estimator-like object
+    missing `train`/`evaluate`, say), naming what is missing.
+    """
+    if isinstance(model, Trainer):
+        return model
+    from trainexec.estimator.trainer import EstimatorTrainer
+
+    return EstimatorTrainer(model)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable, NamedTuple
 
-from trainexec.exporters import check_exporter_name
+from trainexec.keras.exporters import check_exporter_name
 
 __all__ = [
     "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "validate_exporters",

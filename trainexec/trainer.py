@@ -8,12 +8,12 @@ trains and evaluates alone. The executor logs the plan and asks the trainer to
 carry it out with the job's settings (`JobSettings`).
 
 Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
-Estimator, `trainexec.estimator_trainer`) and `KerasTrainer`
-(`trainexec.keras_trainer`).
+Estimator, `trainexec.estimator.trainer`) and `KerasTrainer`
+(`trainexec.keras.trainer`).
 
 Example::
 
-    trainer = as_trainer(estimator_or_keras_trainer)
+    trainer = KerasTrainer(...)   # or EstimatorTrainer(estimator)
     plan = trainer.plan_role(cluster)
     logger.info("%s", plan.describe())
     result = trainer.run_role(plan, settings)
@@ -26,12 +26,12 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 from trainexec.clock import Clock
 from trainexec.cluster import ClusterConfig
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.server import WorkerDelay
 from trainexec.specs import EvalSpec, TrainSpec
 
 __all__ = ["EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings", "RolePlan",
-           "Trainer", "as_trainer"]
+           "Trainer"]
 
 # What a task does.
 TRAIN = "train"                             # trains (chief, worker, PSS coordinator)
@@ -125,16 +125,3 @@ class Trainer(Protocol):
     def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
         """Carries out `plan`; `(metrics, export_results)` where it evaluates."""
         ...
-
-
-def as_trainer(model: Any) -> Trainer:
-    """`model` itself if it is a `Trainer`, else an `EstimatorTrainer` around it.
-
-    Raises TypeError for something that is neither (an Estimator-like object
-    missing `train`/`evaluate`, say), naming what is missing.
-    """
-    if isinstance(model, Trainer):
-        return model
-    from trainexec.estimator_trainer import EstimatorTrainer
-
-    return EstimatorTrainer(model)

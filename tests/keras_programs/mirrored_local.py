@@ -17,10 +17,10 @@ import tensorflow as tf
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras_toy  # noqa: E402
-import trainexec.keras_trainer  # noqa: E402
+import trainexec.keras.trainer  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
-from trainexec.continuous import ContinuousEvalListener  # noqa: E402
-from trainexec.keras_trainer import KerasTrainer, run_keras_job  # noqa: E402
+from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
+from trainexec.keras.trainer import KerasTrainer, run_keras_job  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def main(prefix):
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     two_devices = tf.distribute.MirroredStrategy
     tf.distribute.MirroredStrategy = lambda *a, **k: two_devices(["/cpu:0", "/cpu:1"])
-    trainexec.keras_trainer.visible_gpus = lambda: 2
+    trainexec.keras.trainer.visible_gpus = lambda: 2
     for name in ("dense", "custom"):
         seen = StepsSeen()
         metrics, _ = run_keras_job(

@@ -27,7 +27,7 @@ import tensorflow as tf
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
-from trainexec.model import tf_estimator
+from trainexec.estimator.availability import tf_estimator
 
 __all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
 

@@ -28,7 +28,7 @@ import trainexec
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
-from trainexec.exporters import FinalExporter
+from trainexec.keras.exporters import FinalExporter
 
 __all__ = ["build_model", "eval_input_fn", "main", "train_input_fn"]
 

@@ -32,7 +32,7 @@ from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_
                                      how_it_ended, signal_name, stopped_reason)
 from trainexec.launch.spec import plan_tasks
 from trainexec.launch.task import Task
-from trainexec.launch.watcher import Watcher
+from trainexec.launch.orphan_reaper import Watcher
 from trainexec.task_logging import LAUNCHED_TASK_ENV
 
 __all__ = ["LocalCluster"]

@@ -33,7 +33,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from trainexec.launch.restart_groups import PREEMPTED_EXIT_CODE, RestartRule
+from trainexec.exit_codes import PREEMPTED_EXIT_CODE
+from trainexec.launch.restart_groups import RestartRule
 
 __all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
            "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]

@@ -5,7 +5,7 @@ stopped by SIGKILL to its whole process group after SIGTERM and the grace, so
 every process it started that stayed in its group dies with it. A crashed
 task's group is killed before the task is restarted; the group of a task that
 exited 0 is killed when the job ends. If the launcher itself dies, even by
-SIGKILL, a watcher process (`trainexec.launch.watcher`) SIGKILLs every task
+SIGKILL, a watcher process (`trainexec.launch.orphan_reaper`) SIGKILLs every task
 group not yet killed, and on Linux the kernel also SIGKILLs each task
 (PR_SET_PDEATHSIG, set in the task before exec, tied to the thread that forked
 it: hence one forking thread). Not covered: a process that leaves its task's
@@ -39,7 +39,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence, TextIO, Union
 
-from trainexec.launch import watcher as watchers
+from trainexec.launch import orphan_reaper as watchers
 from trainexec.launch.task import Task
 
 __all__ = ["FORKING_THREAD", "ForkingThread", "Output", "die_with_parent", "exit_code",

@@ -17,7 +17,7 @@ How the launcher learns this (`trainexec launch`, `trainexec.launch.LocalCluster
       {"task": "worker:1", "strategy": "multi_worker_mirrored",
        "restart_group": ["chief:0", "worker:0", "worker:1"], "carry_on": false}
 
-  `KerasTrainer` jobs do this by themselves (`rule_for_plan`); the file stays
+  `KerasTrainer` jobs do this by themselves (`trainexec.keras.restart_rule`); the file stays
   valid across restarts, as TF_CONFIG does not change.
 * **A flag, for hand-written jobs:** `--restart-group chief,worker` (job or
   task names; repeatable) makes the named tasks one group, each way round.
@@ -40,22 +40,18 @@ import dataclasses
 import json
 import logging
 import os
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from trainexec.cluster import CHIEF, PS, WORKER
-
-if TYPE_CHECKING:  # the launcher reads rules without loading the Keras modules
-    from trainexec.keras_strategy import StrategyPlan
+from trainexec.exit_codes import PREEMPTED_EXIT_CODE
 
 __all__ = ["LAUNCH_DIR_ENV", "PREEMPTED_EXIT_CODE", "RestartRule", "announce",
-           "merge_rules", "parse_group_flag", "read_rules", "rule_for_plan"]
+           "merge_rules", "parse_group_flag", "read_rules"]
 
 # Tasks print this name in their logs ("INFO trainexec.restart_groups: ..."), as before
 # the module moved into trainexec.launch.
 logger = logging.getLogger("trainexec.restart_groups")
 
 LAUNCH_DIR_ENV = "TRAINEXEC_LAUNCH_DIR"
-PREEMPTED_EXIT_CODE = 75
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,31 +82,6 @@ class RestartRule:
 
 def _file_name(task: str) -> str:
     return task.replace(":", "-") + ".json"
-
-
-def rule_for_plan(plan: "StrategyPlan") -> RestartRule:
-    """The restart rule of a KerasTrainer task (`keras_strategy.StrategyPlan`; pure).
-
-    MWMS: every training task together. PSS: a worker alone (and the job may go
-    on without it); a ps with the chief, which restores the variables; the chief
-    alone. Anything else (a lone chief, the evaluator): itself.
-    """
-    from trainexec.keras_strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER
-
-    cluster = plan.cluster
-    task = cluster.task_name
-    training = cluster.training_cluster
-    if plan.kind == MULTI_WORKER_MIRRORED and cluster.task_type in training:
-        group = tuple(f"{job}:{i}" for job in (CHIEF, WORKER)
-                      for i in range(len(training.get(job, ()))))
-        return RestartRule(task, group, strategy=plan.kind, ends_by_itself=True)
-    if plan.kind == PARAMETER_SERVER and cluster.task_type == WORKER:
-        return RestartRule(task, (task,), carry_on=True, strategy=plan.kind,
-                           ends_by_itself=True)
-    if plan.kind == PARAMETER_SERVER and cluster.task_type == PS:
-        return RestartRule(task, (task, f"{CHIEF}:0"), strategy=plan.kind,
-                           ends_by_itself=True)
-    return RestartRule(task, (task,), strategy=plan.kind, ends_by_itself=True)
 
 
 def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str | None:

@@ -16,7 +16,7 @@ ParameterServerStrategy chief):
    ParameterServerStrategy, a step run again after its worker died) ends the
    `fit` call, and the next one is planned from the step reached;
 4. on SIGTERM, save after the current step and raise `Preempted` (a
-   SystemExit with code 75; see `trainexec.keras_preemption`).
+   SystemExit with code 75; see `trainexec.keras.preemption`).
 
 Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
 worker must take part in each save, so the others write to a temporary
@@ -38,8 +38,8 @@ import tempfile
 from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.errors import ConfigError
-from trainexec.keras_preemption import preemption_saves
-from trainexec.keras_strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
+from trainexec.keras.preemption import preemption_saves
+from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
 
 __all__ = ["CHECKPOINT_NAME", "Trained", "call_input_fn", "segments", "train_to_max_steps"]
 

@@ -36,7 +36,7 @@ import os
 from trainexec.checkpoints import checkpoint_step
 from trainexec.completion import read_training_complete
 from trainexec.finished_tasks import FinishedTasks
-from trainexec.tasks.context import TaskContext
+from trainexec.estimator.roles.context import TaskContext
 
 __all__ = ["PsObservation", "decide", "run"]
 

@@ -1,5 +1,5 @@
 """One module per cluster role; each exposes `run(context)`."""
 
-from trainexec.tasks.context import TaskContext
+from trainexec.estimator.roles.context import TaskContext
 
 __all__ = ["TaskContext"]

@@ -4,7 +4,7 @@ A cluster manager that preempts a task sends it SIGTERM and kills it a grace
 period later. A training task of a `KerasTrainer` job then saves a checkpoint
 (`ckpt-<step>` in model_dir, written by the chief) after the step it is in and
 raises `Preempted`, a `SystemExit` with code 75
-(`trainexec.launch.restart_groups.PREEMPTED_EXIT_CODE`): unless the user's script
+(`trainexec.exit_codes.PREEMPTED_EXIT_CODE`): unless the user's script
 catches it, the process exits 75, "preempted, saved: restart me", and the
 restarted run resumes at that step.
 
@@ -51,8 +51,8 @@ import tempfile
 import threading
 from typing import Any, Callable, Iterator
 
-from trainexec.keras_strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
-from trainexec.launch.restart_groups import PREEMPTED_EXIT_CODE
+from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
+from trainexec.exit_codes import PREEMPTED_EXIT_CODE
 
 __all__ = ["Preempted", "preemption_saves"]
 

@@ -1,10 +1,10 @@
-"""The Estimator's evaluator task: `trainexec.evaluator_task` on an `EstimatorTarget`,
+"""The Estimator's evaluator task: `trainexec.evaluation.evaluator_role` on an `EstimatorTarget`,
 whose persistent evaluation session it closes at the end."""
 
 from __future__ import annotations
 
-from trainexec.evaluator_task import evaluate_until_done
-from trainexec.tasks.context import TaskContext
+from trainexec.evaluation.evaluator_role import evaluate_until_done
+from trainexec.estimator.roles.context import TaskContext
 
 __all__ = ["run"]
 

@@ -25,9 +25,9 @@ from typing import Any
 
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.model import check_trainable
-from trainexec.tasks import chief, evaluator, local, master, ps, worker
-from trainexec.tasks.context import TaskContext
+from trainexec.estimator.availability import check_trainable
+from trainexec.estimator.roles import chief, evaluator, local, master, ps, worker
+from trainexec.estimator.roles.context import TaskContext
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
 

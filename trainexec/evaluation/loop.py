@@ -1,10 +1,10 @@
 """The continuous evaluation loop: start delay, throttle, stop conditions, listeners.
 
-The loop is split in two: `decide(observation, policy)` is a pure function that
-answers "what next?" (evaluate / wait / stop), and `ContinuousEvaluation`
-observes the world, asks, and acts. Waiting is a wait of at most a short poll
+`ContinuousEvaluation` observes the world, asks the pure
+`trainexec.evaluation.policy.decide` "what next?" (evaluate / wait / stop), and
+acts. Waiting is a wait of at most a short poll
 interval (never a busy loop) that a change in a local model directory cuts
-short (`trainexec.watch`: inotify), so a new checkpoint is picked up at once; the final checkpoint is evaluated as soon as it is complete,
+short (`trainexec.evaluation.watch`: inotify), so a new checkpoint is picked up at once; the final checkpoint is evaluated as soon as it is complete,
 whatever the throttle; and the loop stops by itself once it has evaluated the
 last checkpoint of a finished run, with or without `max_steps`.
 
@@ -31,8 +31,6 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import logging
 import os
@@ -44,28 +42,15 @@ from trainexec.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
 from trainexec.completion import (TrainingComplete, atomic_write_text, completion_path,
                                   model_dir_path, read_training_complete)
-from trainexec.errors import ConfigError
-from trainexec.evaluation import (CheckpointDisappearedError, CorruptCheckpointError,
-                                  EvalResult, EvalStatus, EvaluationTarget, Evaluator,
-                                  describe_error)
-from trainexec.watch import Waiter, waiter_for
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
+from trainexec.evaluation.policy import (Action, Decision, Failure, FailureKind, LoopPolicy,
+                                         Observation, decide)
+from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
+                                         EvaluationTarget, describe_error)
+from trainexec.evaluation.watch import Waiter, waiter_for
 
-__all__ = [
-    "START_MARKER",
-    "STILL_WAITING_LOG_SECS",
-    "Action",
-    "CheckpointDisappearedError",
-    "ContinuousEvalListener",
-    "ContinuousEvaluation",
-    "CorruptCheckpointError",
-    "Decision",
-    "Failure",
-    "FailureKind",
-    "ListenerList",
-    "LoopPolicy",
-    "Observation",
-    "decide",
-]
+__all__ = ["START_MARKER", "STILL_WAITING_LOG_SECS", "ContinuousEvaluation"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,314 +59,6 @@ STILL_WAITING_LOG_SECS = 60.0
 # Written under the model directory when the loop starts: a completion record
 # older than it (by the file system's clock) may be an earlier run's.
 START_MARKER = "trainexec/started/evaluator.json"
-
-
-class ContinuousEvalListener:
-    """Hooks around each evaluation; return False to stop evaluating.
-
-    Subclass and override what you need::
-
-        class StopAfterThree(ContinuousEvalListener):
-            def __init__(self):
-                self.count = 0
-            def after_eval(self, eval_result):
-                self.count += 1
-                return self.count < 3
-    """
-
-    def before_eval(self) -> bool:
-        """Called before each evaluation; False skips it and stops the loop."""
-        return True
-
-    def after_eval(self, eval_result: EvalResult) -> bool:
-        """Called with each `EvalResult`; False stops the loop."""
-        del eval_result
-        return True
-
-    def on_skip(self, checkpoint_path: str) -> None:
-        """Called when a checkpoint cannot be loaded and is skipped for good."""
-        del checkpoint_path
-
-
-class ListenerList(ContinuousEvalListener):
-    """Fans each call out to several listeners; any False stops the loop."""
-
-    def __init__(self, listeners: Iterable[ContinuousEvalListener | None]) -> None:
-        self.listeners = [listener for listener in listeners if listener is not None]
-        for listener in self.listeners:
-            if not isinstance(listener, ContinuousEvalListener):
-                raise TypeError(
-                    "`continuous_eval_listener` must be a trainexec."
-                    f"ContinuousEvalListener, got {type(listener).__name__}")
-
-    def before_eval(self) -> bool:
-        return all([listener.before_eval() for listener in self.listeners])
-
-    def after_eval(self, eval_result: EvalResult) -> bool:
-        return all([listener.after_eval(eval_result) for listener in self.listeners])
-
-    def on_skip(self, checkpoint_path: str) -> None:
-        for listener in self.listeners:
-            listener.on_skip(checkpoint_path)
-
-
-class Action(enum.Enum):
-    EVALUATE = "evaluate"
-    WAIT = "wait"
-    SKIP = "skip"  # give up on the latest checkpoint: it stayed unreadable
-    STOP = "stop"
-    FAIL = "fail"  # raise the last evaluation's error: it is not the checkpoint's
-
-
-@dataclasses.dataclass(frozen=True)
-class Decision:
-    """What to do next. `warn`: the user should hear of it (a stop that leaves
-    the run's last checkpoint unevaluated, or a failure)."""
-
-    action: Action
-    reason: str
-    wait_secs: float = 0.0
-    is_final: bool = False
-    warn: bool = False
-
-
-class FailureKind(enum.Enum):
-    """Why an evaluation attempt failed."""
-
-    CORRUPT = "corrupt"  # its files are there but do not load: skipped
-    DISAPPEARED = "disappeared"  # its files are gone: rotated out by the trainer
-    ERROR = "error"  # its files are all there: not the checkpoint's fault
-
-
-@dataclasses.dataclass(frozen=True)
-class Failure:
-    """The last failed evaluation attempt: of which checkpoint, when, why."""
-
-    path: str
-    at: float
-    kind: FailureKind
-    message: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class LoopPolicy:
-    """How the loop paces itself and when it gives up.
-
-    Attributes:
-      start_delay_secs: wait this long before the first evaluation (cut short
-        when training has already finished).
-      throttle_secs: minimum seconds between evaluation starts (not applied to
-        the final checkpoint).
-      poll_secs: how often to look for a new checkpoint while waiting.
-      max_training_steps: a checkpoint at or past this step is the last one.
-      idle_timeout_secs: stop after this long without a new checkpoint (None:
-        never), whatever the loop waits for (start delay, throttle, a checkpoint
-        still being written, the chief's completion record); a complete
-        checkpoint not yet evaluated is evaluated first.
-      completion_wait_secs: once a checkpoint reaches `max_training_steps`, how
-        long to wait for the chief's completion record, which names the real
-        last checkpoint (asynchronous workers can push the chief one save past
-        `max_steps`), before treating that checkpoint as the last.
-      stale_record_grace_secs: a completion record written before this
-        evaluator started (its file is older than the evaluator's start marker,
-        both by the file system's clock) may be left by an earlier run in the
-        same model_dir; it is trusted only after this long, time for a new
-        run's chief to clear it. 0 trusts every record at once (and writes no
-        start marker).
-      unreadable_timeout_secs: a checkpoint that still looks incomplete (files
-        missing, an unreadable index or HDF5 file, a zip without its directory)
-        after this long with none of its files changing is reported and skipped:
-        a writer that died left it so.
-    """
-
-    start_delay_secs: float = 0.0
-    throttle_secs: float = 0.0
-    poll_secs: float = 1.0
-    max_training_steps: int | None = None
-    idle_timeout_secs: float | None = None
-    completion_wait_secs: float = 30.0
-    stale_record_grace_secs: float = 30.0
-    unreadable_timeout_secs: float = 60.0
-
-    def __post_init__(self) -> None:
-        for field in ("start_delay_secs", "throttle_secs", "completion_wait_secs",
-                      "stale_record_grace_secs", "unreadable_timeout_secs"):
-            value = getattr(self, field)
-            if value is None or value < 0:
-                raise ConfigError(f"`{field}` ({value}) must be >= 0 seconds")
-        if self.poll_secs is None or self.poll_secs <= 0:
-            raise ConfigError(
-                f"`poll_secs` ({self.poll_secs}) must be > 0 seconds, e.g. 1.0")
-        if self.idle_timeout_secs is not None and self.idle_timeout_secs <= 0:
-            raise ConfigError(
-                f"`idle_timeout_secs` ({self.idle_timeout_secs}) must be > 0 seconds "
-                "or None to wait for new checkpoints forever")
-
-
-@dataclasses.dataclass(frozen=True)
-class Observation:
-    """What the loop saw on one look at the world.
-
-    `completion_predates_start` says the completion record was written before
-    this evaluator started; `max_steps_reached_at` is when the loop first saw a
-    checkpoint at or past `max_training_steps` (None: not yet).
-    `incomplete_since` is when the latest checkpoint was first seen incomplete
-    in its present state (its files unchanged since), and `incomplete_reason`
-    why it is incomplete. `last_failure` is the last failed evaluation attempt
-    (None after a success).
-    """
-
-    now: float
-    started_at: float
-    latest: CheckpointInfo | None
-    latest_is_complete: bool
-    last_evaluated: CheckpointInfo | None
-    last_eval_started_at: float | None
-    last_new_checkpoint_at: float
-    completion: TrainingComplete | None = None
-    skipped: frozenset = frozenset()
-    completion_predates_start: bool = False
-    max_steps_reached_at: float | None = None
-    incomplete_since: float | None = None
-    incomplete_reason: str = ""
-    last_failure: Failure | None = None
-
-
-_FINAL, _ENDING, _NOT_FINAL = "final", "ending", "not final"
-
-
-def _trusted_completion(obs: Observation, policy: LoopPolicy) -> TrainingComplete | None:
-    if obs.completion is None:
-        return None
-    if (obs.completion_predates_start
-            and obs.now - obs.started_at < policy.stale_record_grace_secs):
-        return None  # maybe an earlier run's record, about to be cleared
-    return obs.completion
-
-
-def _is_last(checkpoint: CheckpointInfo, completion: TrainingComplete) -> bool:
-    """Whether `checkpoint` is (or is past) the one the completion record names.
-
-    Names are compared with names, so the numbering need not be training steps
-    (Keras numbers by epoch or save). The record is written after training
-    returns: one that names no checkpoint means the newest is the last, and so
-    does a name without a number.
-    """
-    if not completion.checkpoint:
-        return True
-    if os.path.basename(completion.checkpoint) == os.path.basename(checkpoint.path):
-        return True
-    # Numbers from names on both sides: `checkpoint.step` may hold the training
-    # step (an evaluated checkpoint), which Keras names do not carry.
-    number = checkpoints.checkpoint_order(checkpoint.path)
-    recorded = checkpoints.checkpoint_order(completion.checkpoint)
-    return number is None or recorded is None or number >= recorded
-
-
-def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,
-              obs: Observation, policy: LoopPolicy) -> str:
-    if completion is not None:
-        return _FINAL if _is_last(checkpoint, completion) else _NOT_FINAL
-    max_steps = policy.max_training_steps
-    if not (max_steps and checkpoint.step is not None and checkpoint.step >= max_steps):
-        return _NOT_FINAL
-    reached = obs.max_steps_reached_at
-    if reached is not None and obs.now - reached >= policy.completion_wait_secs:
-        return _FINAL  # no record came (a chief that keeps none): max_steps decides
-    return _ENDING
-
-
-def decide(obs: Observation, policy: LoopPolicy) -> Decision:
-    """The next step of the loop, from what it observed (pure).
-
-    Failed attempts (`obs.last_failure`):
-
-    * a checkpoint that disappeared (its files are gone: the trainer rotated it
-      out) or was skipped as corrupt is not retried; the next evaluation, of
-      whatever checkpoint is then the latest, starts no sooner than `poll_secs`
-      after the failure, so a failing evaluation never turns into a busy loop;
-    * any other failure, in particular a `NotFoundError` while the checkpoint's
-      files are all there, is the user's (a wrong eval input path, a missing
-      vocabulary file): FAIL, and the driver re-raises the original error at
-      once, as `tf.estimator`'s evaluator does. Retrying cannot fix it, and a
-      retry count would only delay the real error and hide it behind a loop.
-
-    The idle timeout (`idle_timeout_secs` without a new checkpoint) holds in
-    every state: during the start delay and the throttle a pending complete
-    checkpoint is evaluated at once and the loop stops after it; a checkpoint
-    at `max_training_steps` whose completion record is not in is evaluated as
-    the last; one still incomplete ends the loop, named.
-    """
-    failure = obs.last_failure
-    if failure is not None and failure.kind is FailureKind.ERROR:
-        return Decision(Action.FAIL, f"evaluating {failure.path} failed, and its files "
-                        "are all there, so the error is not the checkpoint's (a wrong "
-                        f"eval input path?): {failure.message}", warn=True)
-    poll = policy.poll_secs
-    completion = _trusted_completion(obs, policy)
-    idle_for = obs.now - obs.last_new_checkpoint_at
-    idle_timed_out = (policy.idle_timeout_secs is not None
-                      and idle_for >= policy.idle_timeout_secs)
-    delay_left = obs.started_at + policy.start_delay_secs - obs.now
-    if delay_left > 0 and completion is None and not idle_timed_out:
-        return Decision(Action.WAIT, "start delay", min(delay_left, poll))
-    latest = obs.latest
-    if latest is None:
-        if completion is not None:
-            return Decision(Action.STOP, "training finished but left no checkpoint")
-        if idle_timed_out:
-            return Decision(Action.STOP, f"no checkpoint appeared in {idle_for:.0f}s")
-        return Decision(Action.WAIT, "no checkpoint yet", poll)
-    done = obs.last_evaluated
-    evaluated = done is not None and latest.path == done.path
-    if evaluated or latest.path in obs.skipped:
-        finality = _finality(done if evaluated else latest, completion, obs, policy)
-        if finality == _FINAL and not evaluated:
-            return Decision(Action.STOP, f"the last checkpoint of the run, {latest.path}, "
-                            "cannot be loaded and was skipped: no final evaluation or "
-                            "export", warn=True)
-        if finality == _FINAL:
-            return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
-                            is_final=True)
-        if idle_timed_out:
-            return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
-        return Decision(Action.WAIT, "no new checkpoint", poll)
-    if not obs.latest_is_complete:
-        since = obs.incomplete_since
-        if since is not None and obs.now - since >= policy.unreadable_timeout_secs:
-            return Decision(Action.SKIP, f"checkpoint unchanged and unreadable for "
-                            f"{obs.now - since:.0f}s ({obs.incomplete_reason})")
-        if idle_timed_out:
-            return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s, and the "
-                            f"latest, {latest.path}, is still incomplete "
-                            f"({obs.incomplete_reason})", warn=True)
-        return Decision(Action.WAIT, "checkpoint still being written", poll)
-    finality = _finality(latest, completion, obs, policy)
-    if finality == _FINAL:
-        return _evaluate(obs, policy, "final checkpoint", is_final=True)
-    if finality == _ENDING:
-        if idle_timed_out:
-            return _evaluate(obs, policy, f"max_steps reached and no newer checkpoint in "
-                             f"{idle_for:.0f}s: it is the last", is_final=True)
-        return Decision(Action.WAIT, "max_steps reached: waiting for the chief's "
-                        "completion record naming the last checkpoint", poll)
-    if obs.last_eval_started_at is not None and not idle_timed_out:
-        throttle_left = obs.last_eval_started_at + policy.throttle_secs - obs.now
-        if throttle_left > 0:
-            return Decision(Action.WAIT, "throttled", min(throttle_left, poll))
-    return _evaluate(obs, policy, "new checkpoint")
-
-
-def _evaluate(obs: Observation, policy: LoopPolicy, reason: str,
-              is_final: bool = False) -> Decision:
-    """EVALUATE, once `poll_secs` have passed since a failed attempt."""
-    failure = obs.last_failure
-    if failure is not None:
-        left = failure.at + policy.poll_secs - obs.now
-        if left > 0:
-            return Decision(Action.WAIT, "pausing after the failed evaluation of "
-                            f"{os.path.basename(failure.path)}", left)
-    return Decision(Action.EVALUATE, reason, is_final=is_final)
 
 
 class ContinuousEvaluation:
@@ -400,7 +77,7 @@ class ContinuousEvaluation:
       policy: pacing and stop conditions.
       listener: a `ContinuousEvalListener` (or None).
       clock: time source; tests pass a fake one.
-      waiter: how the loop waits (`trainexec.watch.Waiter`); default: watching
+      waiter: how the loop waits (`trainexec.evaluation.watch.Waiter`); default: watching
         a local model directory on the real clock, else sleeping on `clock`.
       completion_filter: given the completion record (or None) and the latest
         checkpoint path read just after it, returns the record to act on;

@@ -2,18 +2,18 @@
 
 The same program runs as every task of a TF_CONFIG cluster, or alone; only
 TF_CONFIG differs. `run_keras_job` plays this process's role
-(`trainexec.keras_strategy.plan_for` decides it):
+(`trainexec.keras.strategy.plan_for` decides it):
 
 * local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
   at most every `eval_spec.throttle_secs` and always at the end; returns
   `(metrics, export_results)`;
 * training tasks (chief and workers under MultiWorkerMirroredStrategy, the
-  chief under ParameterServerStrategy): train (see `trainexec.keras_training`);
+  chief under ParameterServerStrategy): train (see `trainexec.keras.training`);
   the chief clears an earlier run's completion record first and records
   completion at the end, so evaluators stop by themselves; each records that it
   finished (`trainexec.finished_tasks`); returns `(None, [])`;
 * ParameterServerStrategy workers and ps: serve until the chief has finished,
-  then return `(None, [])` (`trainexec.keras_serving`);
+  then return `(None, [])` (`trainexec.keras.serving`);
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
   `(metrics, export_results)` once the run's last checkpoint is evaluated.
 
@@ -41,17 +41,18 @@ from typing import Any, Callable, Iterable, Sequence
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import ClusterConfig
 from trainexec.completion import clear_training_complete, record_training_complete
-from trainexec.continuous import ContinuousEvalListener, ListenerList
+from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
-from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
+from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.finished_tasks import record_task_finished
-from trainexec.keras_serving import serve_until_training_over
+from trainexec.keras.serving import serve_until_training_over
 from trainexec import trainer as trainer_roles
-from trainexec.keras_strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_MIRRORED,
+from trainexec.keras.strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, SERVE, StrategyPlan, is_keras_3,
                                       plan_for, visible_gpus)
-from trainexec.keras_training import call_input_fn, check_compiled, train_to_max_steps
-from trainexec.launch.restart_groups import announce, rule_for_plan
+from trainexec.keras.training import call_input_fn, check_compiled, train_to_max_steps
+from trainexec.keras.restart_rule import rule_for_plan
+from trainexec.launch.restart_groups import announce
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import JobSettings, RolePlan
@@ -279,7 +280,7 @@ def _train(plan: StrategyPlan, trainer: KerasTrainer, train_spec: TrainSpec,
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
     """A `KerasTarget` on a model of its own, built without a strategy."""
-    from trainexec.keras_target import KerasTarget  # loads TensorFlow
+    from trainexec.keras.target import KerasTarget  # loads TensorFlow
 
     model = trainer.build_model()
     check_compiled(model)
@@ -382,7 +383,7 @@ def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
                            task_name: str) -> tuple:
     """The evaluator task: the same engine as the Estimator's evaluator (one
     evaluator per evaluation, the final export once per run)."""
-    from trainexec.evaluator_task import evaluate_until_done
+    from trainexec.evaluation.evaluator_role import evaluate_until_done
 
     return evaluate_until_done(
         _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,

@@ -49,7 +49,7 @@ import uuid
 from typing import Callable
 
 from trainexec.completion import atomic_write_text, file_system_now, read_json_file
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.liveness import ALIVE, GONE, Owner
 
 __all__ = [

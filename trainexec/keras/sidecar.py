@@ -2,7 +2,7 @@
 
 It watches a checkpoint directory and runs `model.evaluate` on each new
 checkpoint, on the same continuous loop as the Estimator evaluator
-(`trainexec.continuous`). Compared with `tf.keras.utils.SidecarEvaluator` it
+(`trainexec.evaluation.loop`). Compared with `tf.keras.utils.SidecarEvaluator` it
 also stops by itself when training is over, skips a corrupt checkpoint instead
 of dying, waits for one still being written, runs exporters and listeners, and
 resumes where it left off after a restart.
@@ -19,10 +19,10 @@ Training writes checkpoints one of two ways:
   (`"ckpt-{epoch}.keras"`); the numbers in the file names order them.
 
 The evaluator keeps `sidecar_state.json` (what it evaluated last) and
-`final_export.json` (the final export done, see `trainexec.final_export`), and
+`final_export.json` (the final export done, see `trainexec.evaluation.final_export`), and
 appends one JSON line per evaluation to `sidecar_metrics.jsonl`, all in
 `state_dir` (default: the checkpoint directory). While it runs it holds
-`evaluator_lease.json` there (`trainexec.lease`): a second evaluator with the
+`evaluator_lease.json` there (`trainexec.evaluation.lease`): a second evaluator with the
 same `state_dir` is refused, naming the one running.
 
 Give each evaluator of the same checkpoints (say, one per eval data set) its
@@ -58,14 +58,15 @@ from trainexec.clock import Clock, SystemClock
 from trainexec.completion import (TrainingComplete, clear_training_complete, read_json_file,
                                   read_training_complete, record_training_complete,
                                   write_json_record)
-from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation,
-                                  ListenerList, LoopPolicy)
+from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
+from trainexec.evaluation.loop import ContinuousEvaluation
+from trainexec.evaluation.policy import LoopPolicy
 from trainexec.errors import ConfigError
-from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
-from trainexec.exporters import check_exporter_name
-from trainexec.final_export import FinalExportListener, FinalExportRecord, FinalOnce
-from trainexec.keras_target import KerasTarget
-from trainexec.lease import EvaluatorLease, LeaseGuard
+from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
+from trainexec.keras.exporters import check_exporter_name
+from trainexec.evaluation.final_export import FinalExportListener, FinalExportRecord, FinalOnce
+from trainexec.keras.target import KerasTarget
+from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 
 __all__ = [
     "METRICS_FILE",
@@ -175,7 +176,7 @@ class SidecarEvaluator:
       poll_secs: how often to look for a new checkpoint.
       idle_timeout_secs: stop after this long without a new checkpoint.
       listeners: `ContinuousEvalListener`s; one returning False stops the loop.
-      exporters: exporters from `trainexec.exporters`, run after each evaluation;
+      exporters: exporters from `trainexec.keras.exporters`, run after each evaluation;
         each one's final export happens once, across restarts too.
       state_dir: where the state, the metrics log and the lease live (default
         checkpoint_dir). Another directory also gets this evaluator's exports,
@@ -227,7 +228,7 @@ class SidecarEvaluator:
         """Evaluates until training is over (or a stop condition); returns the
         last metrics, including `global_step`, or None if nothing was evaluated.
 
-        Raises `trainexec.lease.EvaluatorAlreadyRunning` when another evaluator
+        Raises `trainexec.evaluation.lease.EvaluatorAlreadyRunning` when another evaluator
         holds this `state_dir`.
         """
         with EvaluatorLease(self.state_dir,
@@ -328,7 +329,7 @@ def _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, export
     for exporter, name in zip(exporters or (), names):
         if name is None or not callable(getattr(exporter, "export", None)):
             raise ConfigError(f"exporter {exporter!r} needs a non-empty string `name` and "
-                              "an export(...) method; see trainexec.exporters")
+                              "an export(...) method; see trainexec.keras.exporters")
         check_exporter_name(name)
     if len(set(names)) != len(names):
         raise ConfigError(f"exporter names {names} must be unique: each names a "

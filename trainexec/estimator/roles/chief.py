@@ -1,8 +1,8 @@
 """The chief: trains, saves checkpoints, and records when training is done."""
 
-from trainexec.tasks.context import TaskContext
-from trainexec.tasks.training import (record_completion, run_distributed_training,
-                                      start_fresh_run)
+from trainexec.estimator.roles.context import TaskContext
+from trainexec.estimator.roles.training import (record_completion, run_distributed_training,
+                                                      start_fresh_run)
 
 __all__ = ["run"]
 

@@ -1,13 +1,7 @@
-"""The small protocol between the executor and the model it trains.
-
-A `tf.estimator.Estimator` satisfies `TrainableModel` as it is; a Keras trainer
-can satisfy it too. `EstimatorTarget` adapts such a model to the evaluation
-engine's `EvaluationTarget`. `tf_estimator()` gives the `tf.estimator` module,
-or a ConfigError naming the fix on TensorFlow lines without it (2.16 and later).
+"""`EstimatorTarget`: an Estimator's checkpoints as the evaluation engine's target.
 
 Example::
 
-    check_trainable(estimator)                       # TypeError if it is not one
     target = EstimatorTarget(estimator, eval_spec)
     metrics = target.evaluate(target.latest_checkpoint())
 """
@@ -15,89 +9,17 @@ Example::
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
-from trainexec.errors import ConfigError
-from trainexec.evaluation import (CheckpointDisappearedError, CorruptCheckpointError,
-                                  describe_error)
+from trainexec.estimator.availability import TrainableModel
+from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
+                                         describe_error)
 
-__all__ = ["ESTIMATOR_FIX", "EstimatorTarget", "TrainableModel", "check_trainable",
-           "tf_estimator"]
-
-_REQUIRED = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
+__all__ = ["EstimatorTarget"]
 
 logger = logging.getLogger(__name__)
-
-ESTIMATOR_FIX = ('Estimators need TensorFlow 2.15 with tensorflow-estimator: '
-                 'pip install "trainexec[estimator]"')
-
-
-def _estimator_problem() -> str | None:
-    """None where `tf.estimator` works; otherwise why not, with the fix."""
-    import tensorflow as tf  # here, so that importing trainexec stays light
-    try:
-        tf.estimator.Estimator  # on 2.15 this imports tensorflow_estimator
-    except AttributeError:  # 2.16 and later have no tf.estimator at all
-        return (f"tf.estimator is not available: the installed TensorFlow "
-                f"{tf.__version__} has none. {ESTIMATOR_FIX}")
-    except ImportError as err:  # 2.15 without tensorflow-estimator
-        return (f"tf.estimator is not available: TensorFlow {tf.__version__} could not "
-                f"import tensorflow_estimator ({err}). {ESTIMATOR_FIX}")
-    return None
-
-
-def tf_estimator() -> Any:
-    """The `tf.estimator` module.
-
-    Raises ConfigError naming the installed TensorFlow version and the fix
-    (`pip install "trainexec[estimator]"`) where there is none: TensorFlow 2.16
-    and later removed it, and 2.15 needs tensorflow-estimator installed.
-    """
-    problem = _estimator_problem()
-    if problem is not None:
-        raise ConfigError(problem)
-    import tensorflow as tf
-    return tf.estimator  # the loaded module, no longer 2.15's lazy loader
-
-
-@runtime_checkable
-class TrainableModel(Protocol):
-    """What the executor uses of an Estimator.
-
-    `config` is a `RunConfig`-like object (task_type, task_id, session_config,
-    save_checkpoints_steps, save_checkpoints_secs, and optionally
-    experimental_max_worker_delay_secs).
-    """
-
-    config: Any
-    model_dir: str
-
-    def train(self, input_fn, hooks=None, steps=None, max_steps=None,
-              saving_listeners=None) -> Any: ...
-
-    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None,
-                 name=None) -> dict: ...
-
-    def latest_checkpoint(self) -> str | None: ...
-
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           **kwargs) -> Any: ...
-
-
-def check_trainable(model: Any) -> None:
-    """Raises TypeError naming what `model` lacks to be trained by trainexec."""
-    missing = [name for name in _REQUIRED if not hasattr(model, name)]
-    if missing:
-        message = ("`estimator` must be a tf.estimator.Estimator or another model with "
-                   f"{', '.join(_REQUIRED)}; {type(model).__name__} lacks "
-                   f"{', '.join(missing)}")
-        problem = _estimator_problem()
-        if problem is not None:
-            message += f". Note: {problem}"
-        raise TypeError(message)
-
 
 class EstimatorTarget:
     """Evaluates an Estimator's checkpoints as an `EvalSpec` says.
@@ -113,7 +35,7 @@ class EstimatorTarget:
 
     With `persistent` (the default, unless `TRAINEXEC_PERSISTENT_EVAL=0`) a
     real Estimator is evaluated through one evaluation graph and session built
-    on first use (`trainexec.estimator_eval.PersistentEvaluation`): the same
+    on first use (`trainexec.estimator.persistent_eval.PersistentEvaluation`): the same
     metrics and summaries, without a graph and a session per checkpoint. What
     that path cannot serve exactly goes to `estimator.evaluate`, with one log
     line saying why.
@@ -173,7 +95,7 @@ class EstimatorTarget:
     def _persistent_evaluation(self) -> Any:
         """The persistent evaluation, built on first use; False to fall back."""
         if self._persistent is None:
-            from trainexec import estimator_eval
+            from trainexec.estimator import persistent_eval as estimator_eval
 
             wanted = self._persistent_wanted
             if wanted is None:
@@ -202,7 +124,7 @@ class EstimatorTarget:
     def _evaluate(self, checkpoint_path: str) -> dict:
         persistent = self._persistent_evaluation()
         if persistent:
-            from trainexec.estimator_eval import NotServable
+            from trainexec.estimator.persistent_eval import NotServable
 
             try:
                 return persistent.evaluate(checkpoint_path)

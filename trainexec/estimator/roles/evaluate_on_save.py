@@ -7,9 +7,9 @@ import logging
 import tensorflow as tf
 
 from trainexec.clock import Clock
-from trainexec.continuous import ContinuousEvalListener
-from trainexec.evaluation import EvalResult, EvalStatus, Evaluator
-from trainexec.tasks.context import TaskContext
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
+from trainexec.estimator.roles.context import TaskContext
 
 __all__ = ["EvaluateOnSaveListener", "evaluate_on_save"]
 

@@ -10,7 +10,7 @@ step), rewinds the input and runs the metric updates, then writes the same
 summaries `estimator.evaluate` writes under `estimator.eval_dir(name)`.
 
 What it cannot serve exactly it refuses with `NotServable`, whose message says
-why; the caller (`trainexec.model.EstimatorTarget`) then falls back to
+why; the caller (`trainexec.estimator.target.EstimatorTarget`) then falls back to
 `estimator.evaluate`. `unservable_reason` is the check made before building;
 more reasons show up while building (an `input_fn` that does not return a
 `tf.data.Dataset`, `evaluation_hooks` from the `model_fn`) or later (the
@@ -76,8 +76,8 @@ def unservable_reason(estimator: Any, eval_spec: Any) -> str | None:
     before building), or None when it can try."""
     import tensorflow as tf
 
-    from trainexec.model import _estimator_problem
-    problem = _estimator_problem()
+    from trainexec.estimator.availability import estimator_problem
+    problem = estimator_problem()
     if problem is not None:
         return problem
     base = tf.estimator.Estimator

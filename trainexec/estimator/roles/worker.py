@@ -1,7 +1,7 @@
 """A (non-chief) training worker: server, staggered start, train."""
 
-from trainexec.tasks.context import TaskContext
-from trainexec.tasks.training import run_distributed_training
+from trainexec.estimator.roles.context import TaskContext
+from trainexec.estimator.roles.training import run_distributed_training
 
 __all__ = ["run"]
 

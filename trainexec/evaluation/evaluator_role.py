@@ -3,9 +3,9 @@ last one, holding the evaluation's lease and exporting the final model once.
 
 Its evaluation state directory is `<model_dir>/trainexec/eval`
 (`eval_<EvalSpec.name>` for a named evaluation). It holds the lease there
-(`trainexec.lease`): a second evaluator of the same evaluation is refused,
+(`trainexec.evaluation.lease`): a second evaluator of the same evaluation is refused,
 naming the one running. Each exporter's final export is recorded there
-(`trainexec.final_export`), so a restarted evaluator never exports the final
+(`trainexec.evaluation.final_export`), so a restarted evaluator never exports the final
 model twice; one restarted after the final export of a run whose latest
 checkpoint reached `max_steps` stops at once, returning the recorded metrics
 and export results.
@@ -24,12 +24,14 @@ import logging
 
 from trainexec.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock
-from trainexec.continuous import (ContinuousEvalListener, ContinuousEvaluation, ListenerList,
-                                  LoopPolicy)
-from trainexec.evaluation import EvaluationTarget, Evaluator
-from trainexec.final_export import (FinalExportListener, FinalExportRecord, FinalOnce,
+from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
+from trainexec.evaluation.loop import ContinuousEvaluation
+from trainexec.evaluation.policy import LoopPolicy
+from trainexec.evaluation.target import EvaluationTarget
+from trainexec.evaluation.one_pass import Evaluator
+from trainexec.evaluation.final_export import (FinalExportListener, FinalExportRecord, FinalOnce,
                                     estimator_state_dir)
-from trainexec.lease import EvaluatorLease, LeaseGuard
+from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 from trainexec.specs import EvalSpec
 
 __all__ = ["evaluate_until_done"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from trainexec.tasks.context import TaskContext
-from trainexec.tasks.evaluate_on_save import evaluate_on_save
-from trainexec.tasks.training import record_completion, start_fresh_run, train
+from trainexec.estimator.roles.context import TaskContext
+from trainexec.estimator.roles.evaluate_on_save import evaluate_on_save
+from trainexec.estimator.roles.training import record_completion, start_fresh_run, train
 
 __all__ = ["run"]
 

@@ -1,7 +1,7 @@
 """One evaluation pass: find checkpoint -> evaluate -> export -> `EvalResult`.
 
 The pass talks to the model through `EvaluationTarget`, so Estimators (see
-`trainexec.model.EstimatorTarget`) and Keras models (`trainexec.sidecar`) share
+`trainexec.estimator.target.EstimatorTarget`) and Keras models (`trainexec.keras.sidecar`) share
 it. It never evaluates a checkpoint whose files are still being written.
 
 Example::
@@ -16,27 +16,15 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, NamedTuple, Protocol, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
+from trainexec.evaluation.target import GLOBAL_STEP, EvaluationTarget
 
-__all__ = [
-    "GLOBAL_STEP",
-    "CheckpointDisappearedError",
-    "CorruptCheckpointError",
-    "EvalResult",
-    "EvalStatus",
-    "EvaluationTarget",
-    "Evaluator",
-    "RateLimitedLog",
-    "describe_error",
-]
+__all__ = ["EvalResult", "EvalStatus", "Evaluator", "RateLimitedLog"]
 
 logger = logging.getLogger(__name__)
-
-GLOBAL_STEP = "global_step"
-
 
 class EvalStatus:
     """What one evaluation pass found.
@@ -85,63 +73,6 @@ class EvalResult(NamedTuple("EvalResult", [
     @property
     def global_step(self) -> int | None:
         return None if not self.metrics else int(self.metrics[GLOBAL_STEP])
-
-
-# Lines of a TensorFlow error message around its point: where the op was
-# defined, and the traceback (indented lines are skipped too).
-_ERROR_NOISE = ("Graph execution error", "Detected at node", "Node:", "Original stack trace",
-                "File \"", "Traceback")
-
-
-def describe_error(error: BaseException) -> str:
-    """`Type: the line that says what went wrong`, for one-line logs.
-
-    A TensorFlow op error starts with "Graph execution error:" and where the op
-    was defined; the line after that says what happened
-    ("/data/eval.tfrecord; No such file or directory").
-    """
-    lines = [line.rstrip() for line in str(error).splitlines() if line.strip()]
-    telling = [line for line in lines
-               if not line[0].isspace() and not line.startswith(_ERROR_NOISE)]
-    chosen = telling or lines
-    return f"{type(error).__name__}: {chosen[0] if chosen else ''}"
-
-
-class CorruptCheckpointError(Exception):
-    """Raised by a target when a complete-looking checkpoint cannot be loaded
-    (its files are all there, and still do not load after a retry)."""
-
-
-class CheckpointDisappearedError(Exception):
-    """Raised by a target when the checkpoint's files are gone: the trainer
-    deleted it (`keep_checkpoint_max` rotation) after the loop found it."""
-
-
-class EvaluationTarget(Protocol):
-    """What the evaluation engine needs from a model.
-
-    `evaluate` raises `CorruptCheckpointError` for a checkpoint that will never
-    load and `CheckpointDisappearedError` for one deleted from under it; the
-    loop skips the first and moves on to a newer checkpoint after the second.
-    Any other error is not the checkpoint's and ends the loop.
-    """
-
-    @property
-    def model_dir(self) -> str:
-        """Directory whose `export/` sub-directory receives exports."""
-
-    @property
-    def export_subject(self) -> Any:
-        """The object exporters receive as their `estimator` argument."""
-
-    def latest_checkpoint(self) -> str | None:
-        """The newest checkpoint prefix, or None."""
-
-    def evaluate(self, checkpoint_path: str) -> dict[str, Any]:
-        """Evaluates one checkpoint; the metrics include `global_step`.
-
-        Raises CorruptCheckpointError or CheckpointDisappearedError (above).
-        """
 
 
 class RateLimitedLog:

@@ -7,8 +7,9 @@ from typing import Any, Callable
 
 from trainexec.clock import Clock
 from trainexec.cluster import ClusterConfig
-from trainexec.continuous import ContinuousEvalListener
-from trainexec.model import EstimatorTarget, TrainableModel
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.estimator.availability import TrainableModel
+from trainexec.estimator.target import EstimatorTarget
 from trainexec.server import WorkerDelay, start_standard_server
 from trainexec.specs import EvalSpec, TrainSpec
 

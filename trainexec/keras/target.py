@@ -30,8 +30,11 @@ import tensorflow as tf
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
-from trainexec.evaluation import (GLOBAL_STEP, CheckpointDisappearedError,
-                                  CorruptCheckpointError, describe_error)
+from trainexec.evaluation.target import (
+    GLOBAL_STEP,
+    CheckpointDisappearedError,
+    CorruptCheckpointError,
+    describe_error)
 
 __all__ = ["KerasTarget", "flatten_metrics", "read_iterations"]
 

@@ -31,7 +31,7 @@ from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import CHIEF, WORKER
 from trainexec.completion import read_training_complete
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
-from trainexec.keras_strategy import StrategyPlan
+from trainexec.keras.strategy import StrategyPlan
 from trainexec.server import start_standard_server
 
 __all__ = ["STILL_WAITING_LOG_SECS", "ServeObservation", "decide",

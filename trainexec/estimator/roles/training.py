@@ -9,8 +9,8 @@ from typing import Sequence
 from trainexec.completion import (clear_training_complete, record_training_complete)
 from trainexec.checkpoints import checkpoint_step
 from trainexec.finished_tasks import record_task_finished
-from trainexec.tasks.context import TaskContext
-from trainexec.tasks.readiness import model_readiness_checks_every
+from trainexec.estimator.roles.context import TaskContext
+from trainexec.estimator.roles.readiness import model_readiness_checks_every
 
 __all__ = ["record_completion", "run_distributed_training", "start_fresh_run", "train"]
 
@@ -29,7 +29,7 @@ def run_distributed_training(ctx: TaskContext, saving_listeners: Sequence = ()) 
         logger.info("Waiting %.0f secs before starting training.", delay)
         ctx.clock.sleep(delay)
     # A non-chief waits for the chief to initialize the model: check every
-    # poll_secs rather than TensorFlow's fixed 30 s (see tasks/readiness.py).
+    # poll_secs rather than TensorFlow's fixed 30 s (see estimator/roles/readiness.py).
     waits_for_chief = (contextlib.nullcontext() if ctx.cluster.is_chief
                        else model_readiness_checks_every(ctx.poll_secs))
     with waits_for_chief:

@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 from trainexec.checkpoints import is_keras_file
 from trainexec.completion import model_dir_path, read_json_file, write_json_record
-from trainexec.continuous import ContinuousEvalListener
+from trainexec.evaluation.listeners import ContinuousEvalListener
 
 __all__ = ["FINAL_EXPORT_FILE", "FinalExport", "FinalExportListener", "FinalExportRecord",
            "FinalOnce", "estimator_state_dir"]

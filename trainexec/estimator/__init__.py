@@ -1,0 +1,10 @@
+"""Estimators (TensorFlow 2.15 line): the `Trainer` for a `tf.estimator.Estimator`.
+
+* `availability`: whether `tf.estimator` exists here, and what trainexec needs of one;
+* `trainer`: `EstimatorTrainer`, the roles of between-graph replication;
+* `roles/`: one module per role (chief, worker, master, ps, evaluator, local);
+* `target`: `EstimatorTarget`, an Estimator's checkpoints for the evaluation engine;
+* `persistent_eval`: one evaluation graph and session for every checkpoint.
+
+Nothing here is imported by `import trainexec`.
+"""

@@ -1,0 +1,14 @@
+"""The framework-neutral evaluation engine.
+
+It knows models only through `target.EvaluationTarget`. Modules, bottom up:
+
+* `target`: the target protocol and the errors a checkpoint can raise;
+* `one_pass`: one evaluation of one checkpoint, then the exporters (`Evaluator`);
+* `listeners`: hooks around each evaluation (`ContinuousEvalListener`);
+* `policy`: the pure "what next?" of the continuous evaluation (`decide`);
+* `watch`: waiting for a directory to change (inotify, else sleeping);
+* `loop`: the driver that observes, asks `policy.decide` and acts;
+* `final_export`: the final export, once per run, across restarts;
+* `lease`: one evaluator per evaluation state directory;
+* `evaluator_role`: the evaluator task of every trainer.
+"""

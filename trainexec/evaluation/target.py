@@ -1,0 +1,82 @@
+"""What the evaluation engine needs from a model, and how a checkpoint can fail it.
+
+`EvaluationTarget` is the small protocol between the framework-neutral engine
+and a framework (`trainexec.estimator.target.EstimatorTarget`,
+`trainexec.keras.target.KerasTarget`). A target raises
+`CorruptCheckpointError` for a checkpoint that will never load and
+`CheckpointDisappearedError` for one deleted from under it.
+
+Example::
+
+    class MyTarget:
+        model_dir = "/m"
+        export_subject = None
+        def latest_checkpoint(self): ...
+        def evaluate(self, checkpoint_path): return {"loss": 0.1, GLOBAL_STEP: 10}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["GLOBAL_STEP", "CheckpointDisappearedError", "CorruptCheckpointError",
+           "EvaluationTarget", "describe_error"]
+
+GLOBAL_STEP = "global_step"
+
+
+# Lines of a TensorFlow error message around its point: where the op was
+# defined, and the traceback (indented lines are skipped too).
+_ERROR_NOISE = ("Graph execution error", "Detected at node", "Node:", "Original stack trace",
+                "File \"", "Traceback")
+
+
+def describe_error(error: BaseException) -> str:
+    """`Type: the line that says what went wrong`, for one-line logs.
+
+    A TensorFlow op error starts with "Graph execution error:" and where the op
+    was defined; the line after that says what happened
+    ("/data/eval.tfrecord; No such file or directory").
+    """
+    lines = [line.rstrip() for line in str(error).splitlines() if line.strip()]
+    telling = [line for line in lines
+               if not line[0].isspace() and not line.startswith(_ERROR_NOISE)]
+    chosen = telling or lines
+    return f"{type(error).__name__}: {chosen[0] if chosen else ''}"
+
+
+class CorruptCheckpointError(Exception):
+    """Raised by a target when a complete-looking checkpoint cannot be loaded
+    (its files are all there, and still do not load after a retry)."""
+
+
+class CheckpointDisappearedError(Exception):
+    """Raised by a target when the checkpoint's files are gone: the trainer
+    deleted it (`keep_checkpoint_max` rotation) after the loop found it."""
+
+
+class EvaluationTarget(Protocol):
+    """What the evaluation engine needs from a model.
+
+    `evaluate` raises `CorruptCheckpointError` for a checkpoint that will never
+    load and `CheckpointDisappearedError` for one deleted from under it; the
+    loop skips the first and moves on to a newer checkpoint after the second.
+    Any other error is not the checkpoint's and ends the loop.
+    """
+
+    @property
+    def model_dir(self) -> str:
+        """Directory whose `export/` sub-directory receives exports."""
+
+    @property
+    def export_subject(self) -> Any:
+        """The object exporters receive as their `estimator` argument."""
+
+    def latest_checkpoint(self) -> str | None:
+        """The newest checkpoint prefix, or None."""
+
+    def evaluate(self, checkpoint_path: str) -> dict[str, Any]:
+        """Evaluates one checkpoint; the metrics include `global_step`.
+
+        Raises CorruptCheckpointError or CheckpointDisappearedError (above).
+        """

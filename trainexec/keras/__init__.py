@@ -1,0 +1,12 @@
+"""Keras models (Keras 3 and tf_keras): training in every role, and evaluation.
+
+* `strategy`: which `tf.distribute` strategy a task uses, and what it does;
+* `trainer`: `KerasTrainer` and `run_keras_job`, one job in every role;
+* `training`: `model.fit` to `max_steps`, with checkpoints;
+* `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
+* `serving`: ParameterServerStrategy workers and ps serve until training is over;
+* `restart_rule`: the restart group a task announces to `trainexec launch`;
+* `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;
+* `exporters`: SavedModel exporters for Keras models;
+* `sidecar`: `SidecarEvaluator` and `TrainingCompleteCallback`.
+"""

@@ -1,0 +1,190 @@
+"""Which `tf.distribute` strategy a Keras task uses, and what the task does.
+
+`plan_for(cluster, keras_3, gpus)` is a pure decision (table-tested): it reads
+the cluster's shape and this task's place in it and returns a `StrategyPlan`.
+`make_strategy(plan)` acts on it. The rules:
+
+* no cluster (a local run): the default strategy, or `MirroredStrategy` when
+  more than one GPU is visible; the task trains (and evaluates);
+* a training cluster of one task (a chief alone, with or without an
+  evaluator): the same, on that task; no server or collectives are needed;
+* a cluster without ps: `MultiWorkerMirroredStrategy` over the chief and the
+  workers (worker:0 is the chief when there is no chief job); every one of
+  them trains, in step;
+* a cluster with ps: `ParameterServerStrategy`; the chief coordinates (runs
+  `model.fit`), workers and ps only serve;
+* the evaluator: no strategy; it evaluates checkpoints.
+
+Keras 3 cannot train with `MultiWorkerMirroredStrategy` or
+`ParameterServerStrategy` (keras-team/keras#20585): a plan needing either
+raises `ConfigError` on every task of the cluster, before anything starts.
+
+Example::
+
+    plan = plan_for(ClusterConfig.from_env(), keras_3=is_keras_3(), gpus=visible_gpus())
+    if plan.action == TRAIN:
+        with make_strategy(plan).scope():
+            model = build_model()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from trainexec.cluster import EVALUATOR, KERAS, PS, ClusterConfig
+from trainexec.errors import ConfigError
+
+__all__ = [
+    "COORDINATE",
+    "DEFAULT",
+    "EVALUATE",
+    "MIRRORED",
+    "MULTI_WORKER_MIRRORED",
+    "PARAMETER_SERVER",
+    "SERVE",
+    "TRAIN",
+    "StrategyPlan",
+    "is_keras_3",
+    "make_strategy",
+    "plan_for",
+    "visible_gpus",
+]
+
+# Strategy kinds.
+DEFAULT = "default"
+MIRRORED = "mirrored"
+MULTI_WORKER_MIRRORED = "multi_worker_mirrored"
+PARAMETER_SERVER = "parameter_server"
+DISTRIBUTED_KINDS = (MULTI_WORKER_MIRRORED, PARAMETER_SERVER)
+
+# What the task does.
+TRAIN = "train"            # runs model.fit (local, a lone chief, every MWMS task)
+COORDINATE = "coordinate"  # runs model.fit, dispatching steps to PSS workers (PSS chief)
+SERVE = "serve"            # only runs a TensorFlow server (PSS worker and ps)
+EVALUATE = "evaluate"      # evaluates checkpoints (the evaluator)
+
+KERAS_3_FIX = ('install tf_keras (pip install "trainexec[tf-keras]") and set '
+               "TF_USE_LEGACY_KERAS=1 in every task's environment, or use TensorFlow "
+               "2.15 (Keras 2)")
+
+
+@dataclasses.dataclass(frozen=True)
+class StrategyPlan:
+    """What one task of a Keras job does, and under which strategy.
+
+    Attributes:
+      kind: DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED or PARAMETER_SERVER; the
+        evaluator's is DEFAULT (no distribution).
+      action: TRAIN, COORDINATE, SERVE or EVALUATE.
+      cluster: the task's cluster config.
+      is_chief: this task writes checkpoints to model_dir and records completion.
+      is_local: no cluster: the task also evaluates while it trains.
+    """
+
+    kind: str
+    action: str
+    cluster: ClusterConfig
+    is_chief: bool = False
+    is_local: bool = False
+
+    @property
+    def runs_fit(self) -> bool:
+        return self.action in (TRAIN, COORDINATE)
+
+    def describe(self) -> str:
+        """One line for the log: the task, what it does, the strategy."""
+        what = {TRAIN: "trains", COORDINATE: "coordinates training",
+                SERVE: "serves variables and steps", EVALUATE: "evaluates checkpoints"}
+        chief = " and writes checkpoints" if self.is_chief and self.runs_fit else ""
+        return (f"{self.cluster.task_name} {what[self.action]}{chief} "
+                f"(strategy: {self.kind})")
+
+
+def _training_kind(cluster: ClusterConfig, gpus: int) -> str:
+    """The strategy the training tasks of `cluster` use (pure)."""
+    training = cluster.training_cluster
+    if sum(len(addresses) for addresses in training.values()) <= 1:
+        return MIRRORED if gpus > 1 else DEFAULT
+    return PARAMETER_SERVER if PS in training else MULTI_WORKER_MIRRORED
+
+
+def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
+    """The plan of the task `cluster` describes (pure; see the module doc).
+
+    Raises ConfigError for a cluster Keras cannot train (a master, ps without a
+    chief or workers) and for a distributed plan on Keras 3.
+    """
+    if cluster.training_cluster:
+        verdict = cluster.trainer_support().get(KERAS, "yes")
+        if verdict.startswith("no"):
+            raise ConfigError(
+                f"KerasTrainer cannot train this TF_CONFIG cluster "
+                f"({cluster.task_name}): {verdict.split(':', 1)[-1].strip()}")
+    kind = _training_kind(cluster, gpus)
+    if keras_3 and kind in DISTRIBUTED_KINDS:
+        strategy = ("MultiWorkerMirroredStrategy" if kind == MULTI_WORKER_MIRRORED
+                    else "ParameterServerStrategy")
+        shape = ", ".join(f"{len(addresses)} {job}"
+                          for job, addresses in cluster.training_cluster.items())
+        raise ConfigError(
+            f"TF_CONFIG's training cluster ({shape}) trains with {strategy}, but tf.keras "
+            "is Keras 3, whose model.fit supports neither MultiWorkerMirroredStrategy "
+            "(keras-team/keras#20585) nor ParameterServerStrategy. To train this cluster, "
+            f"{KERAS_3_FIX}. Keras 3 trains in a single process (no TF_CONFIG, or a "
+            "chief alone)")
+    if cluster.task_type is None:
+        return StrategyPlan(kind, TRAIN, cluster, is_chief=True, is_local=True)
+    if cluster.task_type == EVALUATOR:
+        return StrategyPlan(DEFAULT, EVALUATE, cluster)
+    if kind == PARAMETER_SERVER:
+        action = COORDINATE if cluster.is_chief else SERVE
+        return StrategyPlan(kind, action, cluster, is_chief=cluster.is_chief)
+    return StrategyPlan(kind, TRAIN, cluster, is_chief=cluster.is_chief)
+
+
+def is_keras_3() -> bool:
+    """Whether `tf.keras` is Keras 3 (TF 2.16+ without TF_USE_LEGACY_KERAS=1)."""
+    import tensorflow as tf
+
+    version = getattr(tf.keras, "version", None)
+    return callable(version) and str(version()).startswith("3")
+
+
+def visible_gpus() -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_physical_devices("GPU"))
+
+
+def cluster_resolver(cluster: ClusterConfig) -> Any:
+    """A resolver for the training cluster only: the evaluator stands outside it."""
+    import tensorflow as tf
+
+    return tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec({job: list(a) for job, a in cluster.training_cluster.items()}),
+        task_type=cluster.task_type, task_id=cluster.task_index,
+        rpc_layer=cluster.rpc_layer)
+
+
+def make_strategy(plan: StrategyPlan) -> Any:
+    """The `tf.distribute.Strategy` of a task that runs `model.fit` or evaluates.
+
+    A serving task (PSS worker or ps) has none: it runs a server instead
+    (`trainexec.server.start_standard_server`).
+    """
+    import tensorflow as tf
+
+    if plan.action == SERVE:
+        raise ValueError(f"{plan.cluster.task_name} only serves: start its server "
+                         "instead of a strategy")
+    if plan.action == EVALUATE or plan.kind == DEFAULT:
+        return tf.distribute.get_strategy()
+    if plan.kind == MIRRORED:
+        return tf.distribute.MirroredStrategy()
+    if plan.kind == MULTI_WORKER_MIRRORED:
+        return tf.distribute.MultiWorkerMirroredStrategy(
+            cluster_resolver=cluster_resolver(plan.cluster))
+    if plan.kind == PARAMETER_SERVER:
+        return tf.distribute.ParameterServerStrategy(cluster_resolver(plan.cluster))
+    raise ValueError(f"unknown strategy kind {plan.kind!r}")
