@@ -51,7 +51,7 @@ _EXPORTS = {
     "LocalCluster": "trainexec.launch",
     "SidecarEvaluator": "trainexec.keras.sidecar",
     "TrainSpec": "trainexec.specs",
-    "TrainingCompleteCallback": "trainexec.keras.sidecar",
+    "TrainingCompleteCallback": "trainexec.keras.callbacks",
     "TrainingExecutor": "trainexec.executor",
     "Trainer": "trainexec.trainer",
     "WorkerDelay": "trainexec.server",
