@@ -28,6 +28,8 @@ import types
 from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
+from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER, PS,
+                                  SUPPORTED_TASK_TYPES, TRAINER_TYPES, WORKER)
 
 __all__ = [
     "CHIEF",
@@ -46,18 +48,6 @@ __all__ = [
 ]
 
 TF_CONFIG = "TF_CONFIG"
-
-CHIEF = "chief"
-MASTER = "master"
-WORKER = "worker"
-PS = "ps"
-EVALUATOR = "evaluator"
-LOCAL = "local"
-
-SUPPORTED_TASK_TYPES = (CHIEF, WORKER, MASTER, PS, EVALUATOR)
-ESTIMATOR = "Estimator"  # trainer names in `ClusterConfig.trainer_support`
-KERAS = "Keras"
-TRAINER_TYPES = (CHIEF, MASTER, WORKER)
 RPC_LAYERS = ("grpc",)
 GOOGLE_ENVIRONMENT = "google"
 
@@ -433,111 +423,21 @@ class ClusterConfig:
 
     def explain(self) -> str:
         """A human-readable summary of the cluster and this task's role."""
-        if not self.cluster and self.task_type is None:
-            return ("role: local (no cluster in TF_CONFIG): train and evaluate in "
-                    "this one process")
-        lines = []
-        if self.cluster:
-            lines.append(f"cluster ({self.rpc_layer}):")
-            for job, addresses in self.cluster.items():
-                for index, address in enumerate(addresses):
-                    here = ""
-                    if job == self.task_type and index == self.task_index:
-                        here = "   <- this task"
-                    lines.append(f"  {job + ':' + str(index):<12} {address}{here}")
-        role = self.task_name
-        facts = []
-        if self.is_chief:
-            facts.append("chief: saves checkpoints and records when training ends")
-        if self.task_type == EVALUATOR:
-            facts.append("evaluates new checkpoints; outside the training cluster")
-        elif self.task_type == PS:
-            facts.append("serves variables to the trainers until they have all finished")
-        elif self.task_type in TRAINER_TYPES:
-            facts.append(f"one of {self.num_workers} training tasks" if self.num_workers > 1
-                         else "the only training task")
-        lines.append(f"role: {role}" + (f" ({'; '.join(facts)})" if facts else ""))
-        if self.environment:
-            lines.append(f"environment: {self.environment}")
-        if self.empty_jobs:
-            lines.append(f"empty jobs (treated as absent): {', '.join(self.empty_jobs)}")
-        evaluators = len(self.cluster.get(EVALUATOR, ()))
-        if evaluators > 1:
-            lines.append(f"evaluators: only evaluator:0 runs ({evaluators} listed); set the "
-                         "TFJob's Evaluator replicas to 1")
-        support = self.trainer_support()
-        if support:
-            lines.append("trainers for this cluster:")
-            lines.extend(f"  {trainer}: {verdict}" for trainer, verdict in support.items())
-        return "\n".join(lines)
+        from trainexec.cluster_verdicts import explain
 
-    # -- which trainers can run this shape ---------------------------------------------
+        return explain(self)
+
     def trainer_support(self) -> dict[str, str]:
-        """Whether each trainer can train this cluster, judged from its shape alone.
+        """Whether each trainer can train this cluster, judged from its shape alone
+        (see `trainexec.cluster_verdicts.trainer_support`)."""
+        from trainexec.cluster_verdicts import trainer_support
 
-        Maps "Estimator" and "Keras" to "yes, how" or "no: why; the fix".
-        Empty when there is no training cluster (a local run, a lone evaluator).
-        """
-        if not self.training_cluster:
-            return {}
-        return {ESTIMATOR: self._estimator_support(), KERAS: self._keras_support()}
-
-    def _estimator_support(self) -> str:
-        if not self.has_chief:
-            missing = [job for job in (CHIEF, MASTER) if job in self.empty_jobs]
-            why = (f"cluster.{missing[0]} is an empty list" if missing
-                   else 'the cluster has no "chief" (or "master") job')
-            return (f"no: {why}, and Estimator training needs one chief to save "
-                    "checkpoints; give the TFJob a Chief replica (replicas: 1), or add "
-                    '"chief": ["host:port"] to cluster')
-        verdict = "yes"
-        if MASTER in self.cluster:
-            verdict += ", master:0 trains and evaluates after checkpoint saves"
-            if EVALUATOR in self.cluster:
-                verdict += (" (no evaluator can run beside a master: rename the TFJob's "
-                            "Master to Chief to keep one)")
-        trap = self.run_config_fails_on
-        if trap:
-            verdict += (f"; but TF 2.15's tf.estimator.RunConfig fails for {self.task_name} "
-                        f'on the empty cluster.{trap} ("max() arg is an empty sequence"): '
-                        'first run export TF_CONFIG="$(trainexec tfconfig --json)", '
-                        "or remove the replica spec with 0 replicas")
-        return verdict
-
-    def _keras_support(self) -> str:
-        if MASTER in self.cluster:
-            return ('no: tf.distribute has no "master" job; rename it "chief" (TFJob: a '
-                    "Chief replica spec instead of Master)")
-        if PS in self.cluster:
-            if CHIEF not in self.cluster:
-                return ('no: ParameterServerStrategy (the cluster has ps) needs a "chief" '
-                        "to coordinate; add a Chief replica (replicas: 1)")
-            if WORKER not in self.cluster:
-                return ("no: ParameterServerStrategy (the cluster has ps) needs at least "
-                        "one worker; give the TFJob's Worker 1 or more replicas")
-            return "yes, ParameterServerStrategy; chief:0 coordinates"
-        if CHIEF in self.cluster:
-            return "yes, MultiWorkerMirroredStrategy"
-        return "yes, MultiWorkerMirroredStrategy; worker:0 acts as chief"
+        return trainer_support(self)
 
     @property
     def run_config_fails_on(self) -> str | None:
         """The empty job on which TF 2.15's `tf.estimator.RunConfig` fails for this
-        task, built from this TF_CONFIG as given; None when it does not fail.
+        task (see `trainexec.cluster_verdicts.run_config_fails_on`)."""
+        from trainexec.cluster_verdicts import run_config_fails_on
 
-        RunConfig numbers the tasks by walking the jobs (chief or master first,
-        then the others alphabetically, ps last) up to this task's job, and
-        raises on an empty job it passes. The chief (or master) and the
-        evaluator are never affected, nor is any task once the empty jobs are
-        left out of TF_CONFIG (see `to_json`).
-        """
-        if not self.empty_jobs or self.task_type in (None, EVALUATOR):
-            return None
-        jobs = {*self.cluster, *self.empty_jobs}
-        lead = MASTER if MASTER in jobs else CHIEF
-        for job in (lead, *sorted(jobs - {lead, PS}), PS):
-            if job == self.task_type:
-                return None
-            if job in self.empty_jobs:
-                return job
-        return None
+        return run_config_fails_on(self)
