@@ -37,7 +37,8 @@ from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimato
                    point_state_file_at, write_checkpoint)
 from processes import assert_no_survivors, wait_until  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
-from trainexec.completion import atomic_write_text, record_training_complete  # noqa: E402
+from trainexec.completion import record_training_complete  # noqa: E402
+from trainexec.records import atomic_write_text  # noqa: E402
 from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
 from trainexec.keras.exporters import (BEST_FILE, BestExporter, ExportFileManager,  # noqa: E402
@@ -447,7 +448,7 @@ def test_ps_stops_after_the_chief_records_completion_though_a_worker_crashed(tmp
     model_dir = tmp_path / "model"
     ps = start_ps(model_dir, drain_secs=1)
     try:  # it says what it waits for when it starts
-        wait_until(lambda: ps.said("Serving: waiting for chief:0, worker:0"), timeout=60,
+        wait_until(lambda: ps.said("serving: waiting for chief:0, worker:0"), timeout=60,
                    what="the ps to start")
         finished_run(model_dir)  # the chief finishes; worker:0 crashed and never will
         record_task_finished(str(model_dir), "chief:0")
@@ -487,12 +488,12 @@ def test_ps_logs_what_it_waits_for_at_start_and_every_minute(tmp_path, caplog):
         if clock.time - 1000 >= 300:
             raise StillServing()
     clock.on_sleep = five_minutes_pass
-    with caplog.at_level(logging.INFO, logger="trainexec.estimator.roles.ps"):
+    with caplog.at_level(logging.INFO, logger="trainexec.serving"):
         with pytest.raises(StillServing):
             run_ps(tmp_path, clock)
     waiting = [r for r in caplog.records if "waiting for chief:0, worker:0" in r.getMessage()]
     assert len(waiting) >= 5  # at start, then at least once a minute
-    assert waiting[0].getMessage().startswith("Serving: waiting for")
+    assert waiting[0].getMessage().startswith("ps:0 serving: waiting for")
 
 
 @pytest.mark.parametrize("latest_step,max_steps", [(10, 20), (20, None)])
@@ -638,26 +639,6 @@ def test_final_export_record_tells_a_checkpoint_from_a_later_namesake(tmp_path):
     os.utime(prefix + ".index", (later, later))
     final_export()
     assert len(recorder.calls) == 2
-
-
-# -- the pieces: the ps's decision ---------------------------------------------------------
-
-@pytest.mark.parametrize("obs,stops", [
-    (dict(missing={"worker:0"}), None),
-    (dict(missing=set()), "every training task has recorded"),
-    (dict(missing={"worker:0"}, over="over", over_this_run=True, over_since=995), None),
-    (dict(missing={"worker:0"}, over="over", over_this_run=True, over_since=970),
-     "over; worker:0 did not record finishing within 30s"),
-    (dict(missing={"worker:0"}, unfinished=set(), over="over", over_since=1000),
-     "over, and every training task has finished"),
-    (dict(missing={"worker:0"}, unfinished={"worker:0"}, over="over", over_since=999), None),
-])
-def test_ps_decision(obs, stops):
-    from trainexec.estimator.roles.ps import PsObservation, decide
-
-    fields = {k: frozenset(v) if isinstance(v, set) else v for k, v in obs.items()}
-    reason = decide(PsObservation(now=1000, **fields), drain_secs=30)
-    assert (reason is None) if stops is None else (stops in reason), reason
 
 
 # -- child programs ------------------------------------------------------------------------

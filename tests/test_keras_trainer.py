@@ -18,7 +18,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import FinalExporter
 from trainexec.finished_tasks import record_task_finished
-from trainexec.keras.serving import ServeObservation, decide, serve_until_training_over
+from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
@@ -134,26 +134,6 @@ def test_keras_3_refuses_a_cluster_before_anything_starts(tmp_path):
 
 
 # -- serving (PSS workers and ps) ----------------------------------------------------
-
-@pytest.mark.parametrize("obs, max_steps, stops", [
-    (ServeObservation(), 200, None),
-    (ServeObservation(chief_finished=True), 200, "chief:0 recorded"),
-    (ServeObservation(completed_this_run=True), None, "training is complete"),
-    # A record and checkpoint at max_steps, of any age: the run is over.
-    (ServeObservation(recorded_step=200, latest_step=200), 200, "reached max_steps 200"),
-    (ServeObservation(recorded_step=200, latest_step=240), 200, "reached max_steps 200"),
-    # Not over: the checkpoint (or the record) is behind, or no max_steps to compare.
-    (ServeObservation(recorded_step=200, latest_step=180), 200, None),
-    (ServeObservation(recorded_step=100, latest_step=None), 200, None),
-    (ServeObservation(recorded_step=200, latest_step=200), None, None),
-])
-def test_serving_decide(obs, max_steps, stops):
-    reason = decide(obs, max_steps)
-    if stops is None:
-        assert reason is None
-    else:
-        assert stops in reason
-
 
 class FakeServer:
     started = 0

@@ -73,6 +73,7 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.records",
         "trainexec.completion",
         "trainexec.finished_tasks",
+        "trainexec.run_state",
         "trainexec.checkpoints",
         "trainexec.liveness",
         "trainexec.specs",
@@ -88,9 +89,11 @@ LAYERS: tuple[Layer, ...] = (
     Layer(2, "evaluation engine", (
         "trainexec.evaluation.*",
     )),
-    # The Trainer protocol and RolePlan: what each role does for a trainer.
+    # The Trainer protocol and RolePlan: what each role does for a trainer, and the
+    # roles every trainer shares (serving until training is over).
     Layer(3, "trainer protocol", (
         "trainexec.trainer",
+        "trainexec.serving",
     )),
     # The trainers: peers, neither imports the other.
     Layer(4, "estimator trainer", (

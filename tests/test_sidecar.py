@@ -22,8 +22,8 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter
 from trainexec.keras.target import flatten_metrics
-from trainexec.keras.sidecar import (METRICS_FILE, STATE_FILE, SidecarEvaluator,
-                               TrainingCompleteCallback)
+from trainexec.keras.callbacks import TrainingCompleteCallback
+from trainexec.keras.sidecar import METRICS_FILE, STATE_FILE, SidecarEvaluator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")

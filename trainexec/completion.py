@@ -8,8 +8,7 @@ When the chief's (or a local run's) training returns, it writes
 
 Evaluators (the Estimator evaluator task and `SidecarEvaluator`) read it to stop
 after the last checkpoint even when `max_steps` is None. A chief starting a new
-run clears it first. The file is written to a temporary name and renamed, so a
-reader never sees half of it.
+run clears it first. It is written and read through `trainexec.records`.
 
 Example::
 
@@ -21,29 +20,21 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
-import uuid
-from typing import Any
+
+from trainexec.records import COMPLETION_FILE, read_record, record_path, write_json_record
 
 __all__ = [
     "COMPLETION_FILE",
     "TrainingComplete",
-    "atomic_write_text",
     "clear_training_complete",
     "completion_path",
-    "file_system_now",
-    "model_dir_path",
     "read_training_complete",
-    "read_json_file",
     "record_training_complete",
-    "write_json_record",
 ]
 
 logger = logging.getLogger(__name__)
-
-COMPLETION_FILE = "trainexec/training_complete.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,76 +50,14 @@ class TrainingComplete:
         """False when the record is from an earlier run with other `max_steps`."""
         return max_steps is None or self.max_steps is None or self.max_steps == max_steps
 
-
-def model_dir_path(model_dir: str, relative: str) -> str:
-    """`relative` under `model_dir` (a local path or a URL such as gs://...)."""
-    return f"{model_dir.rstrip('/')}/{relative}"
+    @classmethod
+    def from_json(cls, data: dict) -> "TrainingComplete":
+        return cls(global_step=data.get("global_step"), checkpoint=data.get("checkpoint"),
+                   max_steps=data.get("max_steps"), finished_at=float(data["finished_at"]))
 
 
 def completion_path(model_dir: str) -> str:
-    return model_dir_path(model_dir, COMPLETION_FILE)
-
-
-def atomic_write_text(path: str, text: str) -> None:
-    """Writes `text` to `path` via a temporary file and a rename.
-
-    When the write or the rename fails, the temporary file is removed and the
-    error raised: nothing is left beside `path`.
-    """
-    import tensorflow as tf
-
-    tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    try:
-        with tf.io.gfile.GFile(tmp, "w") as f:
-            f.write(text)
-        tf.io.gfile.rename(tmp, path, overwrite=True)
-    except BaseException:
-        try:
-            if tf.io.gfile.exists(tmp):
-                tf.io.gfile.remove(tmp)
-        except tf.errors.OpError as err:
-            logger.warning("Could not remove the temporary file %s: %s", tmp, err)
-        raise
-
-
-def file_system_now(directory: str) -> float:
-    """The time (seconds since the epoch) by the clock of `directory`'s file system.
-
-    File times are stamped by the server of a shared file system (NFS, GCS), not
-    by this machine: compare them with this, not with `time.time()`, and clock
-    skew between machines does not matter. Writes and removes a small file.
-    """
-    import tensorflow as tf
-
-    probe = f"{directory.rstrip('/')}/.now-{uuid.uuid4().hex}"
-    tf.io.gfile.makedirs(directory)
-    try:
-        with tf.io.gfile.GFile(probe, "w") as f:
-            f.write("")
-        return tf.io.gfile.stat(probe).mtime_nsec / 1e9
-    finally:
-        if tf.io.gfile.exists(probe):
-            tf.io.gfile.remove(probe)
-
-
-def write_json_record(path: str, record: Any) -> None:
-    """Writes dataclass `record` to `path` as sorted JSON, atomically."""
-    atomic_write_text(path, json.dumps(dataclasses.asdict(record), sort_keys=True))
-
-
-def read_json_file(path: str) -> Any | None:
-    """The JSON value stored at `path`; None when there is no such file.
-
-    Raises ValueError when the file is not JSON.
-    """
-    import tensorflow as tf
-
-    try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            return json.loads(f.read())
-    except tf.errors.NotFoundError:
-        return None
+    return record_path(model_dir, COMPLETION_FILE)
 
 
 def record_training_complete(model_dir: str, checkpoint: str | None,
@@ -148,17 +77,8 @@ def record_training_complete(model_dir: str, checkpoint: str | None,
 
 def read_training_complete(model_dir: str) -> TrainingComplete | None:
     """The completion record, or None when training has not finished."""
-    path = completion_path(model_dir)
-    try:
-        data = read_json_file(path)
-        if data is None:
-            return None
-        return TrainingComplete(
-            global_step=data.get("global_step"), checkpoint=data.get("checkpoint"),
-            max_steps=data.get("max_steps"), finished_at=float(data["finished_at"]))
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        logger.warning("Ignoring unreadable completion record %s: %s", path, err)
-        return None
+    return read_record(completion_path(model_dir), TrainingComplete.from_json,
+                       "completion record")
 
 
 def clear_training_complete(model_dir: str) -> None:

@@ -28,34 +28,23 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
-from trainexec.completion import atomic_write_text, completion_path, model_dir_path
+from trainexec.completion import completion_path
+from trainexec.records import (FINISHED_DIR, STARTED_DIR, mtime_nsec, record_path,
+                               task_file_name, task_of_file_name, write_json)
 
 __all__ = ["FINISHED_DIR", "FinishedTasks", "record_task_finished"]
 
 logger = logging.getLogger(__name__)
 
-FINISHED_DIR = "trainexec/finished"
-STARTED_DIR = "trainexec/started"
-
-
-def _file_name(task: str) -> str:
-    return task.replace(":", "-") + ".json"
-
-
-def _task_of(file_name: str) -> str:
-    job, _, index = file_name[:-len(".json")].rpartition("-")
-    return f"{job}:{index}"
-
 
 def record_task_finished(model_dir: str, task: str, wall_time: float | None = None) -> None:
     """Records (atomically) that `task` ("worker:1") has finished training."""
-    path = model_dir_path(model_dir, f"{FINISHED_DIR}/{_file_name(task)}")
+    path = record_path(model_dir, f"{FINISHED_DIR}/{task_file_name(task)}")
     finished_at = time.time() if wall_time is None else wall_time
-    atomic_write_text(path, json.dumps({"task": task, "finished_at": finished_at}))
+    write_json(path, {"task": task, "finished_at": finished_at})
     logger.info("Recorded that %s finished training in %s", task, path)
 
 
@@ -63,7 +52,7 @@ class FinishedTasks:
     """The training tasks whose finished record is not older than a start marker."""
 
     def __init__(self, model_dir: str, since_nsec: int) -> None:
-        self.directory = model_dir_path(model_dir, FINISHED_DIR)
+        self.directory = record_path(model_dir, FINISHED_DIR)
         self.completion_path = completion_path(model_dir)
         self.since_nsec = since_nsec
         self._finished: set[str] = set()
@@ -71,11 +60,9 @@ class FinishedTasks:
     @classmethod
     def starting_now(cls, model_dir: str, watcher: str) -> "FinishedTasks":
         """Writes `watcher`'s start marker and watches records from then on."""
-        import tensorflow as tf
-
-        marker = model_dir_path(model_dir, f"{STARTED_DIR}/{_file_name(watcher)}")
-        atomic_write_text(marker, json.dumps({"task": watcher, "started_at": time.time()}))
-        return cls(model_dir, tf.io.gfile.stat(marker).mtime_nsec)
+        marker = record_path(model_dir, f"{STARTED_DIR}/{task_file_name(watcher)}")
+        write_json(marker, {"task": watcher, "started_at": time.time()})
+        return cls(model_dir, mtime_nsec(marker))
 
     def finished(self) -> set[str]:
         """Tasks that recorded finishing since the marker (new records only are read)."""
@@ -90,11 +77,9 @@ class FinishedTasks:
 
     def completed_since(self) -> bool:
         """Whether the completion record was written at or after the marker."""
-        import tensorflow as tf
-
         try:
-            return tf.io.gfile.stat(self.completion_path).mtime_nsec >= self.since_nsec
-        except tf.errors.NotFoundError:
+            return mtime_nsec(self.completion_path) >= self.since_nsec
+        except FileNotFoundError:
             return False
 
     def _records(self, skip: set[str] = frozenset()) -> list[tuple[str, int]]:
@@ -107,11 +92,11 @@ class FinishedTasks:
             return []
         records = []
         for name in names:
-            if not name.endswith(".json") or _task_of(name) in skip:
+            if not name.endswith(".json") or task_of_file_name(name) in skip:
                 continue  # a temporary file being renamed into place, or known
             try:
-                modified = tf.io.gfile.stat(f"{self.directory}/{name}").mtime_nsec
-            except tf.errors.NotFoundError:
+                modified = mtime_nsec(f"{self.directory}/{name}")
+            except FileNotFoundError:
                 continue
-            records.append((_task_of(name), modified))
+            records.append((task_of_file_name(name), modified))
         return records

@@ -29,8 +29,8 @@ from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy
 from trainexec.evaluation.target import EvaluationTarget
 from trainexec.evaluation.one_pass import Evaluator
-from trainexec.evaluation.final_export import (FinalExportListener, FinalExportRecord, FinalOnce,
-                                    estimator_state_dir)
+from trainexec.evaluation.final_export import (FinalExportRecord, FinalExportSettler, FinalOnce,
+                                               estimator_state_dir)
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 from trainexec.specs import EvalSpec
 
@@ -74,15 +74,14 @@ def _evaluate(target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | No
         start_delay_secs=eval_spec.start_delay_secs,
         throttle_secs=eval_spec.throttle_secs, poll_secs=poll_secs,
         max_training_steps=max_steps, idle_timeout_secs=idle_timeout_secs)
-    recorder = FinalExportListener(evaluator, record, names)
+    settler = FinalExportSettler(evaluator, record, names)
     # Evaluated and exported before a restart (training may have no max_steps):
     # not again; the loop still waits to be sure the run is over.
     resumed = CheckpointInfo.from_path(latest) if done is not None else None
     loop = ContinuousEvaluation(
-        evaluator, target, policy, ListenerList([LeaseGuard(lease), recorder, listener]),
-        clock, already_evaluated=resumed)
+        evaluator, target, policy, ListenerList([LeaseGuard(lease), listener]),
+        clock, already_evaluated=resumed, settler=settler)
     result = loop.run()
-    recorder.settle()
     logger.info("Evaluator stops after %s evaluation(s): %s", loop.evaluations,
                 loop.stop_reason)
     if result is None and done is not None and loop.last_evaluated == resumed:

@@ -36,10 +36,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 from trainexec.checkpoints import is_keras_file
-from trainexec.completion import model_dir_path, read_json_file, write_json_record
+from trainexec.records import (eval_state_dir, mtime_nsec, read_record, record_path,
+                               write_json_record)
 from trainexec.evaluation.listeners import ContinuousEvalListener
 
-__all__ = ["FINAL_EXPORT_FILE", "FinalExport", "FinalExportListener", "FinalExportRecord",
+__all__ = ["FINAL_EXPORT_FILE", "FinalExport", "FinalExportRecord", "FinalExportSettler",
            "FinalOnce", "estimator_state_dir"]
 
 logger = logging.getLogger(__name__)
@@ -49,8 +50,7 @@ FINAL_EXPORT_FILE = "final_export.json"
 
 def estimator_state_dir(model_dir: str, eval_name: str | None) -> str:
     """The Estimator evaluator's state directory: `<model_dir>/trainexec/eval[_<name>]`."""
-    return model_dir_path(model_dir, f"trainexec/eval_{eval_name}" if eval_name
-                          else "trainexec/eval")
+    return eval_state_dir(model_dir, eval_name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,12 +76,9 @@ class FinalExport:
 
 
 def _written_nsec(checkpoint: str) -> int | None:
-    import tensorflow as tf
-
     try:
-        path = checkpoint if is_keras_file(checkpoint) else checkpoint + ".index"
-        return tf.io.gfile.stat(path).mtime_nsec
-    except tf.errors.OpError:
+        return mtime_nsec(checkpoint if is_keras_file(checkpoint) else checkpoint + ".index")
+    except OSError:
         return None
 
 
@@ -108,16 +105,10 @@ class FinalExportRecord:
     """`<directory>/final_export.json`: read, add an exporter's result, complete."""
 
     def __init__(self, directory: str) -> None:
-        self.path = model_dir_path(directory, FINAL_EXPORT_FILE)
+        self.path = record_path(directory, FINAL_EXPORT_FILE)
 
     def read(self) -> FinalExport | None:
-        try:
-            data = read_json_file(self.path)
-            return None if data is None else FinalExport(**data)
-        except (ValueError, TypeError) as err:
-            logger.warning("Ignoring the unreadable final-export record %s (%s)",
-                           self.path, err)
-            return None
+        return read_record(self.path, lambda data: FinalExport(**data), "final-export record")
 
     def is_for(self, record: FinalExport | None, checkpoint: str | None) -> bool:
         """Whether `record` is about `checkpoint` (this very file, not a namesake)."""
@@ -126,8 +117,12 @@ class FinalExportRecord:
         if _basename(record.checkpoint) != _basename(checkpoint):
             return False
         written = _written_nsec(checkpoint)
-        return (record.checkpoint_written_nsec is None or written is None
-                or written == record.checkpoint_written_nsec)
+        recorded = record.checkpoint_written_nsec
+        if recorded is None or written is None or written == recorded:
+            return True
+        # Recorded in whole seconds (TensorFlow's stat of a local file, by
+        # earlier versions): the same second is the same file.
+        return recorded % 1_000_000_000 == 0 and written // 1_000_000_000 == recorded // 1_000_000_000
 
     def done_for(self, checkpoint: str | None,
                  names: Sequence[str] = ()) -> FinalExport | None:
@@ -191,18 +186,27 @@ class FinalOnce:
         return f"FinalOnce({self.exporter!r})"
 
 
-class FinalExportListener(ContinuousEvalListener):
-    """Marks the record complete, with the metrics and every exporter's result,
-    as soon as the evaluation whose export was final is done.
+class FinalExportSettler(ContinuousEvalListener):
+    """The one place that settles a run's final export, for every evaluator.
 
-    `after_eval` does it for an evaluation exported as final (before any later
-    listener runs); call `settle()` after the loop for a final export made when
-    the loop stopped (`Evaluator.export_final`), and `record_complete(result)`
-    for one made outside the loop (`Evaluator.export(result, True)`).
+    The final export of the run's last checkpoint is owed once the run is
+    over. It is made during an evaluation (the loop evaluated the checkpoint as
+    final), or when the loop stops because the run turned out to be over after
+    the last checkpoint was evaluated as not final (`run_over`: only exporters
+    that declined then are called), or after a restart, for a result evaluated
+    before it (the evaluator's `last_result` seeded from saved state). With a
+    `record`, the export is recorded complete, with the metrics and every
+    exporter's result, as soon as it is made, so a restarted evaluator can stop
+    at once and report them.
+
+    Example::
+
+        settler = FinalExportSettler(evaluator, FinalExportRecord(state_dir), names)
+        loop = ContinuousEvaluation(evaluator, target, policy, settler=settler, ...)
     """
 
-    def __init__(self, evaluator: Any, record: FinalExportRecord,
-                 names: Sequence[str]) -> None:
+    def __init__(self, evaluator: Any, record: FinalExportRecord | None = None,
+                 names: Sequence[str] = ()) -> None:
         self._evaluator = evaluator
         self._record = record
         self._names = list(names)
@@ -210,20 +214,26 @@ class FinalExportListener(ContinuousEvalListener):
 
     def after_eval(self, eval_result) -> bool:
         if self._evaluator.is_final_export_triggered:
-            self.record_complete(eval_result)
+            self._record_complete(self._evaluator.last_result)
         return True
 
-    def settle(self) -> FinalExport | None:
+    def run_over(self) -> list:
+        """The run is over and its last checkpoint is the evaluator's last
+        result: makes the final export of it if it is still owed and records it.
+        Returns the exporters' results for it ([] when nothing was evaluated)."""
         result = self._evaluator.last_result
-        if (self._evaluator.is_final_export_triggered and result is not None
-                and (self.completed is None
-                     or self.completed.checkpoint != result.checkpoint_path)):
-            self.record_complete(result)
-        return self.completed
+        if result is None:
+            return []
+        if not self._evaluator.is_final_export_triggered:
+            self._evaluator.export_final(result)
+        self._record_complete(result)
+        return self._evaluator.last_export_results
 
-    def record_complete(self, result) -> None:
-        """Records the final export of `result` (an EvalResult) as complete, with
-        the evaluator's latest export results."""
+    def _record_complete(self, result) -> None:
+        if (self._record is None or result is None
+                or (self.completed is not None
+                    and self.completed.checkpoint == result.checkpoint_path)):
+            return
         exports = self._evaluator.last_export_results
         results = dict(zip(self._names, exports)) if len(exports) == len(self._names) else {}
         self.completed = self._record.add(result.checkpoint_path, result.metrics, results,

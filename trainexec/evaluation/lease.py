@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import logging
 import os
 import threading
@@ -48,7 +47,7 @@ import time
 import uuid
 from typing import Callable
 
-from trainexec.completion import atomic_write_text, file_system_now, read_json_file
+from trainexec.records import file_system_now, mtime_nsec, read_json_file, write_json_record
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.liveness import ALIVE, GONE, Owner
 
@@ -213,12 +212,10 @@ class EvaluatorLease:
     def _read(self) -> tuple[_Lease | None, float | None]:
         """(lease, modification time in seconds); (None, None) when there is none,
         (None, mtime) when it cannot be parsed."""
-        import tensorflow as tf
-
         try:
-            mtime = tf.io.gfile.stat(self.path).mtime_nsec / 1e9
+            mtime = mtime_nsec(self.path) / 1e9
             data = read_json_file(self.path)
-        except tf.errors.NotFoundError:
+        except FileNotFoundError:
             return None, None
         except ValueError:
             return None, mtime
@@ -233,9 +230,8 @@ class EvaluatorLease:
         """Writes `lease` unless a lease exists; True if this call created it."""
         import tensorflow as tf
 
-        text = json.dumps(dataclasses.asdict(lease), sort_keys=True)
         tmp = f"{self.path}.tmp-{lease.token}"
-        atomic_write_text(tmp, text)
+        write_json_record(tmp, lease)
         try:
             if "://" not in self.path:
                 try:
@@ -329,8 +325,7 @@ class EvaluatorLease:
                     logger.error("%s", self.lost)
                     return
                 lease = dataclasses.replace(lease, renewals=lease.renewals + 1)
-                atomic_write_text(self.path, json.dumps(dataclasses.asdict(lease),
-                                                        sort_keys=True))
+                write_json_record(self.path, lease)
             except Exception as err:  # keep trying: a file system hiccup is not fatal
                 logger.warning("Could not renew the evaluator lease %s: %s", self.path, err)
 

@@ -31,7 +31,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -40,8 +39,8 @@ from typing import Any, Callable, Iterable
 from trainexec import checkpoints
 from trainexec.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import (TrainingComplete, atomic_write_text, completion_path,
-                                  model_dir_path, read_training_complete)
+from trainexec.completion import TrainingComplete, completion_path, read_training_complete
+from trainexec.evaluation.final_export import FinalExportSettler
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.evaluation.policy import (Action, Decision, Failure, FailureKind, LoopPolicy,
@@ -49,6 +48,7 @@ from trainexec.evaluation.policy import (Action, Decision, Failure, FailureKind,
 from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
                                          EvaluationTarget, describe_error)
 from trainexec.evaluation.watch import Waiter, waiter_for
+from trainexec.records import EVALUATOR_STARTED_FILE, mtime_nsec, record_path, write_json
 
 __all__ = ["START_MARKER", "STILL_WAITING_LOG_SECS", "ContinuousEvaluation"]
 
@@ -58,7 +58,7 @@ logger = logging.getLogger(__name__)
 STILL_WAITING_LOG_SECS = 60.0
 # Written under the model directory when the loop starts: a completion record
 # older than it (by the file system's clock) may be an earlier run's.
-START_MARKER = "trainexec/started/evaluator.json"
+START_MARKER = EVALUATOR_STARTED_FILE
 
 
 class ContinuousEvaluation:
@@ -84,6 +84,9 @@ class ContinuousEvaluation:
         SidecarEvaluator drops an earlier run's record there.
       already_evaluated: checkpoint info evaluated before a restart, if any.
       already_skipped: checkpoints skipped as unloadable before a restart.
+      settler: settles the run's final export
+        (`trainexec.evaluation.final_export.FinalExportSettler`; default: one
+        that keeps no record). It hears of each evaluation before `listener`.
     """
 
     def __init__(self, evaluator: Evaluator, target: EvaluationTarget,
@@ -93,8 +96,10 @@ class ContinuousEvaluation:
                                              TrainingComplete | None] | None = None,
                  already_evaluated: CheckpointInfo | None = None,
                  already_skipped: Iterable[str] = (),
-                 waiter: Waiter | None = None) -> None:
+                 waiter: Waiter | None = None,
+                 settler: FinalExportSettler | None = None) -> None:
         self._evaluator = evaluator
+        self._settler = settler or FinalExportSettler(evaluator)
         self._target = target
         self._policy = policy
         self._listener = listener or ContinuousEvalListener()
@@ -174,11 +179,10 @@ class ContinuousEvaluation:
         self._started_marker_nsec = None
         if self._policy.stale_record_grace_secs <= 0:
             return  # every record is trusted at once: no need to tell their age
-        marker = model_dir_path(str(self._target.model_dir), START_MARKER)
+        marker = record_path(str(self._target.model_dir), START_MARKER)
         try:
-            atomic_write_text(marker, json.dumps({"started_at": self._started_wall_time,
-                                                  "pid": os.getpid()}))
-            self._started_marker_nsec = _mtime_nsec(marker)
+            write_json(marker, {"started_at": self._started_wall_time, "pid": os.getpid()})
+            self._started_marker_nsec = mtime_nsec(marker)
         except (tf.errors.OpError, OSError) as err:
             logger.warning(
                 "Cannot write the evaluator's start marker %s (%s): whether a completion "
@@ -195,7 +199,7 @@ class ContinuousEvaluation:
         if self._started_marker_nsec is None:
             return completion.finished_at < self._started_wall_time
         try:
-            written = _mtime_nsec(completion_path(str(self._target.model_dir)))
+            written = mtime_nsec(completion_path(str(self._target.model_dir)))
         except (tf.errors.OpError, OSError):
             return True  # cleared since it was read: a new run is starting
         # A tie (file times can be whole seconds) counts as older: trusting an
@@ -248,7 +252,8 @@ class ContinuousEvaluation:
                 raise error
             if decision.action is Action.STOP:
                 self.stop_reason = decision.reason
-                self._finish_final_export(decision)
+                if decision.run_over:
+                    self._settler.run_over()
                 return self.last_result
             if decision.action is Action.WAIT:
                 waiter.wait(decision.wait_secs)
@@ -296,6 +301,7 @@ class ContinuousEvaluation:
         logger.info("Evaluated %s (step %s) in %.1fs: %s", checkpoint.path,
                     result.global_step, self._clock.now() - started,
                     _format_metrics(result.metrics))
+        self._settler.after_eval(result)  # recorded first: a listener may stop the process
         if not self._listener.after_eval(result):
             self.stop_reason = "ContinuousEvalListener.after_eval asked to stop"
             logger.info("Exiting evaluation, as requested by %s.after_eval.",
@@ -326,14 +332,6 @@ class ContinuousEvaluation:
         self._listener.on_skip(path)
         logger.error("Skipping checkpoint %s: it cannot be loaded (%s)", path, why)
 
-    def _finish_final_export(self, decision: Decision) -> None:
-        # The last checkpoint may have been evaluated before training was known
-        # to be over; its exports then still owe the final one.
-        result = self.last_result
-        if (decision.is_final and result is not None
-                and not self._evaluator.is_final_export_triggered):
-            self._evaluator.export_final(result)
-
     def _log(self, decision: Decision, obs: Observation) -> None:
         """One line per new reason; while waiting, again every STILL_WAITING_LOG_SECS."""
         now = obs.now
@@ -351,16 +349,6 @@ class ContinuousEvaluation:
         elif decision.action is Action.STOP:
             log = logger.warning if decision.warn else logger.info
             log("Evaluator stopping: %s", decision.reason)
-
-
-def _mtime_nsec(path: str) -> int:
-    """A file's modification time by its file system's clock: from `os.stat` for
-    a local file (TensorFlow's stat rounds it to seconds there), else TensorFlow's."""
-    if "://" not in path:
-        return os.stat(path).st_mtime_ns
-    import tensorflow as tf
-
-    return tf.io.gfile.stat(path).mtime_nsec
 
 
 def _for(secs: float) -> str:

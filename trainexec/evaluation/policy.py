@@ -17,10 +17,10 @@ import dataclasses
 import enum
 import os
 
-from trainexec import checkpoints
 from trainexec.checkpoints import CheckpointInfo
 from trainexec.completion import TrainingComplete
 from trainexec.errors import ConfigError
+from trainexec.run_state import Finality, checkpoint_finality, trusted_completion
 
 __all__ = ["Action", "Decision", "Failure", "FailureKind", "LoopPolicy", "Observation",
            "decide"]
@@ -36,13 +36,20 @@ class Action(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
-    """What to do next. `warn`: the user should hear of it (a stop that leaves
-    the run's last checkpoint unevaluated, or a failure)."""
+    """What to do next.
+
+    `is_final` (EVALUATE): evaluate this checkpoint as the run's last, with the
+    final export. `run_over` (STOP): the run's last checkpoint is evaluated, so
+    its final export is owed if it has not been made. `warn`: the user should
+    hear of it (a stop that leaves the run's last checkpoint unevaluated, or a
+    failure).
+    """
 
     action: Action
     reason: str
     wait_secs: float = 0.0
     is_final: bool = False
+    run_over: bool = False
     warn: bool = False
 
 
@@ -148,48 +155,11 @@ class Observation:
     last_failure: Failure | None = None
 
 
-_FINAL, _ENDING, _NOT_FINAL = "final", "ending", "not final"
-
-
-def _trusted_completion(obs: Observation, policy: LoopPolicy) -> TrainingComplete | None:
-    if obs.completion is None:
-        return None
-    if (obs.completion_predates_start
-            and obs.now - obs.started_at < policy.stale_record_grace_secs):
-        return None  # maybe an earlier run's record, about to be cleared
-    return obs.completion
-
-
-def _is_last(checkpoint: CheckpointInfo, completion: TrainingComplete) -> bool:
-    """Whether `checkpoint` is (or is past) the one the completion record names.
-
-    Names are compared with names, so the numbering need not be training steps
-    (Keras numbers by epoch or save). The record is written after training
-    returns: one that names no checkpoint means the newest is the last, and so
-    does a name without a number.
-    """
-    if not completion.checkpoint:
-        return True
-    if os.path.basename(completion.checkpoint) == os.path.basename(checkpoint.path):
-        return True
-    # Numbers from names on both sides: `checkpoint.step` may hold the training
-    # step (an evaluated checkpoint), which Keras names do not carry.
-    number = checkpoints.checkpoint_order(checkpoint.path)
-    recorded = checkpoints.checkpoint_order(completion.checkpoint)
-    return number is None or recorded is None or number >= recorded
-
-
 def _finality(checkpoint: CheckpointInfo, completion: TrainingComplete | None,
-              obs: Observation, policy: LoopPolicy) -> str:
-    if completion is not None:
-        return _FINAL if _is_last(checkpoint, completion) else _NOT_FINAL
-    max_steps = policy.max_training_steps
-    if not (max_steps and checkpoint.step is not None and checkpoint.step >= max_steps):
-        return _NOT_FINAL
-    reached = obs.max_steps_reached_at
-    if reached is not None and obs.now - reached >= policy.completion_wait_secs:
-        return _FINAL  # no record came (a chief that keeps none): max_steps decides
-    return _ENDING
+              obs: Observation, policy: LoopPolicy) -> Finality:
+    return checkpoint_finality(checkpoint, completion, policy.max_training_steps,
+                               obs.max_steps_reached_at, obs.now,
+                               policy.completion_wait_secs)
 
 
 def decide(obs: Observation, policy: LoopPolicy) -> Decision:
@@ -219,7 +189,9 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
                         "are all there, so the error is not the checkpoint's (a wrong "
                         f"eval input path?): {failure.message}", warn=True)
     poll = policy.poll_secs
-    completion = _trusted_completion(obs, policy)
+    completion = trusted_completion(obs.completion, obs.completion_predates_start,
+                                    obs.now - obs.started_at,
+                                    policy.stale_record_grace_secs)
     idle_for = obs.now - obs.last_new_checkpoint_at
     idle_timed_out = (policy.idle_timeout_secs is not None
                       and idle_for >= policy.idle_timeout_secs)
@@ -237,13 +209,13 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     evaluated = done is not None and latest.path == done.path
     if evaluated or latest.path in obs.skipped:
         finality = _finality(done if evaluated else latest, completion, obs, policy)
-        if finality == _FINAL and not evaluated:
+        if finality == Finality.FINAL and not evaluated:
             return Decision(Action.STOP, f"the last checkpoint of the run, {latest.path}, "
                             "cannot be loaded and was skipped: no final evaluation or "
                             "export", warn=True)
-        if finality == _FINAL:
+        if finality == Finality.FINAL:
             return Decision(Action.STOP, "the last checkpoint of the run is evaluated",
-                            is_final=True)
+                            run_over=True)
         if idle_timed_out:
             return Decision(Action.STOP, f"no new checkpoint in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no new checkpoint", poll)
@@ -258,9 +230,9 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
                             f"({obs.incomplete_reason})", warn=True)
         return Decision(Action.WAIT, "checkpoint still being written", poll)
     finality = _finality(latest, completion, obs, policy)
-    if finality == _FINAL:
+    if finality == Finality.FINAL:
         return _evaluate(obs, policy, "final checkpoint", is_final=True)
-    if finality == _ENDING:
+    if finality == Finality.ENDING:
         if idle_timed_out:
             return _evaluate(obs, policy, f"max_steps reached and no newer checkpoint in "
                              f"{idle_for:.0f}s: it is the last", is_final=True)

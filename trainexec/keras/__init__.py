@@ -8,5 +8,6 @@
 * `restart_rule`: the restart group a task announces to `trainexec launch`;
 * `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;
 * `exporters`: SavedModel exporters for Keras models;
-* `sidecar`: `SidecarEvaluator` and `TrainingCompleteCallback`.
+* `sidecar`: `SidecarEvaluator`;
+* `callbacks`: `TrainingCompleteCallback`, the completion record from `model.fit`.
 """

@@ -36,8 +36,8 @@ import time
 import uuid
 from typing import Any, Mapping
 
-from trainexec.completion import (file_system_now, model_dir_path, read_json_file,
-                                  write_json_record)
+from trainexec.records import file_system_now, read_json_file, write_json_record
+from trainexec.records import record_path as model_dir_path
 from trainexec.errors import ConfigError
 from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.liveness import ALIVE, GONE, Owner

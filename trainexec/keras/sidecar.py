@@ -52,19 +52,19 @@ from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
 
-from trainexec.checkpoints import (CheckpointInfo, checkpoint_order, checkpoint_step,
-                                   latest_keras_checkpoint)
+from trainexec.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import (TrainingComplete, clear_training_complete, read_json_file,
-                                  read_training_complete, record_training_complete,
-                                  write_json_record)
+from trainexec.completion import TrainingComplete
+from trainexec.records import read_json_file, write_json_record
+from trainexec.run_state import completion_for_newest
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy
 from trainexec.errors import ConfigError
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.keras.exporters import check_exporter_name
-from trainexec.evaluation.final_export import FinalExportListener, FinalExportRecord, FinalOnce
+from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
+from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.keras.target import KerasTarget
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 
@@ -92,6 +92,13 @@ class SidecarState:
     def last_evaluated(self) -> CheckpointInfo | None:
         # Keyed by the file-name number, like the checkpoints the loop sees.
         return CheckpointInfo.from_path(self.checkpoint) if self.checkpoint else None
+
+    def evaluated_result(self) -> EvalResult | None:
+        """The last evaluation before a restart, as the loop's result; None if
+        there was none (or its metrics lack the step)."""
+        if not (self.checkpoint and self.metrics and GLOBAL_STEP in self.metrics):
+            return None
+        return EvalResult(EvalStatus.EVALUATED, dict(self.metrics), self.checkpoint)
 
 
 class _StateStore:
@@ -237,48 +244,29 @@ class SidecarEvaluator:
     def _start(self, lease: EvaluatorLease) -> dict[str, Any] | None:
         state = self._store.load(self._exporter_names)
         evaluator = Evaluator(self.target, self._exporters, clock=self._clock)
-        final = FinalExportListener(evaluator, self._store.final_exports,
-                                    self._exporter_names)
-        loop = ContinuousEvaluation(
-            evaluator, self.target,
-            # The state first: with it, a final export interrupted before `final`
-            # recorded it complete is settled after a restart without evaluating again.
-            self._policy, ListenerList([LeaseGuard(lease),
-                                        _Recorder(self._store, self.target), final,
-                                        *self._listeners]),
-            self._clock, completion_filter=self._completion_for,
-            already_evaluated=state.last_evaluated(), already_skipped=state.skipped)
-        if state.checkpoint:
+        resumed = state.evaluated_result()
+        if resumed is not None:
+            # Evaluated before a restart: if the run turns out to be over at
+            # it, its final export (when still owed) is settled from it,
+            # without evaluating it again.
+            evaluator.last_result = resumed
             logger.info("Resuming: %s (step %s) was evaluated before a restart",
                         state.checkpoint, state.global_step)
+        loop = ContinuousEvaluation(
+            evaluator, self.target, self._policy,
+            ListenerList([LeaseGuard(lease), _Recorder(self._store, self.target),
+                          *self._listeners]),
+            self._clock, completion_filter=self._completion_for,
+            already_evaluated=state.last_evaluated(), already_skipped=state.skipped,
+            settler=FinalExportSettler(evaluator, self._store.final_exports,
+                                       self._exporter_names))
         loop.run()
-        final.settle()
-        self._settle_final_export(evaluator, loop, final)
         self.stop_reason, self.evaluations = loop.stop_reason, loop.evaluations
         logger.info("SidecarEvaluator stops after %s evaluation(s): %s",
                     loop.evaluations, loop.stop_reason)
         if loop.last_result is not None:
             return dict(loop.last_result.metrics)
         return dict(state.metrics) if state.metrics else None
-
-    def _settle_final_export(self, evaluator: Evaluator, loop: ContinuousEvaluation,
-                             final: FinalExportListener) -> None:
-        state = self._store.state
-        # An earlier run evaluated the last checkpoint but stopped (idle timeout,
-        # restart) before training recorded its end: the final export is owed.
-        # Exporters whose final export is recorded are not called again.
-        if (evaluator.is_final_export_triggered or loop.last_result is not None
-                or not (state.checkpoint and state.metrics)
-                or self._store.final_exports.done_for(state.checkpoint,
-                                                      self._exporter_names) is not None):
-            return
-        latest = self.target.latest_checkpoint()
-        if (latest == state.checkpoint and self._completion_for(
-                read_training_complete(self.checkpoint_dir), latest) is not None):
-            logger.info("Final export of %s, evaluated before a restart", state.checkpoint)
-            result = EvalResult(EvalStatus.EVALUATED, dict(state.metrics), state.checkpoint)
-            evaluator.export(result, True)
-            final.record_complete(result)
 
     def _completion_for(self, record: TrainingComplete | None,
                         latest: str | None) -> TrainingComplete | None:
@@ -289,17 +277,14 @@ class SidecarEvaluator:
         """
         if record is None and not self.max_evaluations:
             return None
-        latest_number = checkpoint_step(latest) if latest else None
         if record is not None:
-            latest_order = checkpoint_order(latest) if latest else None
-            recorded = checkpoint_order(record.checkpoint) if record.checkpoint else None
-            if latest_order is not None and recorded is not None and latest_order > recorded:
-                if not self._stale_warned:
-                    self._stale_warned = True
-                    logger.warning("Ignoring the completion record for %s: %s is newer, "
-                                   "so it is from an earlier run", record.checkpoint, latest)
-            else:
+            if completion_for_newest(record, latest) is not None:
                 return record
+            if not self._stale_warned:
+                self._stale_warned = True
+                logger.warning("Ignoring the completion record for %s: %s is newer, "
+                               "so it is from an earlier run", record.checkpoint, latest)
+        latest_number = checkpoint_step(latest) if latest else None
         if (self.max_evaluations and latest_number is not None
                 and latest_number >= self.max_evaluations):
             return TrainingComplete(global_step=None, checkpoint=latest, max_steps=None,
