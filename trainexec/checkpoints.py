@@ -26,10 +26,12 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import zipfile
+from typing import Any, Iterator
 
 __all__ = [
     "KERAS_FILE_SUFFIXES",
@@ -46,6 +48,7 @@ __all__ = [
     "latest_checkpoint",
     "latest_keras_checkpoint",
     "missing_files",
+    "open_hdf5",
 ]
 
 KERAS_FILE_SUFFIXES = (".weights.h5", ".keras")
@@ -163,18 +166,22 @@ def disappeared(path: str) -> bool:
         return False
 
 
-def data_damage(prefix: str) -> str | None:
-    """What is wrong with the data of the TensorFlow checkpoint at `prefix`,
-    read in full (every tensor); None when all of it reads.
+def data_damage(path: str) -> str | None:
+    """What is wrong with the data of the checkpoint at `path`, read in full;
+    None when all of it reads.
 
-    A data shard cut short or damaged passes `incomplete_reason` (the files are
-    there and the index reads); only reading the tensors finds it.
+    A TensorFlow checkpoint: every tensor. A data shard cut short or damaged
+    passes `incomplete_reason` (the files are there and the index reads); only
+    reading the tensors finds it. A Keras file: the zip's CRCs and every HDF5
+    dataset.
     """
+    if is_keras_file(path):
+        return _keras_file_damage(path)
     import tensorflow as tf
 
     name = "the index"
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = tf.train.load_checkpoint(path)
         for name in sorted(reader.get_variable_to_dtype_map()):
             reader.get_tensor(name)
     # A shard shorter than the index says reads as IndexError (OutOfRange
@@ -183,6 +190,51 @@ def data_damage(prefix: str) -> str | None:
         lines = str(err).strip().splitlines()
         return f"{type(err).__name__} reading {name}: {lines[0] if lines else ''}"
     return None
+
+
+def _keras_file_damage(path: str) -> str | None:
+    import h5py
+    import tensorflow as tf
+
+    def read(name: str, item: Any) -> None:  # None: visititems goes on
+        if isinstance(item, h5py.Dataset):
+            item[()]
+
+    try:
+        if not path.endswith(".keras"):
+            with open_hdf5(path) as h5:
+                h5.visititems(read)
+            return None
+        with tf.io.gfile.GFile(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+            bad = archive.testzip()
+            if bad is not None:
+                return f"{bad} in the archive fails its CRC check"
+            for name in archive.namelist():
+                if name.endswith(".h5"):
+                    with archive.open(name) as member, h5py.File(member, "r") as h5:
+                        h5.visititems(read)
+        return None
+    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile,
+            tf.errors.OpError) as err:
+        lines = str(err).strip().splitlines()
+        return f"{type(err).__name__}: {lines[0] if lines else ''}"
+
+
+@contextlib.contextmanager
+def open_hdf5(path: str) -> Iterator[Any]:
+    """An HDF5 file, read-only: by name when local (HDF5 then checks its lock:
+    a file its writer still holds raises BlockingIOError), through TensorFlow's
+    file system for URLs (gs://...)."""
+    import h5py
+
+    if "://" not in path:
+        with h5py.File(path, "r") as h5:
+            yield h5
+        return
+    import tensorflow as tf
+
+    with tf.io.gfile.GFile(path, "rb") as raw, h5py.File(raw, "r") as h5:
+        yield h5
 
 
 def file_state(path: str) -> tuple:
@@ -230,19 +282,10 @@ def _keras_file_problem(path: str) -> str | None:
 
 
 def _hdf5_problem(path: str) -> str | None:
-    import h5py
-
     try:
-        if "://" in path:  # gs://, hdfs://: read through TensorFlow's file system
-            import tensorflow as tf
-
-            with tf.io.gfile.GFile(path, "rb") as f, h5py.File(f, "r"):
-                return None
-        # A local file: HDF5 locks it while its writer has it open, so a lock
-        # error means "still being written".
-        with h5py.File(path, "r"):
+        with open_hdf5(path):
             return None
-    except BlockingIOError:
+    except BlockingIOError:  # a local file HDF5 has locked: its writer still has it
         return "still held open by its writer"
     except (OSError, ValueError, KeyError) as err:
         return f"unreadable HDF5 ({type(err).__name__})"

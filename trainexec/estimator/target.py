@@ -14,8 +14,7 @@ from typing import Any
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
 from trainexec.estimator.availability import TrainableModel
-from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
-                                         describe_error)
+from trainexec.evaluation.target import describe_error, load_or_classify
 
 __all__ = ["EstimatorTarget"]
 
@@ -61,25 +60,14 @@ class EstimatorTarget:
         return self._estimator
 
     def latest_checkpoint(self) -> str | None:
-        return self._estimator.latest_checkpoint()
+        latest = checkpoints.latest_checkpoint(self.model_dir)
+        return latest.path if latest else None
 
     def evaluate(self, checkpoint_path: str) -> dict:
-        for attempt in (1, 2):
-            try:
-                return self._evaluate(checkpoint_path)
-            except Exception as err:  # sorted out by the checkpoint's files, else raised
-                damage = _checkpoint_damage(checkpoint_path, err)
-                if damage is None:
-                    raise
-                error = err
-            if attempt == 1:
-                logger.warning("Could not evaluate %s (%s; %s); retrying in %ss",
-                               checkpoint_path, describe_error(error), damage,
-                               self._retry_secs)
-                self._clock.sleep(self._retry_secs)
-        raise CorruptCheckpointError(
-            f"evaluating failed twice, {self._retry_secs:g}s apart: {damage} "
-            f"({describe_error(error)})") from error
+        return load_or_classify(lambda: self._evaluate(checkpoint_path), checkpoint_path,
+                                lambda error: _checkpoint_damage(checkpoint_path, error),
+                                clock=self._clock, retry_secs=self._retry_secs,
+                                verb="evaluate")
 
     @property
     def persistent(self) -> bool:
@@ -138,12 +126,9 @@ class EstimatorTarget:
 
 def _checkpoint_damage(path: str, error: BaseException) -> str | None:
     """What is wrong with the checkpoint that `error` came from, or None when
-    nothing is (the error is not the checkpoint's). Raises
-    CheckpointDisappearedError when its files are gone."""
+    nothing is (the error is not the checkpoint's)."""
     import tensorflow as tf
 
-    if checkpoints.disappeared(path):
-        raise CheckpointDisappearedError(f"{path} is gone: {describe_error(error)}") from error
     if not isinstance(error, tf.errors.OpError) or isinstance(error, tf.errors.NotFoundError):
         return None  # a missing file that is not the checkpoint's: the user's to fix
     return checkpoints.data_damage(path)

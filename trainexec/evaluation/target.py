@@ -17,10 +17,18 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import logging
+from typing import Any, Callable, Protocol, TypeVar
+
+from trainexec import checkpoints
+from trainexec.clock import Clock
 
 __all__ = ["GLOBAL_STEP", "CheckpointDisappearedError", "CorruptCheckpointError",
-           "EvaluationTarget", "describe_error"]
+           "EvaluationTarget", "describe_error", "load_or_classify"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 GLOBAL_STEP = "global_step"
 
@@ -80,3 +88,38 @@ class EvaluationTarget(Protocol):
 
         Raises CorruptCheckpointError or CheckpointDisappearedError (above).
         """
+
+
+def load_or_classify(load: Callable[[], T], path: str,
+                     damage_of: Callable[[BaseException], str | None], *,
+                     clock: Clock, retry_secs: float, verb: str) -> T:
+    """`load()` (a restore or an evaluation of checkpoint `path`), with its
+    failures sorted out the same way for every target:
+
+    * the checkpoint's files are gone (the trainer rotated it out), whatever
+      the error: `CheckpointDisappearedError`;
+    * `damage_of(error)` blames the checkpoint (returns what is wrong with it):
+      retried once after `retry_secs` (a file system may lag), then
+      `CorruptCheckpointError`;
+    * any other error (`damage_of` returns None) is not the checkpoint's: raised.
+
+    `verb` names the attempt in messages ("evaluate", "restore").
+    """
+    for attempt in (1, 2):
+        try:
+            return load()
+        except Exception as err:  # sorted out by the checkpoint's files, else raised
+            if checkpoints.disappeared(path):
+                raise CheckpointDisappearedError(
+                    f"{path} is gone: {describe_error(err)}") from err
+            damage = damage_of(err)
+            if damage is None:
+                raise
+            error = err
+        if attempt == 1:
+            logger.warning("Could not %s %s (%s; %s); retrying in %ss", verb, path,
+                           describe_error(error), damage, retry_secs)
+            clock.sleep(retry_secs)
+    raise CorruptCheckpointError(
+        f"{verb} failed twice, {retry_secs:g}s apart: {damage} "
+        f"({describe_error(error)})") from error

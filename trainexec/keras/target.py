@@ -21,20 +21,15 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import zipfile
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import tensorflow as tf
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
-from trainexec.evaluation.target import (
-    GLOBAL_STEP,
-    CheckpointDisappearedError,
-    CorruptCheckpointError,
-    describe_error)
+from trainexec.evaluation.target import GLOBAL_STEP, load_or_classify
 
 __all__ = ["KerasTarget", "flatten_metrics", "read_iterations"]
 
@@ -95,7 +90,7 @@ def _file_iterations(path: str) -> int | None:
     import h5py
 
     if not path.endswith(".keras"):
-        with _open_h5(path) as h5:
+        with checkpoints.open_hdf5(path) as h5:
             return _iterations_in_h5(h5)
     with tf.io.gfile.GFile(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
         members = [n for n in archive.namelist() if n.endswith(".h5")]
@@ -103,51 +98,6 @@ def _file_iterations(path: str) -> int | None:
             return None
         with archive.open(members[0]) as member, h5py.File(member, "r") as h5:
             return _iterations_in_h5(h5)
-
-
-@contextlib.contextmanager
-def _open_h5(path: str) -> Iterator[Any]:
-    """An HDF5 file read-only: by name when local (HDF5 then checks it fully),
-    through TensorFlow's file system for URLs (gs://...)."""
-    import h5py
-
-    if "://" not in path:
-        with h5py.File(path, "r") as h5:
-            yield h5
-        return
-    with tf.io.gfile.GFile(path, "rb") as raw, h5py.File(raw, "r") as h5:
-        yield h5
-
-
-def file_damage(path: str) -> str | None:
-    """What is wrong with the data of a `.weights.h5` / `.keras` file, read in
-    full (zip CRCs, every HDF5 dataset); None when it all reads."""
-    import h5py
-
-    def read(name: str, item: Any) -> None:  # None: visititems goes on
-        if isinstance(item, h5py.Dataset):
-            item[()]
-
-    def read_all(h5: Any) -> None:
-        h5.visititems(read)
-
-    try:
-        if not path.endswith(".keras"):
-            with _open_h5(path) as h5:
-                read_all(h5)
-            return None
-        with tf.io.gfile.GFile(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
-            bad = archive.testzip()
-            if bad is not None:
-                return f"{bad} in the archive fails its CRC check"
-            for name in archive.namelist():
-                if name.endswith(".h5"):
-                    with archive.open(name) as member, h5py.File(member, "r") as h5:
-                        read_all(h5)
-        return None
-    except (OSError, KeyError, ValueError, RuntimeError, EOFError, zipfile.BadZipFile,
-            tf.errors.OpError) as err:
-        return describe_error(err)
 
 
 def _iterations_in_h5(h5: Any) -> int | None:
@@ -234,24 +184,9 @@ class KerasTarget:
         return metrics
 
     def _restore_or_skip(self, path: str) -> int:
-        for attempt in (1, 2):
-            try:
-                return self._restore(path)
-            except Exception as err:  # classified below; re-raised unless it is the file's
-                if checkpoints.disappeared(path):
-                    raise CheckpointDisappearedError(
-                        f"{path} is gone: {describe_error(err)}") from err
-                if (isinstance(err, tf.errors.NotFoundError)
-                        or not isinstance(err, _UNREADABLE)):
-                    raise
-                error = err
-            if attempt == 1:
-                logger.warning("Could not restore %s (%s); retrying in %ss", path,
-                               describe_error(error), self._retry_secs)
-                self._clock.sleep(self._retry_secs)
-        raise CorruptCheckpointError(
-            f"restoring failed twice, {self._retry_secs:g}s apart: {describe_error(error)}"
-        ) from error
+        return load_or_classify(lambda: self._restore(path), path, _unreadable,
+                                clock=self._clock, retry_secs=self._retry_secs,
+                                verb="restore")
 
     def _restore(self, path: str) -> int:
         self._loaded = None
@@ -279,7 +214,7 @@ class KerasTarget:
         except ValueError as err:
             # Keras 3 reports a damaged file and a model that does not match it
             # alike (ValueError); only the first is the checkpoint's fault.
-            damage = file_damage(path)
+            damage = checkpoints.data_damage(path)
             if damage is not None:
                 raise OSError(f"damaged file: {damage}") from err
             raise
@@ -318,3 +253,10 @@ class KerasTarget:
 # ValueError (shapes that do not match the model) is a configuration error.
 _UNREADABLE = (tf.errors.OpError, IndexError, OSError, KeyError, zipfile.BadZipFile,
                EOFError)
+
+
+def _unreadable(error: BaseException) -> str | None:
+    """Why a restore that raised `error` blames the checkpoint, or None."""
+    if isinstance(error, tf.errors.NotFoundError) or not isinstance(error, _UNREADABLE):
+        return None
+    return f"{type(error).__name__} reading it"

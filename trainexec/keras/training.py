@@ -37,6 +37,7 @@ import shutil
 import tempfile
 from typing import Any, Callable, Iterator, Sequence
 
+from trainexec import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras.preemption import preemption_saves
 from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
@@ -256,17 +257,17 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
             stopped = _fit(model, strategy, plan, input_fn, start, max_steps, save_every,
                            [*callbacks, on_save, on_preemption], verbose, on_save)
         _, step = saver.save()  # a no-op unless training stopped between saves
-    latest = tf.train.latest_checkpoint(model_dir) if plan.is_chief else None
-    return Trained(step, latest, stopped_early=bool(stopped), reason=stopped)
+    latest = checkpoints.latest_checkpoint(model_dir) if plan.is_chief else None
+    return Trained(step, latest.path if latest else None, stopped_early=bool(stopped),
+                   reason=stopped)
 
 
 def _restore(checkpoint: Any, model: Any, model_dir: str) -> int:
-    import tensorflow as tf
-
-    latest = tf.train.latest_checkpoint(model_dir)
-    if not latest:
+    info = checkpoints.latest_checkpoint(model_dir)
+    if info is None:
         logger.info("No checkpoint in %s: training starts at step 0", model_dir)
         return 0
+    latest = info.path
     status = checkpoint.restore(latest)
     try:
         status.assert_existing_objects_matched()
