@@ -1,21 +1,22 @@
 """Exporters on a real tiny Keras model: SavedModels that load and predict like the
-exported model, atomic naming, garbage collection, and a best value that survives
-a restart."""
+exported model, never overwritten, garbage collection, and a best value that survives
+a restart. (The export file manager's own tests: test_export_files.py; the name
+rules: test_exporter_protocol.py.)"""
 
 import dataclasses
 import json
 import os
-import subprocess
-import uuid
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from sidecar_programs import toy
+from test_export_files import dead_pid, temp_dir_of
+from test_exporter_protocol import BAD_NAMES
 from trainexec.errors import ConfigError
-from trainexec.keras.exporters import (BEST_FILE, BestExporter, ExportFileManager, FinalExporter,
-                                 LatestExporter, check_exporter_name)
+from trainexec.evaluation.export_files import ExportFileManager
+from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
 from trainexec.liveness import Owner
 
 pytestmark = pytest.mark.keras
@@ -73,30 +74,6 @@ def test_existing_export_is_never_overwritten(tmp_path, model):
     assert os.listdir(path) == ["marker"]
 
 
-def dead_pid():
-    """The pid of a process that has exited (and was reaped)."""
-    child = subprocess.Popen(["true"])
-    child.wait()
-    return child.pid
-
-
-def temp_dir_of(base, owner, number=8):
-    """An export's temporary directory as `owner` names it, with a file in it."""
-    path = base / f".tmp-{number}-{uuid.uuid4().hex}-{owner.tag()}"
-    (path / "variables").mkdir(parents=True)
-    (path / "saved_model.pb").write_bytes(b"half")
-    return path
-
-
-def age(path, secs):
-    for root, dirs, files in os.walk(path):
-        for name in [*dirs, *files]:
-            stat = os.stat(os.path.join(root, name))
-            os.utime(os.path.join(root, name), (stat.st_atime - secs, stat.st_mtime - secs))
-    stat = os.stat(path)
-    os.utime(path, (stat.st_atime - secs, stat.st_mtime - secs))
-
-
 def test_interrupted_export_is_not_an_export_and_is_cleaned_up(tmp_path, model):
     # A killed export's leftovers: its writer, on this machine, is gone.
     temp_dir_of(tmp_path, dataclasses.replace(Owner.current(), pid=dead_pid(), started=None))
@@ -104,60 +81,6 @@ def test_interrupted_export_is_not_an_export_and_is_cleaned_up(tmp_path, model):
     assert files.exports() == []
     export(LatestExporter(), model, tmp_path, 16, loss=1.0)
     assert sorted(os.listdir(tmp_path)) == ["16"]
-
-
-def test_temp_dirs_of_live_or_unknown_writers_are_left_alone(tmp_path):
-    me = Owner.current()
-    sleeper = subprocess.Popen(["sleep", "30"])
-    try:
-        live = temp_dir_of(tmp_path, dataclasses.replace(me, pid=sleeper.pid, started=None))
-        elsewhere = temp_dir_of(tmp_path, dataclasses.replace(me, host="other-host", pid=1))
-        unnamed = tmp_path / f".tmp-8-{uuid.uuid4().hex}"  # an older trainexec's
-        unnamed.mkdir()
-        old_elsewhere = temp_dir_of(tmp_path, dataclasses.replace(me, host="gone-host"))
-        age(old_elsewhere, 7200)
-        dead = temp_dir_of(tmp_path, dataclasses.replace(me, pid=dead_pid(), started=None))
-        removed = ExportFileManager(str(tmp_path)).remove_interrupted()
-        assert sorted(removed) == sorted([str(old_elsewhere), str(dead)])
-        assert sorted(os.listdir(tmp_path)) == sorted([live.name, elsewhere.name,
-                                                       unnamed.name])
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-    # Its writer gone, the live one's directory goes too; the others age out.
-    assert ExportFileManager(str(tmp_path)).remove_interrupted() == [str(live)]
-    age(elsewhere, 7200)
-    age(unnamed, 7200)
-    assert sorted(ExportFileManager(str(tmp_path)).remove_interrupted()) == sorted(
-        [str(elsewhere), str(unnamed)])
-    assert os.listdir(tmp_path) == []
-
-
-def test_export_being_written_survives_another_writers_clean_up(tmp_path):
-    # Two writers in one directory (two evaluators sharing it, or two threads):
-    # the second one's clean-up must not delete the first one's export in progress.
-    first, second = ExportFileManager(str(tmp_path)), ExportFileManager(str(tmp_path))
-
-    def save_slowly(tmp):
-        os.makedirs(os.path.join(tmp, "variables"))
-        assert second.write(second.path_for(16), lambda t: os.makedirs(t))
-        with open(os.path.join(tmp, "saved_model.pb"), "w") as f:
-            f.write("whole")
-
-    assert first.write(first.path_for(8), save_slowly)
-    assert sorted(os.listdir(tmp_path)) == ["16", "8"]
-    assert (tmp_path / "8" / "saved_model.pb").read_text() == "whole"
-
-
-def test_failed_export_leaves_nothing_behind(tmp_path):
-    files = ExportFileManager(str(tmp_path))
-
-    def crash(tmp):
-        os.makedirs(os.path.join(tmp, "variables"))
-        raise OSError("disk full")
-    with pytest.raises(OSError):
-        files.write(files.path_for(8), crash)
-    assert os.listdir(tmp_path) == []
 
 
 def test_export_name_falls_back_to_a_timestamp(tmp_path, model):
@@ -212,36 +135,17 @@ def test_unexportable_subject(tmp_path):
         export(LatestExporter(), object(), tmp_path, 8)
 
 
-BAD_NAMES = [
-    ("", "exporter `name` ('') must be a non-empty string"),
-    (None, "exporter `name` (None) must be a non-empty string"),
-    (5, "exporter `name` (5) is of type int; use a string"),
-    (".", "exporter `name` ('.') must be a single directory name"),
-    ("..", "it is '..', the parent of the export directory"),
-    ("a/b", "it contains a path separator"),
-    ("a\\b", "it contains a path separator"),
-    ("a\x00b", "it contains a NUL character"),
-    ("a\nb", "it contains a control character"),
-    (" best", "it has surrounding spaces"),
-]
-
-
 @pytest.mark.parametrize("name,words", BAD_NAMES)
 @pytest.mark.parametrize("make", [lambda n: LatestExporter(name=n),
                                   lambda n: BestExporter(name=n),
-                                  lambda n: FinalExporter(name=n), check_exporter_name],
-                         ids=["latest", "best", "final", "check_exporter_name"])
+                                  lambda n: FinalExporter(name=n)],
+                         ids=["latest", "best", "final"])
 def test_bad_exporter_names_are_refused_with_the_fix(make, name, words):
     with pytest.raises(ConfigError) as info:
         make(name)
     assert words in str(info.value)
     assert "e.g. 'best'" in str(info.value)  # the fix
     assert isinstance(info.value, ValueError)  # what tf.estimator's EvalSpec raises
-
-
-def test_good_exporter_names_pass():
-    for name in ("best", "final_v2", "a.b", "eval-set-1", ".hidden", "名前"):
-        assert check_exporter_name(name) == name
 
 
 @pytest.mark.parametrize("make,words", [

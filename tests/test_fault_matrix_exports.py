@@ -41,8 +41,9 @@ from trainexec.completion import record_training_complete  # noqa: E402
 from trainexec.records import atomic_write_text  # noqa: E402
 from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
-from trainexec.keras.exporters import (BEST_FILE, BestExporter, ExportFileManager,  # noqa: E402
-                                 FinalExporter, LatestExporter)
+from trainexec.evaluation.export_files import ExportFileManager  # noqa: E402
+from trainexec.keras.exporters import (BEST_FILE, BestExporter, FinalExporter,  # noqa: E402
+                                       LatestExporter)
 from trainexec.finished_tasks import record_task_finished  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 

@@ -77,6 +77,9 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.checkpoints",
         "trainexec.liveness",
         "trainexec.specs",
+        # What an exporter is and how it may be named: pure rules the specs check, kept
+        # with the evaluation engine that calls exporters.
+        "trainexec.evaluation.exporter_protocol",
     )),
     # TF_CONFIG -> ClusterConfig, what a cluster shape can train, starting a task's server.
     Layer(1, "cluster model", (

@@ -1,9 +1,26 @@
-"""The documented import path of the Keras exporters (`trainexec.keras.exporters`).
+"""The documented import path of the exporters: `from trainexec.exporters import ...`.
+
+Re-exports the Keras SavedModel exporters (`trainexec.keras.exporters`), the
+export file manager (`trainexec.evaluation.export_files`) and the exporter name
+check (`trainexec.evaluation.exporter_protocol`), the names this path has always had.
 
 Example::
 
     from trainexec.exporters import BestExporter, FinalExporter, LatestExporter
 """
 
-from trainexec.keras.exporters import *  # noqa: F401,F403
-from trainexec.keras.exporters import __all__  # noqa: F401
+from trainexec.evaluation.export_files import ExportFileManager
+from trainexec.evaluation.exporter_protocol import check_exporter_name
+from trainexec.keras.exporters import (BEST_FILE, BestExporter, BestValue, Exporter,
+                                       FinalExporter, LatestExporter)
+
+__all__ = [
+    "BEST_FILE",
+    "BestExporter",
+    "BestValue",
+    "ExportFileManager",
+    "Exporter",
+    "FinalExporter",
+    "LatestExporter",
+    "check_exporter_name",
+]

@@ -1,7 +1,7 @@
 """Who wrote a file, and whether that process is provably gone.
 
 An evaluator's lease (`trainexec.evaluation.lease`) and an export's temporary directory
-(`trainexec.keras.exporters.ExportFileManager`) carry their owner: host name, the
+(`trainexec.evaluation.export_files.ExportFileManager`) carry their owner: host name, the
 machine's boot id and pid namespace (Linux), the pid and the process's start
 time. Another process can then tell a dead owner from a live one:
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable, NamedTuple
 
-from trainexec.keras.exporters import check_exporter_name
+from trainexec.evaluation.exporter_protocol import validate_exporters  # re-exported: the one check
 
 __all__ = [
     "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "validate_exporters",
@@ -48,44 +48,6 @@ def _validate_saving_listeners(listeners: Any) -> tuple:
                 "All saving_listeners must be `CheckpointSaverListener` instances, "
                 f"given: {listener!r}")
     return listeners
-
-
-def _is_exporter(obj: Any) -> bool:
-    return hasattr(obj, "name") and callable(getattr(obj, "export", None))
-
-
-def validate_exporters(exporters: Any) -> tuple:
-    """Returns `exporters` as a tuple of uniquely, safely named exporters.
-
-    An exporter is anything with a `name` and an `export(estimator, export_path,
-    checkpoint_path, eval_result, is_the_final_export)` method: tf.estimator's
-    exporters and trainexec's Keras exporters both qualify.
-    """
-    if not exporters:
-        return ()
-    if _is_exporter(exporters):
-        exporters = [exporters]
-    try:
-        exporters = list(exporters)
-    except TypeError:
-        raise TypeError(
-            "`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
-            f"found {exporters!r}.") from None
-    for exporter in exporters:
-        if not _is_exporter(exporter):
-            raise TypeError(
-                "`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
-                f"found {exporters!r}.")
-    names = [e.name for e in exporters]
-    seen: set = set()
-    for name in names:
-        check_exporter_name(name)  # the one check every exporter name gets
-        if name in seen:
-            raise ValueError(
-                "`exporters` must have unique names. Such a name cannot be `None`. "
-                f"All exporter names: {names}")
-        seen.add(name)
-    return tuple(exporters)
 
 
 def _check_number(field: str, value: Any) -> None:

@@ -3,6 +3,8 @@
 It knows models only through `target.EvaluationTarget`. Modules, bottom up:
 
 * `target`: the target protocol and the errors a checkpoint can raise;
+* `exporter_protocol`: what an exporter is, its name rules, the exporter-list check;
+* `export_files`: an exporter's directory: numbered exports, atomic writes, clean-up;
 * `one_pass`: one evaluation of one checkpoint, then the exporters (`Evaluator`);
 * `listeners`: hooks around each evaluation (`ContinuousEvalListener`);
 * `policy`: the pure "what next?" of the continuous evaluation (`decide`);

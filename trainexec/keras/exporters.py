@@ -1,6 +1,7 @@
-"""Exporters for Keras and custom-loop models, called by the evaluation engine.
+"""SavedModel exporters for Keras and custom-loop models: latest, best, final.
 
-Each exporter has a `name` (its exports go to `<model_dir>/export/<name>/`, or
+Each exporter follows `trainexec.evaluation.exporter_protocol.ExporterProtocol`: a
+`name` (its exports go to `<model_dir>/export/<name>/`, or
 `<state_dir>/export/<name>/` for a `SidecarEvaluator` with a `state_dir` of its
 own) and `export(estimator, export_path, checkpoint_path, eval_result,
 is_the_final_export)`, the call `trainexec.evaluation.one_pass.Evaluator` makes after an
@@ -9,12 +10,13 @@ evaluation. `estimator` is the target's export subject: a `tf.keras.Model` or
 returning the model with that checkpoint's weights (what `SidecarEvaluator`
 passes).
 
-An export is a SavedModel written under a temporary name in the same directory
-and renamed to `<export_path>/<global_step>` (a timestamp when the metrics have
-no step), so readers never see half of one. An existing export directory is
-never overwritten. Naming and garbage collection live in `ExportFileManager`,
-apart from the export call. `check_exporter_name` is the one check of an
-exporter's name, used by these exporters, `SidecarEvaluator` and `EvalSpec`.
+This module owns what is Keras here: which model to save and how (Keras 3
+`model.export`, Keras 2 `model.save`, else `tf.saved_model.save`), when each
+exporter exports, and `BestExporter`'s `best.json`. Where an export goes
+(numbered directories, written under a temporary name and renamed, never
+overwritten, old ones garbage-collected) is
+`trainexec.evaluation.export_files.ExportFileManager`'s; the name rules are
+`trainexec.evaluation.exporter_protocol.check_exporter_name`'s.
 
 Example::
 
@@ -30,228 +32,27 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import re
-import threading
 import time
-import uuid
 from typing import Any, Mapping
 
-from trainexec.records import file_system_now, read_json_file, write_json_record
-from trainexec.records import record_path as model_dir_path
+from trainexec.records import read_json_file, record_path, write_json_record
 from trainexec.errors import ConfigError
+from trainexec.evaluation.export_files import ExportFileManager
+from trainexec.evaluation.exporter_protocol import check_exporter_name
 from trainexec.evaluation.target import GLOBAL_STEP
-from trainexec.liveness import ALIVE, GONE, Owner
 
 __all__ = [
     "BEST_FILE",
     "BestExporter",
     "BestValue",
-    "ExportFileManager",
     "Exporter",
     "FinalExporter",
     "LatestExporter",
-    "check_exporter_name",
 ]
 
 logger = logging.getLogger(__name__)
 
 BEST_FILE = "best.json"
-_TMP_PREFIX = ".tmp-"
-# `.tmp-<number>-<uuid>-<owner tag>`; before owners were recorded, `.tmp-<number>-<uuid>`.
-_TMP_NAME = re.compile(r"^\.tmp-\d+-[0-9a-f]{32}(?:-(?P<owner>.+))?$")
-STALE_EXPORT_SECS = 3600.0
-
-_WRITING: set[str] = set()  # temporary directories this process is writing now
-_WRITING_LOCK = threading.Lock()
-
-
-def check_exporter_name(name: Any) -> str:
-    """Returns `name` if it can name an export directory; raises ConfigError if not.
-
-    An exporter's name becomes one directory, `<model_dir>/export/<name>`: it
-    must be a non-empty string that is a single directory name, not "." or
-    "..", without "/", "\\", NUL or other control characters, and without
-    surrounding spaces. ConfigError is a ValueError, as tf.estimator raises.
-    """
-    fix = "e.g. 'best' or 'final_v2' (it names the directory <model_dir>/export/<name>)"
-    if name is None or (isinstance(name, str) and not name):
-        raise ConfigError(
-            "An Exporter cannot have a name that is `None` or empty: exporter `name` "
-            f"({name!r}) must be a non-empty string, {fix}")
-    if not isinstance(name, str):
-        raise ConfigError(
-            f"An Exporter must have a string name: exporter `name` ({name!r}) is of type "
-            f"{type(name).__name__}; use a string, {fix}")
-    if name in (".", ".."):
-        problem = ("is '.', the export directory itself" if name == "." else
-                   "is '..', the parent of the export directory")
-    elif "/" in name or "\\" in name:
-        problem = "contains a path separator"
-    elif "\x00" in name:
-        problem = "contains a NUL character"
-    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
-        problem = "contains a control character"
-    elif name != name.strip():
-        problem = "has surrounding spaces"
-    else:
-        return name
-    raise ConfigError(
-        f"exporter `name` ({name!r}) must be a single directory name (without '/', "
-        f"'\\', NUL or control characters, not '.' or '..', no surrounding spaces), but "
-        f"it {problem}; {fix}")
-
-
-class ExportFileManager:
-    """Names exports `<base_dir>/<number>` and removes the oldest beyond `keep`.
-
-    Only directories named by an integer count as exports; `best.json` and
-    temporary directories of exports being written (or interrupted) are not
-    exports. A temporary directory's name carries its writer (see
-    `trainexec.liveness.Owner`), so that `remove_interrupted` removes only
-    those whose writer is provably gone: a process of this machine that is no
-    longer running, or this process when it is not writing it; one whose
-    writer cannot be checked (another host or container, or no owner in its
-    name) only when nothing in it changed for `stale_secs`.
-
-    Example::
-
-        files = ExportFileManager("/m/export/latest", keep=5)
-        path = files.path_for(1200)         # "/m/export/latest/1200"
-        files.write(path, lambda tmp: tf.saved_model.save(model, tmp))
-        files.garbage_collect()
-    """
-
-    def __init__(self, base_dir: str, keep: int | None = None,
-                 stale_secs: float = STALE_EXPORT_SECS) -> None:
-        self.base_dir = base_dir.rstrip("/")
-        self.keep = keep
-        self.stale_secs = stale_secs
-
-    def path_for(self, number: int) -> str:
-        return f"{self.base_dir}/{int(number)}"
-
-    def exports(self) -> list[str]:
-        """Finished exports, oldest (smallest number) first."""
-        import tensorflow as tf
-
-        if not tf.io.gfile.isdir(self.base_dir):
-            return []
-        names = [name.rstrip("/") for name in tf.io.gfile.listdir(self.base_dir)]
-        numbers = sorted(int(name) for name in names if name.isdigit())
-        return [self.path_for(number) for number in numbers]
-
-    def write(self, path: str, save: Any) -> bool:
-        """Calls `save(tmp_dir)` and renames the result to `path`.
-
-        Returns False, writing nothing, when `path` already exists.
-        """
-        import tensorflow as tf
-
-        if tf.io.gfile.exists(path):
-            return False
-        self.remove_interrupted()
-        number = path.rsplit("/", 1)[-1]
-        tmp = (f"{self.base_dir}/{_TMP_PREFIX}{number}-{uuid.uuid4().hex}-"
-               f"{Owner.current().tag()}")
-        tf.io.gfile.makedirs(self.base_dir)
-        with _WRITING_LOCK:
-            _WRITING.add(tmp)
-        try:
-            save(tmp)
-            tf.io.gfile.rename(tmp, path, overwrite=False)
-        finally:
-            with _WRITING_LOCK:
-                _WRITING.discard(tmp)
-            if tf.io.gfile.exists(tmp):
-                tf.io.gfile.rmtree(tmp)
-        return True
-
-    def remove_interrupted(self) -> list[str]:
-        """Removes temporary directories of exports whose writer is provably gone
-        (see the class doc); returns what it removed."""
-        import tensorflow as tf
-
-        if not tf.io.gfile.isdir(self.base_dir):
-            return []
-        removed = []
-        fs_now = None
-        for name in tf.io.gfile.listdir(self.base_dir):
-            name = name.rstrip("/")
-            if not name.startswith(_TMP_PREFIX):
-                continue
-            path = f"{self.base_dir}/{name}"
-            verdict, why = _writer_of(path, name)
-            if verdict == _AGE_DECIDES:
-                if fs_now is None:
-                    fs_now = file_system_now(self.base_dir)
-                age = fs_now - _newest_mtime(path)
-                if age < self.stale_secs:
-                    logger.debug("Leaving %s: %s, and it changed %.0fs ago", path, why, age)
-                    continue
-                why = (f"{why}, and nothing in it changed for {age:.0f}s (more than "
-                       f"{self.stale_secs:.0f}s)")
-            elif verdict == ALIVE:
-                continue
-            logger.info("Removing interrupted export %s: %s", path, why)
-            try:
-                tf.io.gfile.rmtree(path)
-            except tf.errors.NotFoundError:
-                continue
-            removed.append(path)
-        return removed
-
-    def garbage_collect(self) -> list[str]:
-        """Removes all but the newest `keep` exports; returns what it removed."""
-        import tensorflow as tf
-
-        if self.keep is None:
-            return []
-        exports = self.exports()
-        removed = exports[:max(0, len(exports) - self.keep)]
-        for path in removed:
-            logger.info("Removing old export %s (keeping the newest %s)", path, self.keep)
-            tf.io.gfile.rmtree(path)
-        return removed
-
-
-_AGE_DECIDES = "age decides"
-
-
-def _writer_of(path: str, name: str) -> tuple[str, str]:
-    """Whether the writer of temporary directory `name` is ALIVE, GONE, or
-    unknown (_AGE_DECIDES), and why."""
-    with _WRITING_LOCK:
-        if path in _WRITING:
-            return ALIVE, "this process is writing it"
-    match = _TMP_NAME.match(name)
-    owner = Owner.from_tag(match.group("owner")) if match and match.group("owner") else None
-    if owner is None:
-        return _AGE_DECIDES, "its writer is not recorded"
-    if owner.is_this_process():
-        return GONE, "this process wrote it and is not writing it any more"
-    status, why = owner.status()
-    return (_AGE_DECIDES if status not in (ALIVE, GONE) else status), why
-
-
-def _newest_mtime(directory: str) -> float:
-    """The newest modification time (seconds) of `directory` and the files in it."""
-    import tensorflow as tf
-
-    newest = 0.0
-    try:
-        newest = tf.io.gfile.stat(directory).mtime_nsec / 1e9
-    except tf.errors.OpError:
-        pass
-    try:
-        for root, _, files in tf.io.gfile.walk(directory):
-            for name in files:
-                try:
-                    newest = max(newest, tf.io.gfile.stat(f"{root}/{name}").mtime_nsec / 1e9)
-                except tf.errors.OpError:
-                    continue
-    except tf.errors.OpError:
-        pass
-    return newest
 
 
 class Exporter:
@@ -369,7 +170,7 @@ class BestExporter(Exporter):
 
     def best(self, export_path: str) -> BestValue | None:
         """The recorded best value under `export_path`, or None."""
-        path = model_dir_path(export_path, BEST_FILE)
+        path = record_path(export_path, BEST_FILE)
         try:
             data = read_json_file(path)
             if data is None:
@@ -411,7 +212,7 @@ class BestExporter(Exporter):
         step = eval_result.get(GLOBAL_STEP)
         record = BestValue(self.metric, self.mode, value,
                            None if step is None else int(step), checkpoint_path, path)
-        write_json_record(model_dir_path(export_path, BEST_FILE), record)
+        write_json_record(record_path(export_path, BEST_FILE), record)
         return path
 
 

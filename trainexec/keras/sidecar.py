@@ -62,7 +62,7 @@ from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy
 from trainexec.errors import ConfigError
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
-from trainexec.keras.exporters import check_exporter_name
+from trainexec.evaluation.exporter_protocol import validate_exporters
 from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
 from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.keras.target import KerasTarget
@@ -309,15 +309,7 @@ def _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, export
         if not isinstance(callback, tf.keras.callbacks.Callback):
             raise TypeError("`callbacks` must be tf.keras.callbacks.Callback instances, "
                             f"got {type(callback).__name__}")
-    names = [getattr(e, "name", None) for e in exporters or ()]
-    for exporter, name in zip(exporters or (), names):
-        if name is None or not callable(getattr(exporter, "export", None)):
-            raise ConfigError(f"exporter {exporter!r} needs a non-empty string `name` and "
-                              "an export(...) method; see trainexec.keras.exporters")
-        check_exporter_name(name)
-    if len(set(names)) != len(names):
-        raise ConfigError(f"exporter names {names} must be unique: each names a "
-                          "directory under <checkpoint_dir>/export/")
+    validate_exporters(exporters)
 
 
 def _own_dir(state_dir: str, checkpoint_dir: str) -> bool:

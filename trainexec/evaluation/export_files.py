@@ -1,0 +1,193 @@
+"""Export directories: numbered exports, written atomically, interrupted ones cleaned up.
+
+`ExportFileManager` owns the files of one exporter's directory
+(`<model_dir>/export/<name>/`), apart from what an export writes: an export is
+written under a temporary name in that directory and renamed to
+`<base_dir>/<number>` (a global step, or a timestamp), so readers never see half
+of one; an existing export is never overwritten; the oldest exports beyond
+`keep` are removed; temporary directories of exports whose writer is provably
+gone (see `trainexec.liveness.Owner`) are removed. It knows nothing of the
+model being saved: the caller passes the function that writes it.
+
+Example::
+
+    files = ExportFileManager("/m/export/latest", keep=5)
+    files.write(files.path_for(1200), lambda tmp: tf.saved_model.save(module, tmp))
+    files.garbage_collect()
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import uuid
+from typing import Any
+
+from trainexec.records import file_system_now, mtime_nsec
+from trainexec.liveness import ALIVE, GONE, Owner
+
+__all__ = ["STALE_EXPORT_SECS", "ExportFileManager"]
+
+logger = logging.getLogger(__name__)
+
+_TMP_PREFIX = ".tmp-"
+# `.tmp-<number>-<uuid>-<owner tag>`; before owners were recorded, `.tmp-<number>-<uuid>`.
+_TMP_NAME = re.compile(r"^\.tmp-\d+-[0-9a-f]{32}(?:-(?P<owner>.+))?$")
+STALE_EXPORT_SECS = 3600.0
+
+_WRITING: set[str] = set()  # temporary directories this process is writing now
+_WRITING_LOCK = threading.Lock()
+
+
+class ExportFileManager:
+    """Names exports `<base_dir>/<number>` and removes the oldest beyond `keep`.
+
+    Only directories named by an integer count as exports; `best.json` and
+    temporary directories of exports being written (or interrupted) are not
+    exports. A temporary directory's name carries its writer (see
+    `trainexec.liveness.Owner`), so that `remove_interrupted` removes only
+    those whose writer is provably gone: a process of this machine that is no
+    longer running, or this process when it is not writing it; one whose
+    writer cannot be checked (another host or container, or no owner in its
+    name) only when nothing in it changed for `stale_secs`.
+
+    Example::
+
+        files = ExportFileManager("/m/export/latest", keep=5)
+        path = files.path_for(1200)         # "/m/export/latest/1200"
+        files.write(path, lambda tmp: tf.saved_model.save(model, tmp))
+        files.garbage_collect()
+    """
+
+    def __init__(self, base_dir: str, keep: int | None = None,
+                 stale_secs: float = STALE_EXPORT_SECS) -> None:
+        self.base_dir = base_dir.rstrip("/")
+        self.keep = keep
+        self.stale_secs = stale_secs
+
+    def path_for(self, number: int) -> str:
+        return f"{self.base_dir}/{int(number)}"
+
+    def exports(self) -> list[str]:
+        """Finished exports, oldest (smallest number) first."""
+        import tensorflow as tf
+
+        if not tf.io.gfile.isdir(self.base_dir):
+            return []
+        names = [name.rstrip("/") for name in tf.io.gfile.listdir(self.base_dir)]
+        numbers = sorted(int(name) for name in names if name.isdigit())
+        return [self.path_for(number) for number in numbers]
+
+    def write(self, path: str, save: Any) -> bool:
+        """Calls `save(tmp_dir)` and renames the result to `path`.
+
+        Returns False, writing nothing, when `path` already exists.
+        """
+        import tensorflow as tf
+
+        if tf.io.gfile.exists(path):
+            return False
+        self.remove_interrupted()
+        number = path.rsplit("/", 1)[-1]
+        tmp = (f"{self.base_dir}/{_TMP_PREFIX}{number}-{uuid.uuid4().hex}-"
+               f"{Owner.current().tag()}")
+        tf.io.gfile.makedirs(self.base_dir)
+        with _WRITING_LOCK:
+            _WRITING.add(tmp)
+        try:
+            save(tmp)
+            tf.io.gfile.rename(tmp, path, overwrite=False)
+        finally:
+            with _WRITING_LOCK:
+                _WRITING.discard(tmp)
+            if tf.io.gfile.exists(tmp):
+                tf.io.gfile.rmtree(tmp)
+        return True
+
+    def remove_interrupted(self) -> list[str]:
+        """Removes temporary directories of exports whose writer is provably gone
+        (see the class doc); returns what it removed."""
+        import tensorflow as tf
+
+        if not tf.io.gfile.isdir(self.base_dir):
+            return []
+        removed = []
+        fs_now = None
+        for name in tf.io.gfile.listdir(self.base_dir):
+            name = name.rstrip("/")
+            if not name.startswith(_TMP_PREFIX):
+                continue
+            path = f"{self.base_dir}/{name}"
+            verdict, why = _writer_of(path, name)
+            if verdict == _AGE_DECIDES:
+                if fs_now is None:
+                    fs_now = file_system_now(self.base_dir)
+                age = fs_now - _newest_mtime(path)
+                if age < self.stale_secs:
+                    logger.debug("Leaving %s: %s, and it changed %.0fs ago", path, why, age)
+                    continue
+                why = (f"{why}, and nothing in it changed for {age:.0f}s (more than "
+                       f"{self.stale_secs:.0f}s)")
+            elif verdict == ALIVE:
+                continue
+            logger.info("Removing interrupted export %s: %s", path, why)
+            try:
+                tf.io.gfile.rmtree(path)
+            except tf.errors.NotFoundError:
+                continue
+            removed.append(path)
+        return removed
+
+    def garbage_collect(self) -> list[str]:
+        """Removes all but the newest `keep` exports; returns what it removed."""
+        import tensorflow as tf
+
+        if self.keep is None:
+            return []
+        exports = self.exports()
+        removed = exports[:max(0, len(exports) - self.keep)]
+        for path in removed:
+            logger.info("Removing old export %s (keeping the newest %s)", path, self.keep)
+            tf.io.gfile.rmtree(path)
+        return removed
+
+
+_AGE_DECIDES = "age decides"
+
+
+def _writer_of(path: str, name: str) -> tuple[str, str]:
+    """Whether the writer of temporary directory `name` is ALIVE, GONE, or
+    unknown (_AGE_DECIDES), and why."""
+    with _WRITING_LOCK:
+        if path in _WRITING:
+            return ALIVE, "this process is writing it"
+    match = _TMP_NAME.match(name)
+    owner = Owner.from_tag(match.group("owner")) if match and match.group("owner") else None
+    if owner is None:
+        return _AGE_DECIDES, "its writer is not recorded"
+    if owner.is_this_process():
+        return GONE, "this process wrote it and is not writing it any more"
+    status, why = owner.status()
+    return (_AGE_DECIDES if status not in (ALIVE, GONE) else status), why
+
+
+def _newest_mtime(directory: str) -> float:
+    """The newest modification time (seconds) of `directory` and the files in it."""
+    import tensorflow as tf
+
+    newest = 0.0
+    try:
+        newest = mtime_nsec(directory) / 1e9
+    except OSError:
+        pass
+    try:
+        for root, _, files in tf.io.gfile.walk(directory):
+            for name in files:
+                try:
+                    newest = max(newest, mtime_nsec(f"{root}/{name}") / 1e9)
+                except OSError:
+                    continue
+    except tf.errors.OpError:
+        pass
+    return newest
