@@ -38,7 +38,6 @@ from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimato
 from processes import assert_no_survivors, wait_until  # noqa: E402
 from trainexec.cluster import ClusterConfig  # noqa: E402
 from trainexec.completion import record_training_complete  # noqa: E402
-from trainexec.records import atomic_write_text  # noqa: E402
 from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
 from trainexec.evaluation.export_files import ExportFileManager  # noqa: E402
@@ -518,16 +517,6 @@ def test_ps_is_not_stopped_by_an_earlier_runs_completion_record(tmp_path, latest
 
 
 # == 6. Small ones ==========================================================================
-
-def test_failed_atomic_write_leaves_no_temporary_file(tmp_path):
-    target = tmp_path / "record.json"
-    target.mkdir()
-    (target / "in-the-way").write_text("")  # the rename cannot replace a full directory
-    with pytest.raises((tf.errors.OpError, OSError)):
-        atomic_write_text(str(target), json.dumps({"a": 1}))
-    assert sorted(os.listdir(tmp_path)) == ["record.json"]
-    assert os.listdir(target) == ["in-the-way"]
-
 
 # -- the pieces: the evaluator lease -------------------------------------------------------
 
