@@ -195,25 +195,25 @@ def estimator_evaluator(model_dir, clock, fault_at, input_fn=eval_input_fn):
     return watched(clock, exporter, guard, fault_at, run)
 
 
-def estimator_final_index_truncated(tmp_path, request):
-    # A finished run (its completion record is already there) whose last
-    # checkpoint's index was cut short: it never becomes readable.
+def _finished_run_with_a_truncated_last_checkpoint(tmp_path, request, suffix):
     model_dir = copy_run(request, tmp_path, 40)
     finish(model_dir)
-    truncate(ckpt(model_dir, 40) + ".index")
+    truncate(ckpt(model_dir, 40) + suffix)
     clock = FakeClock(0.0)
     hang_guard(clock)
     return estimator_evaluator(model_dir, clock, fault_at=0.0)
+
+
+def estimator_final_index_truncated(tmp_path, request):
+    # A finished run (its completion record is already there) whose last
+    # checkpoint's index was cut short: it never becomes readable.
+    return _finished_run_with_a_truncated_last_checkpoint(tmp_path, request, ".index")
 
 
 def estimator_final_data_truncated(tmp_path, request):
     # The same with the data shard cut short: the index reads, restoring does not.
-    model_dir = copy_run(request, tmp_path, 40)
-    finish(model_dir)
-    truncate(ckpt(model_dir, 40) + ".data-00000-of-00001")
-    clock = FakeClock(0.0)
-    hang_guard(clock)
-    return estimator_evaluator(model_dir, clock, fault_at=0.0)
+    return _finished_run_with_a_truncated_last_checkpoint(tmp_path, request,
+                                                          ".data-00000-of-00001")
 
 
 def estimator_middle_data_truncated(tmp_path, request):

@@ -1,16 +1,7 @@
 """Listeners of the continuous evaluation: hooks around each evaluation.
 
-`ContinuousEvalListener` is the base with no-op hooks (return False to stop);
-`ListenerList` fans each call out to several.
-
-Example::
-
-    class StopAfterThree(ContinuousEvalListener):
-        def __init__(self):
-            self.count = 0
-        def after_eval(self, eval_result):
-            self.count += 1
-            return self.count < 3
+`ContinuousEvalListener` is the base with no-op hooks (return False to stop;
+its docstring has an example); `ListenerList` fans each call out to several.
 """
 
 from __future__ import annotations
