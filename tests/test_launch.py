@@ -23,7 +23,7 @@ import pytest
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch import JobResult, LocalCluster, TaskOutcome, processes
-from trainexec.launch.orphan_reaper import Watcher
+from trainexec.launch.orphan_reaper import OrphanReaper
 from processes import (ROOT, GroupSignals, Launcher, alive, assert_no_survivors, cli,
                        count_ready, printed_pids, role, started_pids, wait_until)
 
@@ -461,7 +461,7 @@ def test_without_waitid_an_ended_tasks_group_is_left_alone(make_cluster, monkeyp
 def test_the_watcher_kills_the_groups_not_forgotten_when_the_launcher_ends(caplog):
     sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
     procs = [subprocess.Popen(sleep, start_new_session=True) for _ in range(3)]
-    watcher = Watcher()
+    watcher = OrphanReaper()
     try:
         watcher.add(procs[0].pid)
         watcher.add(procs[1].pid)

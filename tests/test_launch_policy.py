@@ -14,8 +14,9 @@ from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEF
                                      RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
                                      JobView, TaskView, decide)
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.launch.restart_groups import (LAUNCH_DIR_ENV, RestartRule, announce,
-                                             merge_rules, parse_group_flag, read_rules)
+from trainexec.launch.restart_announcements import (LAUNCH_DIR_ENV, RestartRule, announce,
+                                                    read_rules)
+from trainexec.launch.restart_groups import merge_rules, parse_group_flag
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 
