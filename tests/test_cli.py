@@ -1,20 +1,62 @@
-"""trainexec/cli.py: the `trainexec` command. `trainexec launch` runs a local cluster: its
-output, summary, exit codes (0, 1, 2 for bad arguments, 130/143 on signals), and no
-survivors. (`trainexec tfconfig` is tests/test_cluster.py.)
+"""trainexec/cli.py: the `trainexec` command. `trainexec tfconfig` shows how TF_CONFIG is
+understood (exit 2 when malformed); `trainexec launch` runs a local cluster: its output,
+summary, exit codes (0, 1, 2 for bad arguments, 130/143 on signals), and no survivors.
 
 The launched program is tests/launch_programs/role.py (see its docstring).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 
 from processes import (ROOT, Launcher, assert_no_survivors, cli, count_ready, printed_pids,
                        role)
+from tf_configs import TFJOB_NO_WORKERS, TFJOB_TWO_EVALUATORS, H, tf_config
+
+
+# -- trainexec tfconfig --------------------------------------------------------------------
+def _cli(env_tf_config, *args):
+    env = dict(os.environ, TF_CONFIG=env_tf_config)
+    return subprocess.run([sys.executable, "-m", "trainexec", "tfconfig", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+def test_cli_tfconfig_shows_role():
+    done = _cli(tf_config("ps", 0))
+    assert done.returncode == 0, done.stderr
+    assert "role: ps:0" in done.stdout and "h3:2222   <- this task" in done.stdout
+
+def test_cli_tfconfig_exits_2_on_error():
+    done = _cli(tf_config("worker", 5))
+    assert done.returncode == 2
+    assert 'task.index 5 is out of range for "worker"' in done.stderr
+
+def test_cli_tfconfig_says_which_trainers_run_a_worker_only_cluster():
+    done = _cli(tf_config("worker", 1, {"worker": ["h1:2222", "h2:2222"]}))
+    assert done.returncode == 0, done.stderr
+    assert '  Estimator: no: the cluster has no "chief" (or "master") job' in done.stdout
+    assert ("  Keras: yes, MultiWorkerMirroredStrategy; worker:0 acts as chief"
+            in done.stdout)
+
+def test_cli_tfconfig_json_leaves_out_empty_jobs():
+    done = _cli(tf_config("ps", 0, TFJOB_NO_WORKERS), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"cluster": {"chief": [H[0]], "ps": [H[1]]},
+                                       "task": {"type": "ps", "index": 0}}
+
+def test_cli_tfconfig_fails_only_the_evaluator_that_cannot_run():
+    chief = _cli(tf_config("chief", 0, TFJOB_TWO_EVALUATORS))
+    assert chief.returncode == 0, chief.stderr
+    assert "evaluators: only evaluator:0 runs (2 listed)" in chief.stdout
+    second = _cli(tf_config("evaluator", 1, TFJOB_TWO_EVALUATORS))
+    assert second.returncode == 2
+    assert "evaluator:1 cannot run" in second.stderr
 
 
 # -- trainexec launch ----------------------------------------------------------------------

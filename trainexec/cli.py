@@ -14,6 +14,7 @@ import sys
 from typing import Any, Sequence
 
 from trainexec.cluster import ClusterConfig
+from trainexec.cluster_verdicts import explain, trainer_support
 from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.launch import LocalCluster
@@ -31,8 +32,8 @@ def _run_tfconfig(args: argparse.Namespace) -> int:
     if args.json:
         print(config.to_json())
         return 0
-    print(config.explain())
-    if config.trainer_support():  # the shape's verdicts, then what this machine can run
+    print(explain(config))
+    if trainer_support(config):  # the shape's verdicts, then what this machine can run
         notes = Installation.detect().notes()
         if notes:
             print("on this installation:")
