@@ -1,21 +1,16 @@
 """trainexec/launch/policy.py: the launcher's exit and restart decisions, one row per
-situation; and trainexec/launch/restart_groups.py: what tasks announce and how the
-launcher reads it."""
-
-import json
+situation; and the restart group each KerasTrainer task announces for its strategy
+(trainexec/keras/restart_rule.py)."""
 
 import pytest
 
 from trainexec.cluster import ClusterConfig
-from trainexec.errors import ConfigError
 from trainexec.keras.strategy import plan_for
-from trainexec.launch import LocalCluster
 from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEFT, RESTART,
                                      RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
                                      JobView, TaskView, decide)
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.launch.restart_groups import (LAUNCH_DIR_ENV, RestartRule, announce,
-                                             merge_rules, parse_group_flag, read_rules)
+from trainexec.launch.restart_announcements import RestartRule
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 
@@ -133,43 +128,3 @@ def test_keras_tasks_announce_the_group_their_strategy_needs(job, index, cluster
     rule = rule_for_plan(_plan(job, index, cluster))
     assert (rule.group, rule.carry_on) == (group, carry_on)
     assert rule.ends_by_itself  # every KerasTrainer task exits once training is over
-
-
-def test_announced_rules_are_read_back_and_merged_with_flag_groups(tmp_path):
-    names = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]
-    env = {LAUNCH_DIR_ENV: str(tmp_path)}
-    path = announce(RestartRule("worker:1", ("worker:1",), carry_on=True,
-                                strategy="parameter_server", ends_by_itself=True), env)
-    assert json.loads(open(path).read())["restart_group"] == ["worker:1"]
-    assert announce(RestartRule("chief:0", ("chief:0",)), {}) is None  # no launcher
-    (tmp_path / "ps-0.json").write_text("{half written")
-    rules = read_rules(str(tmp_path), names)
-    assert set(rules) == {"worker:1"}  # the broken file counts as no announcement
-    merged = merge_rules(rules, [("chief:0", "ps:0")], names)
-    assert merged["worker:1"].carry_on and merged["worker:1"].group == ("worker:1",)
-    assert rules["worker:1"].ends_by_itself and merged["worker:1"].ends_by_itself
-    assert merged["ps:0"].group == merged["chief:0"].group == ("chief:0", "ps:0")
-    assert "worker:0" not in merged and "evaluator:0" not in merged
-
-
-@pytest.mark.parametrize("value, words", [
-    ("", ("names no task", "chief,worker")),
-    ("chief,trainer", ("'trainer'", "not in this cluster", "worker:1")),
-])
-def test_restart_group_flag_rejects(value, words):
-    with pytest.raises(ValueError) as raised:
-        parse_group_flag(value, ["chief:0", "worker:0", "worker:1"])
-    for word in words:
-        assert word in str(raised.value)
-
-
-def test_restart_group_flag_expands_jobs_in_task_order():
-    assert parse_group_flag("worker, chief:0", ["chief:0", "worker:0", "worker:1", "ps:0"]) \
-        == ("chief:0", "worker:0", "worker:1")
-
-
-def test_local_cluster_validates_restart_groups():
-    cluster = LocalCluster(["true"], workers=2, restart_groups=["chief,worker"])
-    assert cluster.restart_groups == [("chief:0", "worker:0", "worker:1")]
-    with pytest.raises(ConfigError, match="restart_groups names 'ps'"):
-        LocalCluster(["true"], workers=2, restart_groups=[["chief", "ps"]])

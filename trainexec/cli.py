@@ -14,9 +14,11 @@ import sys
 from typing import Any, Sequence
 
 from trainexec.cluster import ClusterConfig
+from trainexec.cluster_verdicts import explain, trainer_support
 from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.launch import LocalCluster
+from trainexec.launch.options import FLAGS, check_options
 
 __all__ = ["main"]
 
@@ -30,8 +32,8 @@ def _run_tfconfig(args: argparse.Namespace) -> int:
     if args.json:
         print(config.to_json())
         return 0
-    print(config.explain())
-    if config.trainer_support():  # the shape's verdicts, then what this machine can run
+    print(explain(config))
+    if trainer_support(config):  # the shape's verdicts, then what this machine can run
         notes = Installation.detect().notes()
         if notes:
             print("on this installation:")
@@ -85,32 +87,15 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _check_args(args: argparse.Namespace) -> str | None:
-    for flag, value, example in (("--workers", args.workers, 2), ("--ps", args.ps, 1),
-                                 ("--max-restarts", args.max_restarts, 3)):
-        if value < 0:
-            return f"{flag} {value} is negative: give 0 or more, e.g. {flag} {example}"
-    if not args.chief and args.workers == 0:
-        return ("--no-chief with --workers 0 leaves no training task: "
-                "drop --no-chief or pass --workers 1 or more")
-    if args.timeout is not None and args.timeout <= 0:
-        return f"--timeout {args.timeout:g} must be positive: give seconds, e.g. --timeout 600"
-    if args.grace < 0:
-        return f"--grace {args.grace:g} is negative: give seconds >= 0, e.g. --grace 5"
-    if not args.host or any(c.isspace() or c in "/," for c in args.host):
-        return f"--host {args.host!r} is not a host name or IP address, e.g. --host 127.0.0.1"
-    if not args.command:
-        return ("no command given: put the program to run after --, e.g. "
-                "trainexec launch --workers 2 -- python train.py")
-    return None
-
-
 def _run_launch(args: argparse.Namespace) -> int:
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]
-    problem = _check_args(args)
-    if problem:
-        print(f"trainexec launch: {problem}", file=sys.stderr)
+    try:
+        check_options(args.command, workers=args.workers, ps=args.ps, chief=args.chief,
+                      max_restarts=args.max_restarts, grace_secs=args.grace,
+                      timeout=args.timeout, host=args.host, spelling=FLAGS)
+    except ConfigError as err:
+        print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)

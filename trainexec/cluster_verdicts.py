@@ -15,19 +15,15 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from trainexec.cluster import ClusterConfig
 from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS,
                                   TRAINER_TYPES, WORKER)
-
-if TYPE_CHECKING:  # `trainexec.cluster` calls these functions: no import at run time
-    from trainexec.cluster import ClusterConfig
 
 __all__ = ["estimator_support", "explain", "keras_support", "run_config_fails_on",
            "trainer_support"]
 
 
-def explain(config: "ClusterConfig") -> str:
+def explain(config: ClusterConfig) -> str:
     """A human-readable summary of the cluster and this task's role."""
     if not config.cluster and config.task_type is None:
         return ("role: local (no cluster in TF_CONFIG): train and evaluate in "
@@ -67,7 +63,8 @@ def explain(config: "ClusterConfig") -> str:
         lines.extend(f"  {trainer}: {verdict}" for trainer, verdict in support.items())
     return "\n".join(lines)
 
-def trainer_support(config: "ClusterConfig") -> dict[str, str]:
+
+def trainer_support(config: ClusterConfig) -> dict[str, str]:
     """Whether each trainer can train this cluster, judged from its shape alone.
 
     Maps "Estimator" and "Keras" to "yes, how" or "no: why; the fix".
@@ -77,7 +74,9 @@ def trainer_support(config: "ClusterConfig") -> dict[str, str]:
         return {}
     return {ESTIMATOR: estimator_support(config), KERAS: keras_support(config)}
 
-def estimator_support(config: "ClusterConfig") -> str:
+
+def estimator_support(config: ClusterConfig) -> str:
+    """Whether an Estimator can train this cluster: "yes..." or "no: why; the fix"."""
     if not config.has_chief:
         missing = [job for job in (CHIEF, MASTER) if job in config.empty_jobs]
         why = (f"cluster.{missing[0]} is an empty list" if missing
@@ -99,7 +98,9 @@ def estimator_support(config: "ClusterConfig") -> str:
                     "or remove the replica spec with 0 replicas")
     return verdict
 
-def keras_support(config: "ClusterConfig") -> str:
+
+def keras_support(config: ClusterConfig) -> str:
+    """Whether a Keras trainer can train this cluster: "yes, <strategy>" or "no: ..."."""
     if MASTER in config.cluster:
         return ('no: tf.distribute has no "master" job; rename it "chief" (TFJob: a '
                 "Chief replica spec instead of Master)")
@@ -115,7 +116,8 @@ def keras_support(config: "ClusterConfig") -> str:
         return "yes, MultiWorkerMirroredStrategy"
     return "yes, MultiWorkerMirroredStrategy; worker:0 acts as chief"
 
-def run_config_fails_on(config: "ClusterConfig") -> str | None:
+
+def run_config_fails_on(config: ClusterConfig) -> str | None:
     """The empty job on which TF 2.15's `tf.estimator.RunConfig` fails for this
     task, built from this TF_CONFIG as given; None when it does not fail.
 
@@ -123,7 +125,7 @@ def run_config_fails_on(config: "ClusterConfig") -> str | None:
     then the others alphabetically, ps last) up to this task's job, and
     raises on an empty job it passes. The chief (or master) and the
     evaluator are never affected, nor is any task once the empty jobs are
-    left out of TF_CONFIG (see `to_json`).
+    left out of TF_CONFIG (see `ClusterConfig.to_json`).
     """
     if not config.empty_jobs or config.task_type in (None, EVALUATOR):
         return None

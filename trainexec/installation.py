@@ -1,7 +1,7 @@
 """What this Python installation can train, read from package metadata without
 importing TensorFlow (so `trainexec tfconfig` stays fast).
 
-`trainexec tfconfig` judges a cluster by its shape (`ClusterConfig.trainer_support`);
+`trainexec tfconfig` judges a cluster by its shape (`cluster_verdicts.trainer_support`);
 this adds whether the trainers can run *here*: TensorFlow 2.16 and newer have no
 `tf.estimator`, and their `tf.keras` is Keras 3, which trains only locally unless
 tf_keras is selected with `TF_USE_LEGACY_KERAS=1`.

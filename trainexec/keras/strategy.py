@@ -33,6 +33,7 @@ import dataclasses
 from typing import Any
 
 from trainexec.cluster import EVALUATOR, KERAS, PS, ClusterConfig
+from trainexec.cluster_verdicts import trainer_support
 from trainexec.errors import ConfigError
 
 __all__ = [
@@ -116,7 +117,7 @@ def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
     chief or workers) and for a distributed plan on Keras 3.
     """
     if cluster.training_cluster:
-        verdict = cluster.trainer_support().get(KERAS, "yes")
+        verdict = trainer_support(cluster).get(KERAS, "yes")
         if verdict.startswith("no"):
             raise ConfigError(
                 f"KerasTrainer cannot train this TF_CONFIG cluster "

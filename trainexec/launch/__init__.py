@@ -27,27 +27,31 @@ is a pure function, `trainexec.launch.policy.decide`.
 Restart groups (`trainexec.launch.restart_groups`): a failed task restarts
 together with the tasks it cannot run without, one fault costing one restart.
 Tasks announce their group in the directory the launcher names in
-`TRAINEXEC_LAUNCH_DIR` (KerasTrainer jobs do: all MultiWorkerMirroredStrategy
-training tasks together; a ParameterServerStrategy ps with the chief; a PSS
-worker alone, and the job goes on without it once no restarts are left);
+`TRAINEXEC_LAUNCH_DIR` (`trainexec.launch.restart_announcements`; KerasTrainer
+jobs do: all MultiWorkerMirroredStrategy training tasks together; a
+ParameterServerStrategy ps with the chief; a PSS worker alone, and the job goes
+on without it once no restarts are left);
 `restart_groups=[["chief", "worker"]]` (`--restart-group chief,worker`) does
 it for hand-written jobs. Exit code 75 means "preempted, saved: restart me".
 
 No process is left behind, even if the launcher is SIGKILLed: see
-`trainexec.launch.processes`.
+`trainexec.launch.processes` and `trainexec.launch.orphan_reaper`.
 
 Modules:
-  cluster         LocalCluster: start, watch, restart and stop the tasks
-  spec            free ports, the cluster spec, one TF_CONFIG per task
-  task            Task: one task's runs and output
-  processes       starting a task, its output, exits, group signals, reaping
-  watcher         the process that kills the task groups if the launcher dies
-  policy          the pure exit and restart decision
-  restart_groups  which tasks restart together; what tasks tell the launcher
-  result          TaskOutcome, JobResult and the texts for exits
+  cluster                LocalCluster: builds the tasks; starts, stops, restarts them
+  options                the checks of the launcher's options (LocalCluster and CLI)
+  spec                   free ports, the cluster spec, one TF_CONFIG per task
+  task                   Task: one task's runs and output
+  processes              starting a task, its output, exits, group signals, reaping
+  orphan_reaper          the process that kills the task groups if the launcher dies
+  supervisor             the loop carrying out the exit policy: decide, then act
+  policy                 the pure exit and restart decision
+  restart_announcements  what tasks tell the launcher: their restart group, exit 75
+  restart_groups         which tasks restart together (announced and flag groups)
+  result                 TaskOutcome, JobResult and the texts for exits
 
 Names are imported on first use: a task that only announces its restart group
-(`trainexec.launch.restart_groups`) does not load the launcher.
+(`trainexec.launch.restart_announcements`) does not load the launcher.
 """
 
 from __future__ import annotations

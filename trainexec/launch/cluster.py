@@ -1,9 +1,10 @@
-"""`LocalCluster`: starts every task, watches them, acts on the exit policy, stops them.
+"""`LocalCluster`: the launcher users hold: builds the tasks, starts, stops and restarts them.
 
-The orchestration only: the tasks and their TF_CONFIG come from `spec`, their
-processes are handled by `processes` (and the `watcher`), what to do when a
-task ends is decided by the pure `policy.decide`, with the restart groups of
-`restart_groups`, and the outcome is a `result.JobResult`. The package doc
+The facade only: its options are checked by `options`, the tasks and their
+TF_CONFIG come from `spec`, their processes are handled by `processes` (and
+the `orphan_reaper`), and `wait()` hands the running job to the `supervisor`,
+which carries out the pure `policy.decide` with the restart groups of
+`restart_groups` and returns a `result.JobResult`. The package doc
 (`trainexec.launch`) describes the exit policy.
 """
 
@@ -22,17 +23,17 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from trainexec.cluster import CHIEF, EVALUATOR, TF_CONFIG, WORKER
-from trainexec.errors import ConfigError
-from trainexec.launch import policy, processes
+from trainexec.cluster import TF_CONFIG
+from trainexec.launch import processes
+from trainexec.launch.options import (check_options, default_wait_for, expand_restart_groups,
+                                      expand_wait_for)
+from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.processes import Output
-from trainexec.launch.restart_groups import (LAUNCH_DIR_ENV, merge_rules, parse_group_flag,
-                                             read_rules)
-from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_reason,
-                                     how_it_ended, signal_name, stopped_reason)
+from trainexec.launch.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.launch.result import JobResult
 from trainexec.launch.spec import plan_tasks
+from trainexec.launch.supervisor import Supervisor, TaskActions
 from trainexec.launch.task import Task
-from trainexec.launch.orphan_reaper import Watcher
 from trainexec.task_logging import LAUNCHED_TASK_ENV
 
 __all__ = ["LocalCluster"]
@@ -64,7 +65,8 @@ class LocalCluster:
     `restart_groups` lists groups of task or job names restarted together
     when one of them fails (`[["chief", "worker"]]` for a hand-written
     MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
-    `trainexec.launch.restart_groups`). Leaving the `with` block always stops every task.
+    `trainexec.launch.restart_announcements`). Leaving the `with` block always stops
+    every task. Bad options raise ConfigError (see `trainexec.launch.options`).
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
@@ -73,17 +75,8 @@ class LocalCluster:
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None,
                  restart_groups: Sequence[Sequence[str] | str] = ()) -> None:
-        if isinstance(command, str) or not command:
-            raise ConfigError(f"command is {command!r}: give the program and its "
-                              'arguments as a list, e.g. ["python", "train.py"]')
-        for field, value in (("workers", workers), ("ps", ps), ("max_restarts", max_restarts)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{field} is {value!r}: expected an integer >= 0")
-        if grace_secs < 0:
-            raise ConfigError(f"grace_secs is {grace_secs!r}: expected seconds >= 0")
-        if not chief and workers == 0:
-            raise ConfigError("chief=False with workers=0 leaves no training task: "
-                              "keep the chief or use workers >= 1")
+        check_options(command, workers=workers, ps=ps, chief=chief,
+                      max_restarts=max_restarts, grace_secs=grace_secs)
         self.command = [str(arg) for arg in command]
         self.env = {str(k): str(v) for k, v in (env or {}).items()}
         self.max_restarts = max_restarts
@@ -97,21 +90,18 @@ class LocalCluster:
         # are waited for too, once the primaries are done.
         self._wait_for_announced = wait_for is None
         if wait_for is None:
-            wait_for = [CHIEF + ":0" if chief else WORKER + ":0"] + (
-                [EVALUATOR + ":0"] if evaluator else [])
-        self.primary = self._task_names(wait_for)
-        self._primary_tasks = [self.task(name) for name in self.primary]
-        self.restart_groups = self._restart_groups(restart_groups)
+            wait_for = default_wait_for(chief, evaluator)
+        self.primary = expand_wait_for(wait_for, self._tasks)
+        self.restart_groups = expand_restart_groups(restart_groups,
+                                                    [t.name for t in self._tasks])
         self._launch_dir: str | None = None  # TRAINEXEC_LAUNCH_DIR, made by start()
-        self._announced: tuple[int | None, dict] = (None, {})  # (dir mtime, rules)
-        self._restarts = 0
+        self._supervisor: Supervisor | None = None  # made by start()
         self._lock = threading.RLock()
         self._started = False
         self._result: JobResult | None = None
         self._interrupt: int | None = None
         self._force = False
-        self._start_time = 0.0
-        self._watcher = Watcher()
+        self._reaper = OrphanReaper()
         self._prctl: Callable[..., int] | None = None
 
     # -- lookup ------------------------------------------------------------------------
@@ -129,36 +119,6 @@ class LocalCluster:
         raise KeyError(f"no task {name!r} in this cluster: tasks are "
                        f"{', '.join(t.name for t in self._tasks)}")
 
-    def _task_names(self, wait_for: Sequence[str]) -> list[str]:
-        """Expands `wait_for` (task or job names) to task names, in task order."""
-        if isinstance(wait_for, str) or not wait_for:
-            raise ConfigError(f"wait_for is {wait_for!r}: give a list of task or job names, "
-                              'e.g. ["chief", "worker", "evaluator"]')
-        wanted: set[str] = set()
-        for name in wait_for:
-            matches = [t.name for t in self._tasks if name in (t.task_type, t.name)]
-            if not matches:
-                raise ConfigError(
-                    f"wait_for names {name!r}, which is not in this cluster: use a task "
-                    f"({', '.join(t.name for t in self._tasks)}) or a job name")
-            wanted.update(matches)
-        return [t.name for t in self._tasks if t.name in wanted]
-
-    def _restart_groups(self, groups: Sequence[Sequence[str] | str]) -> list[tuple[str, ...]]:
-        """Expands each group (a list of names, or "chief,worker") to task names."""
-        if isinstance(groups, str):
-            groups = [groups]
-        names = [t.name for t in self._tasks]
-        expanded = []
-        for group in groups:
-            text = group if isinstance(group, str) else ",".join(map(str, group))
-            try:
-                expanded.append(parse_group_flag(text, names))
-            except ValueError as err:
-                raise ConfigError(str(err).replace("--restart-group", "restart_groups")
-                                  ) from None
-        return expanded
-
     def describe(self) -> str:
         """One line: the cluster spec, the evaluator if any, and the command."""
         extra = " + evaluator:0 (outside the cluster)" if self.evaluator else ""
@@ -172,8 +132,15 @@ class LocalCluster:
             if self._started:
                 raise RuntimeError("this LocalCluster was already started")
             self._started = True
-            self._start_time = time.monotonic()
+            started_at = time.monotonic()
             self._launch_dir = tempfile.mkdtemp(prefix="trainexec-launch-")
+            self._supervisor = Supervisor(
+                self._tasks, TaskActions(spawn=self._spawn, stop=self._stop_tasks,
+                                         sweep=self._sweep, stop_all=self.stop_all),
+                primary=self.primary, max_restarts=self.max_restarts,
+                grace_secs=self.grace_secs, flag_groups=self.restart_groups,
+                wait_for_announced=self._wait_for_announced, launch_dir=self._launch_dir,
+                started_at=started_at)
             self._prctl = processes.load_prctl()
             if self._prctl is None:
                 logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "
@@ -189,8 +156,7 @@ class LocalCluster:
 
     def _spawn(self, task: Task) -> None:
         if task._proc is not None:
-            # the previous run's group, before its id can be reused
-            processes.sweep(task, self._watcher)
+            self._sweep(task)  # the previous run's group, before its id can be reused
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.update(self.env)
@@ -199,7 +165,7 @@ class LocalCluster:
         if self._launch_dir:
             env[LAUNCH_DIR_ENV] = self._launch_dir
         preexec = processes.die_with_parent(self._prctl, os.getpid()) if self._prctl else None
-        proc = processes.start(task, self.command, env, preexec, self._watcher, self._write)
+        proc = processes.start(task, self.command, env, preexec, self._reaper, self._write)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
         if task.started_at is None:
@@ -209,6 +175,9 @@ class LocalCluster:
 
     def _write(self, line: str) -> None:
         processes.write_line(self.output, line)
+
+    def _sweep(self, task: Task) -> None:
+        processes.sweep(task, self._reaper)
 
     def _stop_tasks(self, tasks: Sequence[Task], grace: float) -> None:
         with self._lock:
@@ -233,7 +202,7 @@ class LocalCluster:
                 if task in live and processes.poll(task) is None and grace > 0:
                     logger.warning("%s still running %.1fs after SIGTERM: SIGKILL",
                                    task.name, grace)
-                processes.sweep(task, self._watcher)
+                self._sweep(task)
 
     def stop(self, name: str) -> Task:
         """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""
@@ -261,7 +230,7 @@ class LocalCluster:
         """Stops every task (SIGTERM, SIGKILL after grace_secs); safe to repeat."""
         with self._lock:
             self._stop_tasks(self._tasks, self.grace_secs)
-            self._watcher.close()
+            self._reaper.close()
             atexit.unregister(self._kill_everything)
             if self._launch_dir:
                 shutil.rmtree(self._launch_dir, ignore_errors=True)
@@ -284,7 +253,7 @@ class LocalCluster:
             for task in self._tasks:
                 if task._proc is not None and not task._swept:
                     processes.signal_group(task, signal.SIGKILL)
-                    self._watcher.forget(task._proc.pid)  # done: its leader is reaped soon
+                    self._reaper.forget(task._proc.pid)  # done: its leader is reaped soon
         finally:
             self._lock.release()
 
@@ -300,142 +269,16 @@ class LocalCluster:
         the result; every task has stopped by then. Repeated calls return it again."""
         if self._result is not None:
             return self._result
-        if not self._started:
+        if not self._started or self._supervisor is None:
             raise RuntimeError("call start() (or use `with LocalCluster(...)`) before wait()")
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while self._result is None:
                 with self._lock:
-                    self._result = self._check(deadline, timeout)
+                    self._result = self._supervisor.check(deadline, timeout, self._interrupt)
                 if self._result is None:
                     time.sleep(_POLL_SECS)
         except BaseException:
             self.stop_all()
             raise
         return self._result
-
-    def _check(self, deadline: float | None, timeout: float | None) -> JobResult | None:
-        """One look at the tasks: asks the policy what to do and does it, until it
-        says wait (None) or the job is over (its result)."""
-        for task in self._tasks:  # newly ended tasks: recorded, not reaped
-            if task.running and processes.poll(task) is not None:
-                code = task.returncode
-                if task.stopped or code == 0:  # its group lives on until the task is stopped
-                    processes.join_reader(task)
-                    logger.info("%s exited with code %s", task.name, code)
-                else:
-                    # what it left behind dies with it, before any restart
-                    processes.sweep(task, self._watcher)
-        timed_out = deadline is not None and time.monotonic() >= deadline
-        while True:
-            decision = policy.decide(self._view(timed_out))
-            action = decision.action
-            if action == policy.WAIT:
-                return None
-            if action == policy.RESTART:
-                self._restart_group(decision)
-                continue
-            if action == policy.LEAVE:
-                task = self.task(decision.cause)
-                task._left = True
-                logger.warning("%s %s and has no restarts left: the job goes on without it "
-                               "(its strategy tolerates losing it)", task.name,
-                               how_it_ended(task.returncode))
-                continue
-            if action == policy.FAIL:
-                return self._finish_failed(self.task(decision.cause))
-            if action == policy.SUCCEED:
-                done = " and ".join(self.primary)
-                left = [t.name for t in self._tasks if t.running]
-                if left:
-                    logger.info("%s done: stopping %s", done, ", ".join(left))
-                return self._finish(True, f"{done} finished successfully")
-            if action == policy.STOP and self._interrupt is not None:
-                return self._finish_stopped(f"interrupted by {signal_name(self._interrupt)}",
-                                            signum=self._interrupt)
-            if action == policy.STOP:
-                return self._finish_stopped(f"timed out after {timeout:g}s")
-            unfinished = ", ".join(f"{name} ({exit_text(t.returncode, t.stopped)})"
-                                   for name in decision.tasks for t in [self.task(name)])
-            return self._finish(False, f"every task has ended but not {unfinished}")
-
-    def _state(self, task: Task) -> str:
-        if task.running:
-            return policy.RUNNING
-        if task.stopped:
-            return policy.STOPPED
-        if task.returncode == 0:
-            return policy.EXITED
-        return policy.LEFT if task._left else policy.FAILED
-
-    def _announced_rules(self, names: list[str]) -> dict:
-        """The restart rules tasks announced, read again only when the launch
-        directory changed (an announcement replaces a file there): the policy
-        looks every `_POLL_SECS`."""
-        try:
-            stamp = os.stat(self._launch_dir).st_mtime_ns if self._launch_dir else None
-        except OSError:
-            stamp = None
-        if stamp is None or stamp != self._announced[0]:
-            self._announced = (stamp, read_rules(self._launch_dir, names))
-        return self._announced[1]
-
-    def _view(self, timed_out: bool) -> policy.JobView:
-        tasks = tuple(policy.TaskView(t.name, self._state(t), t.returncode,
-                                      t._crashes_restarted, t.ended_at or 0.0)
-                      for t in self._tasks)
-        rules, ending = {}, ()
-        primaries_done = all(t.state == policy.EXITED for t in tasks if t.name in self.primary)
-        if any(t.state == policy.FAILED for t in tasks) or (
-                primaries_done and self._wait_for_announced):  # read only when needed
-            names = [t.name for t in self._tasks]
-            announced = self._announced_rules(names)
-            rules = merge_rules(announced, self.restart_groups, names)
-            if self._wait_for_announced:
-                ending = tuple(name for name, rule in announced.items()
-                               if rule.ends_by_itself)
-        return policy.JobView(tasks, tuple(self.primary), self.max_restarts, rules,
-                              interrupted=self._interrupt is not None, timed_out=timed_out,
-                              ending=ending)
-
-    def _restart_group(self, decision: policy.Decision) -> None:
-        """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace
-        period after a preemption), then starts every member again."""
-        cause = self.task(decision.cause)
-        cause._crashes_restarted += 1
-        self._restarts += 1
-        group = [self.task(name) for name in decision.tasks]
-        peers = [t for t in group if t is not cause]
-        together = (f" together with {', '.join(t.name for t in peers)} (its restart group)"
-                    if peers else "")
-        logger.warning("%s %s: restarting it%s with the same TF_CONFIG (%d/%d)", cause.name,
-                       how_it_ended(cause.returncode), together, cause._crashes_restarted,
-                       self.max_restarts)
-        self._stop_tasks(peers, self.grace_secs if decision.gentle else 0.0)
-        for task in group:
-            processes.sweep(task, self._watcher)
-            task.restarts += 1
-            task._left = False
-            self._spawn(task)
-
-    def _finish(self, ok: bool, reason: str, **fields: Any) -> JobResult:
-        self.stop_all()
-        outcomes = tuple(TaskOutcome(t.name, t.address, t.returncode, t.stopped, t.restarts,
-                                     t.run_secs) for t in self._tasks)
-        return JobResult(ok=ok, reason=reason, tasks=outcomes,
-                         elapsed_secs=time.monotonic() - self._start_time,
-                         restarts=self._restarts, **fields)
-
-    def _finish_failed(self, task: Task) -> JobResult:
-        code = task.returncode
-        reason, lines = failure_reason(task, self.max_restarts)
-        logger.error("%s %s: stopping every task", task.name, how_it_ended(code))
-        return self._finish(False, reason, failed_task=task.name, exit_code=code,
-                            last_lines=tuple(lines))
-
-    def _finish_stopped(self, why: str, signum: int | None = None) -> JobResult:
-        running = [t for t in self._tasks if t.running]
-        reason = stopped_reason(why, running, self.primary)
-        logger.error("%s: stopping every task", why)
-        return self._finish(False, reason, still_running=tuple(t.name for t in running),
-                            signal=signum)

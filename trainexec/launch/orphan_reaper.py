@@ -1,9 +1,10 @@
-"""The watcher: a process that SIGKILLs a cluster's task groups if the launcher dies.
+"""The orphan reaper: a process that SIGKILLs a cluster's task groups if the launcher dies.
 
-One per started cluster. The launcher tells it, over a pipe, each task group
-started ("+<pgid>") and each group swept ("-<pgid>"); it sees the launcher's
-end, however it ended (even SIGKILL), as EOF on that pipe, and then SIGKILLs
-every group not swept yet.
+One per started cluster (its log lines call it "the watcher process"). The
+launcher tells it, over a pipe, each task group started ("+<pgid>") and each
+group swept ("-<pgid>"); it sees the launcher's end, however it ended (even
+SIGKILL), as EOF on that pipe, and then SIGKILLs every group not swept yet, so
+no task is left orphaned.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import threading
 import weakref
 
-__all__ = ["Watcher", "after_fork_in_child"]
+__all__ = ["OrphanReaper", "after_fork_in_child"]
 
 # The launcher's records keep the one logger name they had before the split.
 logger = logging.getLogger("trainexec.launch")
@@ -41,11 +42,11 @@ for pgid in groups:
     except OSError:
         pass
 """
-_WATCHERS: "weakref.WeakSet[Watcher]" = weakref.WeakSet()
+_REAPERS: "weakref.WeakSet[OrphanReaper]" = weakref.WeakSet()
 
 
-class Watcher:
-    """A process that SIGKILLs a cluster's task groups if the launcher dies first.
+class OrphanReaper:
+    """The watcher process that SIGKILLs a cluster's task groups if the launcher dies first.
 
     Only the launcher holds the pipe's write end (close-on-exec, and closed in
     forked children), so the watcher reads EOF exactly when the launcher is gone;
@@ -58,7 +59,7 @@ class Watcher:
         self._groups: set[int] = set()
         self._fd: int | None = None
         self._proc: subprocess.Popen | None = None
-        _WATCHERS.add(self)
+        _REAPERS.add(self)
 
     def add(self, pgid: int) -> None:
         with self._lock:
@@ -126,8 +127,7 @@ class Watcher:
         self._fd, self._proc, self._groups = None, None, set()
 
 
-
 def after_fork_in_child() -> None:
-    """In a forked copy of the launcher: no watcher is its own."""
-    for watcher in list(_WATCHERS):
-        watcher._after_fork_in_child()
+    """In a forked copy of the launcher: no orphan reaper is its own."""
+    for reaper in list(_REAPERS):
+        reaper._after_fork_in_child()

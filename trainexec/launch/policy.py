@@ -2,7 +2,7 @@
 
 `decide(view)` reads a `JobView` (each task's state, the restart rules, the
 primary tasks, the restart budget, interrupt and timeout) and returns one
-`Decision`; `trainexec.launch.LocalCluster` acts on it and asks again until the
+`Decision`; `trainexec.launch.supervisor` acts on it and asks again until the
 answer is WAIT. In order:
 
 1. A task failed (exit code != 0, or killed by a signal the launcher did not
@@ -34,7 +34,7 @@ import dataclasses
 from typing import Mapping
 
 from trainexec.exit_codes import PREEMPTED_EXIT_CODE
-from trainexec.launch.restart_groups import RestartRule
+from trainexec.launch.restart_announcements import RestartRule
 
 __all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
            "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]

@@ -5,13 +5,13 @@ stopped by SIGKILL to its whole process group after SIGTERM and the grace, so
 every process it started that stayed in its group dies with it. A crashed
 task's group is killed before the task is restarted; the group of a task that
 exited 0 is killed when the job ends. If the launcher itself dies, even by
-SIGKILL, a watcher process (`trainexec.launch.orphan_reaper`) SIGKILLs every task
+SIGKILL, the orphan reaper (`trainexec.launch.orphan_reaper`) SIGKILLs every task
 group not yet killed, and on Linux the kernel also SIGKILLs each task
 (PR_SET_PDEATHSIG, set in the task before exec, tied to the thread that forked
 it: hence one forking thread). Not covered: a process that leaves its task's
 group (setsid or setpgid, as a daemon does); the grandchildren of a task if the
-launcher and the watcher are both killed (the tasks still die on Linux); a task
-that execs a set-user-ID program loses the parent-death signal (the watcher
+launcher and the orphan reaper are both killed (the tasks still die on Linux); a task
+that execs a set-user-ID program loses the parent-death signal (the reaper
 still kills its group).
 
 Process group ids: a group is signalled only while its leader (the task's
@@ -19,7 +19,7 @@ process) is the launcher's unreaped child, alive or a zombie, so its id cannot
 have been given to another process; exits are seen without reaping
 (os.waitid with WNOWAIT) and the leader is reaped right after its group's
 SIGKILL (without os.waitid, as on macOS before Python 3.13, an exit is seen by
-reaping, and that group is then left alone rather than risk it). The watcher,
+reaping, and that group is then left alone rather than risk it). The reaper,
 acting after the launcher is gone, signals groups within moments of the tasks'
 deaths; reusing one of those ids so soon would take the kernel cycling through
 its whole pid range.
@@ -39,7 +39,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence, TextIO, Union
 
-from trainexec.launch import orphan_reaper as watchers
+from trainexec.launch import orphan_reaper
 from trainexec.launch.task import Task
 
 __all__ = ["FORKING_THREAD", "ForkingThread", "Output", "die_with_parent", "exit_code",
@@ -176,9 +176,9 @@ FORKING_THREAD = ForkingThread()
 
 
 def _after_fork_in_child() -> None:
-    """A forked copy of the launcher owns neither its forking thread nor its watchers."""
+    """A forked copy of the launcher owns neither its forking thread nor its orphan reapers."""
     FORKING_THREAD._after_fork_in_child()
-    watchers.after_fork_in_child()
+    orphan_reaper.after_fork_in_child()
 
 
 if hasattr(os, "register_at_fork"):
@@ -187,10 +187,10 @@ if hasattr(os, "register_at_fork"):
 
 # -- one run of a task: start it, pump its output -----------------------------------------
 def start(task: Task, command: Sequence[str], env: Mapping[str, str],
-          preexec: Callable[[], None] | None, watcher: watchers.Watcher,
+          preexec: Callable[[], None] | None, reaper: orphan_reaper.OrphanReaper,
           write: Callable[[str], None]) -> subprocess.Popen:
     """Starts a run of `task` in its own session, from the forking thread; the task
-    is tracked (its pid, the watcher, an output reader calling `write`) at once."""
+    is tracked (its pid, the orphan reaper, an output reader calling `write`) at once."""
 
     def run() -> subprocess.Popen:  # on the forking thread; tracks the task at once
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
@@ -199,7 +199,7 @@ def start(task: Task, command: Sequence[str], env: Mapping[str, str],
         task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
         task._swept = False
         task.pids.append(proc.pid)
-        watcher.add(proc.pid)
+        reaper.add(proc.pid)
         task._reader = threading.Thread(target=pump, args=(task, proc.stdout, write),
                                         name=f"launch-{task.name}", daemon=True)
         task._reader.start()
@@ -255,13 +255,13 @@ def signal_group(task: Task, sig: int) -> None:
     killpg(proc.pid, sig)  # the task's session: its whole tree
 
 
-def sweep(task: Task, watcher: watchers.Watcher) -> None:
+def sweep(task: Task, reaper: orphan_reaper.OrphanReaper) -> None:
     """SIGKILLs what is left of the task's process group, then reaps its leader."""
     proc = task._proc
     if proc is None or task._swept:
         return
     signal_group(task, signal.SIGKILL)
-    watcher.forget(proc.pid)
+    reaper.forget(proc.pid)
     code = proc.wait()
     task._swept = True
     if task.returncode is None:
