@@ -10,7 +10,7 @@ from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEF
                                      RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
                                      JobView, TaskView, decide)
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.launch.restart_announcements import RestartRule
+from trainexec.restart_announcements import RestartRule
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 

@@ -73,6 +73,7 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.records",
         "trainexec.completion",
         "trainexec.finished_tasks",
+        "trainexec.restart_announcements",
         "trainexec.run_state",
         "trainexec.checkpoints",
         "trainexec.liveness",
@@ -84,6 +85,7 @@ LAYERS: tuple[Layer, ...] = (
     # TF_CONFIG -> ClusterConfig, what a cluster shape can train, starting a task's server.
     Layer(1, "cluster model", (
         "trainexec.cluster",
+        "trainexec.cluster_parsing",
         "trainexec.cluster_verdicts",
         "trainexec.server",
     )),

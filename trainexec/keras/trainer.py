@@ -52,7 +52,7 @@ from trainexec.keras.strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_
                                       plan_for, visible_gpus)
 from trainexec.keras.training import call_input_fn, check_compiled, train_to_max_steps
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.launch.restart_announcements import announce
+from trainexec.restart_announcements import announce
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import JobSettings, RolePlan

@@ -27,7 +27,7 @@ is a pure function, `trainexec.launch.policy.decide`.
 Restart groups (`trainexec.launch.restart_groups`): a failed task restarts
 together with the tasks it cannot run without, one fault costing one restart.
 Tasks announce their group in the directory the launcher names in
-`TRAINEXEC_LAUNCH_DIR` (`trainexec.launch.restart_announcements`; KerasTrainer
+`TRAINEXEC_LAUNCH_DIR` (`trainexec.restart_announcements`; KerasTrainer
 jobs do: all MultiWorkerMirroredStrategy training tasks together; a
 ParameterServerStrategy ps with the chief; a PSS worker alone, and the job goes
 on without it once no restarts are left);
@@ -46,12 +46,11 @@ Modules:
   orphan_reaper          the process that kills the task groups if the launcher dies
   supervisor             the loop carrying out the exit policy: decide, then act
   policy                 the pure exit and restart decision
-  restart_announcements  what tasks tell the launcher: their restart group, exit 75
   restart_groups         which tasks restart together (announced and flag groups)
   result                 TaskOutcome, JobResult and the texts for exits
 
 Names are imported on first use: a task that only announces its restart group
-(`trainexec.launch.restart_announcements`) does not load the launcher.
+(`trainexec.restart_announcements`) does not load the launcher.
 """
 
 from __future__ import annotations

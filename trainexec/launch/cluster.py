@@ -29,7 +29,7 @@ from trainexec.launch.options import (check_options, default_wait_for, expand_re
                                       expand_wait_for)
 from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.processes import Output
-from trainexec.launch.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
 from trainexec.launch.spec import plan_tasks
 from trainexec.launch.supervisor import Supervisor, TaskActions
@@ -65,7 +65,7 @@ class LocalCluster:
     `restart_groups` lists groups of task or job names restarted together
     when one of them fails (`[["chief", "worker"]]` for a hand-written
     MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
-    `trainexec.launch.restart_announcements`). Leaving the `with` block always stops
+    `trainexec.restart_announcements`). Leaving the `with` block always stops
     every task. Bad options raise ConfigError (see `trainexec.launch.options`).
     """
 

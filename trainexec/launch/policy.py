@@ -34,7 +34,7 @@ import dataclasses
 from typing import Mapping
 
 from trainexec.exit_codes import PREEMPTED_EXIT_CODE
-from trainexec.launch.restart_announcements import RestartRule
+from trainexec.restart_announcements import RestartRule
 
 __all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
            "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]

@@ -17,7 +17,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from trainexec.launch import policy, processes
-from trainexec.launch.restart_announcements import read_rules
+from trainexec.restart_announcements import read_rules
 from trainexec.launch.restart_groups import merge_rules
 from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_reason,
                                      how_it_ended, signal_name, stopped_reason)
