@@ -1,13 +1,257 @@
-"""How a trainexec task's exit code tells its launcher what happened.
+"""The exit-code contract: every way a trainexec task ends maps to one code.
 
-`PREEMPTED_EXIT_CODE` (75, EX_TEMPFAIL in sysexits.h: "temporary failure, try
-again") means "preempted: I saved a checkpoint, restart me".
+Orchestrators decide from a task's exit code whether to restart it. Kubeflow's
+TFJob with `restartPolicy: ExitCode` (and trainexec's launcher) treat 1-127 as
+permanent (the job fails) and 128-255 as retryable (the pod is restarted), so:
+
+=====  ==================  =========  ================================================
+code   cause               restart?   when
+=====  ==================  =========  ================================================
+0      done                no         the role finished
+1      user_error          no         the user's code raised (build_model, input_fn, a
+                                      callback, an exporter): a restart repeats it
+2      config_error        no         a bad TF_CONFIG, a `ConfigError`: fix and resubmit
+143    preempted           yes        SIGTERM: a checkpoint was saved, resume from it
+                                      (what a shell reports for SIGTERM: 128 + 15)
+170    peer_lost           yes        a peer task was lost, frozen or cut off: a
+                                      collective or coordination-service error, a lost
+                                      parameter server, a peer unreachable
+171    server_unavailable  yes        this task's TensorFlow server could not start (a
+                                      port still held by the task's previous run, a
+                                      peer's address that does not resolve yet)
+=====  ==================  =========  ================================================
+
+A platform with other conventions sets `TRAINEXEC_EXIT_CODES`, e.g.
+`preempted=75,peer_lost=75`, in every task's environment (the launcher reads
+it too). Any code of 128 or more, and death by a signal, also counts as
+retryable: that is how a process killed by the kernel (137 after SIGKILL, an
+out-of-memory kill) or by TensorFlow's own abort (134) ends.
+
+`classify(error)` names the cause of an exception; `install_exit_hook(task)`
+makes an uncaught exception end the process with its code (the exception
+still propagates through the user's code unchanged, and its traceback is
+printed first).
 
 Example::
 
-    raise SystemExit(PREEMPTED_EXIT_CODE)
+    codes = ExitCodes.from_env()
+    cause = classify(error)                   # "peer_lost"
+    codes.code_for(cause), codes.is_retryable(codes.code_for(cause))   # 170, True
 """
 
-__all__ = ["PREEMPTED_EXIT_CODE"]
+from __future__ import annotations
 
-PREEMPTED_EXIT_CODE = 75
+import atexit
+import dataclasses
+import logging
+import os
+import sys
+from typing import Any, Callable, Mapping
+
+from trainexec.errors import ConfigError
+
+__all__ = [
+    "CAUSES",
+    "CONFIG_ERROR",
+    "DONE",
+    "ENV_VAR",
+    "PEER_LOST",
+    "PREEMPTED",
+    "PREEMPTED_EXIT_CODE",
+    "RETRYABLE_CAUSES",
+    "SERVER_UNAVAILABLE",
+    "USER_ERROR",
+    "ExitCodes",
+    "ServerUnavailableError",
+    "classify",
+    "install_exit_hook",
+]
+
+logger = logging.getLogger(__name__)
+
+ENV_VAR = "TRAINEXEC_EXIT_CODES"
+
+DONE = "done"
+USER_ERROR = "user_error"
+CONFIG_ERROR = "config_error"
+PREEMPTED = "preempted"
+PEER_LOST = "peer_lost"
+SERVER_UNAVAILABLE = "server_unavailable"
+
+CAUSES = (DONE, USER_ERROR, CONFIG_ERROR, PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE)
+RETRYABLE_CAUSES = frozenset({PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE})
+
+_DEFAULTS = {DONE: 0, USER_ERROR: 1, CONFIG_ERROR: 2, PREEMPTED: 143, PEER_LOST: 170,
+             SERVER_UNAVAILABLE: 171}
+
+# The default preemption code, for code that names it (trainexec < 0.x used 75).
+PREEMPTED_EXIT_CODE = _DEFAULTS[PREEMPTED]
+
+_DESCRIPTIONS = {
+    DONE: "the role finished",
+    USER_ERROR: "the program raised an error a restart would repeat",
+    CONFIG_ERROR: "the configuration is wrong (TF_CONFIG, an argument)",
+    PREEMPTED: "preempted: a checkpoint was saved, a restart resumes from it",
+    PEER_LOST: "a peer task was lost, frozen or cut off",
+    SERVER_UNAVAILABLE: "this task's TensorFlow server could not start",
+}
+
+
+class ServerUnavailableError(RuntimeError):
+    """This task's TensorFlow server could not start (a restart may fix it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExitCodes:
+    """The code of each cause; `from_env()` applies `TRAINEXEC_EXIT_CODES`."""
+
+    codes: Mapping[str, int] = dataclasses.field(
+        default_factory=lambda: dict(_DEFAULTS))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "codes", dict(self.codes))
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.codes.items())))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "ExitCodes":
+        """The defaults, with the overrides of `TRAINEXEC_EXIT_CODES`
+        (`cause=code,...`); ConfigError naming the bad entry and the fix."""
+        text = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
+        codes = dict(_DEFAULTS)
+        for entry in filter(None, (part.strip() for part in text.split(","))):
+            cause, sep, value = entry.partition("=")
+            cause = cause.strip()
+            if not sep or cause not in _DEFAULTS or cause == DONE:
+                raise ConfigError(
+                    f"{ENV_VAR} entry {entry!r} must be CAUSE=CODE with CAUSE one of "
+                    f"{', '.join(c for c in CAUSES if c != DONE)}, e.g. preempted=75")
+            try:
+                code = int(value)
+            except ValueError:
+                code = -1
+            if not 1 <= code <= 255:
+                raise ConfigError(f"{ENV_VAR} entry {entry!r}: the code must be a whole "
+                                  "number from 1 to 255 (0 means success)")
+            codes[cause] = code
+        return cls(codes)
+
+    def code_for(self, cause: str) -> int:
+        return self.codes[cause]
+
+    def is_retryable(self, code: int | None) -> bool:
+        """Whether a task that ended with `code` should be restarted: a retryable
+        cause's code, any code of 128 or more, or death by a signal (a negative
+        `returncode`, as `subprocess` reports it)."""
+        if code is None or code == 0:
+            return False
+        return (code < 0 or code >= 128
+                or code in {self.codes[cause] for cause in RETRYABLE_CAUSES})
+
+    def describe(self, code: int | None) -> str:
+        """What `code` means under this contract, for logs and summaries."""
+        if code is None:
+            return "still running"
+        if code < 0:
+            return f"killed by signal {-code} (retryable)"
+        causes = [cause for cause in CAUSES if self.codes[cause] == code]
+        what = "; or ".join(_DESCRIPTIONS[cause] for cause in causes)
+        if not what:
+            what = "killed by a signal or aborted" if code >= 128 else "an error"
+        if code == 0:
+            return what
+        return f"{what} ({'retryable' if self.is_retryable(code) else 'permanent'})"
+
+
+# TensorFlow errors that mean a peer is gone, frozen or cut off when they reach
+# a task of a cluster: the coordination service and collectives report a lost
+# peer as Unavailable, DeadlineExceeded, Aborted or Cancelled; a lost ps reaches
+# the ParameterServerStrategy chief as Unavailable.
+_PEER_ERROR_NAMES = ("UnavailableError", "DeadlineExceededError", "AbortedError",
+                     "CancelledError")
+# Words of TensorFlow messages that say the same when the type does not.
+_PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
+               "failed to connect to all addresses", "socket closed", "connection reset",
+               "ps failure", "worker failure", "task has been lost", "has been preempted")
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while error is not None and error not in seen and len(seen) < 20:
+        seen.append(error)
+        error = error.__cause__ or error.__context__
+    return seen
+
+
+def classify(error: BaseException, in_cluster: bool = True) -> str:
+    """The cause (one of `CAUSES`) an exception that ends a task stands for.
+
+    `SystemExit` is not classified here (its code is the code). Outside a
+    cluster (`in_cluster=False`) no error is a lost peer.
+    """
+    chain = _chain(error)
+    if any(isinstance(e, ServerUnavailableError) for e in chain):
+        return SERVER_UNAVAILABLE
+    if any(isinstance(e, ConfigError) for e in chain):
+        return CONFIG_ERROR
+    if in_cluster:
+        for e in chain:
+            if type(e).__name__ in _PEER_ERROR_NAMES and _is_tf_error(e):
+                return PEER_LOST
+            text = str(e).lower()
+            if _is_tf_error(e) and any(words in text for words in _PEER_WORDS):
+                return PEER_LOST
+    return USER_ERROR
+
+
+def _is_tf_error(error: BaseException) -> bool:
+    return any(cls.__module__.startswith("tensorflow") for cls in type(error).__mro__)
+
+
+_installed: dict[str, Any] = {}
+
+
+def install_exit_hook(task: str, in_cluster: bool = True,
+                      codes: ExitCodes | None = None,
+                      exit_fn: Callable[[int], None] | None = None) -> None:
+    """From now on an uncaught exception ends this process with the contract's
+    code for it, after its traceback is printed and `atexit` handlers ran.
+
+    Only the interpreter's last word changes: until then the exception goes
+    through the user's code as it is. Installing again replaces the task name.
+    """
+    codes = codes or ExitCodes.from_env()
+    exit_fn = exit_fn or os._exit
+    previous = _installed.get("previous") or sys.excepthook
+
+    def hook(kind: type, error: BaseException, traceback: Any) -> None:
+        previous(kind, error, traceback)
+        if isinstance(error, SystemExit):
+            return  # (never reaches an excepthook; for completeness)
+        if isinstance(error, KeyboardInterrupt):
+            code, cause = 130, "interrupted"
+        else:
+            cause = classify(error, in_cluster)
+            code = codes.code_for(cause)
+        logger.error("%s exits %s: %s", task, code, codes.describe(code))
+        _flush()
+        atexit._run_exitfuncs()
+        _flush()
+        exit_fn(code)
+
+    _installed["previous"] = previous
+    sys.excepthook = hook
+
+
+def _flush() -> None:
+    for handler in logging.getLogger().handlers:
+        try:
+            handler.flush()
+        except Exception:  # a closed stream: nothing to flush
+            pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
