@@ -9,7 +9,9 @@ import types
 import tensorflow as tf
 
 from trainexec.checkpoints import checkpoint_step
+from trainexec.errors import ConfigError
 from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.trainer import EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan
 
 
 class FakeClock:
@@ -152,3 +154,52 @@ class StubEstimator:
 
     def latest_checkpoint(self):
         return tf.train.latest_checkpoint(self.model_dir)
+
+
+class FakeTrainer:
+    """A `trainexec.trainer.Trainer` without a model: it plans a role for each
+    task type (the Estimator's shapes, without its checks), or refuses the
+    cluster with `refuse` (a ConfigError message), and records what the
+    executor asks of it. `run_role` returns `(metrics, exports)` naming the
+    task for the roles that evaluate, else None; `run_task` (the executor's
+    `run_chief()`...) records the task type it is given."""
+
+    def __init__(self, model_dir: str = "/tmp/fake-trainer", refuse: str | None = None):
+        self.model_dir = model_dir
+        self.refuse = refuse
+        self.planned: list = []   # the clusters plan_role was given
+        self.plans: list = []     # the plans it returned
+        self.ran: list = []       # (plan, settings) run_role was given
+        self.tasks: list = []     # (task type, settings) run_task was given
+
+    def plan_role(self, cluster) -> RolePlan:
+        self.planned.append(cluster)
+        if self.refuse:
+            raise ConfigError(self.refuse)
+        task, role = cluster.task_name, cluster.role
+        if role == "local":
+            plan = RolePlan(task, TRAIN_AND_EVALUATE, writes_checkpoints=True, is_local=True)
+        elif role == "evaluator":
+            plan = RolePlan(task, EVALUATE)
+        elif role == "ps":
+            plan = RolePlan(task, SERVE, starts_server=True, strategy="fake")
+        else:
+            plan = RolePlan(task, TRAIN_AND_EVALUATE if role == "master" else TRAIN,
+                            starts_server=True, start_delay=role == "worker",
+                            waits_for_chief=role == "worker",
+                            writes_checkpoints=role in ("chief", "master"), strategy="fake")
+        self.plans.append(plan)
+        return plan
+
+    def run_role(self, plan: RolePlan, settings) -> tuple | None:
+        self.ran.append((plan, settings))
+        return self.result_for(plan)
+
+    def run_task(self, task_type, settings) -> None:
+        self.tasks.append((task_type, settings))
+
+    @staticmethod
+    def result_for(plan: RolePlan) -> tuple | None:
+        if plan.action == EVALUATE or plan.is_local:
+            return {"global_step": 20, "task": plan.task}, [f"export of {plan.task}"]
+        return None

@@ -1,6 +1,10 @@
-"""Role dispatch with a fake trainer implementing the model protocol."""
+"""trainexec/executor.py: the executor plans each TF_CONFIG shape's role, logs it and has
+the trainer carry out that plan (a `FakeTrainer`, no model); then the Estimator's roles
+through it (a `FakeEstimator`, whose 'training' writes real checkpoints)."""
 
+import dataclasses
 import json
+import logging
 import os
 import time
 import types
@@ -11,8 +15,9 @@ from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalS
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
-from fakes import (FakeClock, RecordingExporter, StubEstimator, point_state_file_at,
-                   write_checkpoint)
+from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer
+from fakes import (FakeClock, FakeTrainer, RecordingExporter, StubEstimator,
+                   point_state_file_at, write_checkpoint)
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
@@ -22,8 +27,97 @@ def input_fn():
     return None
 
 
-class FakeTrainer(StubEstimator):
-    """Satisfies the executor's model protocol; 'training' writes real checkpoints."""
+# -- the executor, with a fake Trainer ---------------------------------------------------
+
+MASTER_CLUSTER = {"master": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}
+
+
+@pytest.mark.parametrize("cluster, task_type, index, running, role", [
+    (None, None, 0, "Running training and evaluation locally (non-distributed).",
+     "local trains and evaluates after checkpoint saves; writes checkpoints"),
+    (CLUSTER, "chief", 0, "Running chief:0 of the cluster.",
+     "chief:0 trains (fake); starts a TensorFlow server, writes checkpoints"),
+    (CLUSTER, "worker", 1, "Running worker:1 of the cluster.",
+     "worker:1 trains (fake); starts a TensorFlow server, staggered start, waits for the "
+     "chief to initialize the model"),
+    (CLUSTER, "ps", 0, "Running ps:0 of the cluster.",
+     "ps:0 serves until training is over (fake); starts a TensorFlow server"),
+    ({**CLUSTER, "evaluator": ["127.0.0.1:5"]}, "evaluator", 0,
+     "Running evaluator:0 of the cluster.",
+     "evaluator:0 evaluates new checkpoints"),
+    (MASTER_CLUSTER, "master", 0, "Running master:0 of the cluster.",
+     "master:0 trains and evaluates after checkpoint saves (fake); starts a TensorFlow "
+     "server, writes checkpoints"),
+])
+def test_the_executor_plans_logs_and_carries_out_the_role(monkeypatch, caplog, cluster,
+                                                          task_type, index, running, role):
+    if cluster is None:
+        monkeypatch.delenv("TF_CONFIG", raising=False)
+    else:
+        monkeypatch.setenv("TF_CONFIG", json.dumps(
+            {"cluster": cluster, "task": {"type": task_type, "index": index}}))
+    trainer, clock, listener = FakeTrainer(), FakeClock(), ContinuousEvalListener()
+    ex = TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=20), EvalSpec(input_fn),
+                          continuous_eval_listener=listener, clock=clock, poll_secs=0.5,
+                          worker_delay=WorkerDelay(0))
+    with caplog.at_level(logging.INFO, logger="trainexec.executor"):
+        result = ex.run()
+    # Planned once, for the task TF_CONFIG names, and that same plan carried out.
+    assert trainer.planned == [ex.cluster]
+    assert ex.cluster.task_name == ("local" if task_type is None else f"{task_type}:{index}")
+    (plan,) = trainer.plans
+    assert [ran for ran, _ in trainer.ran] == [plan]
+    assert [r.getMessage() for r in caplog.records if r.name == "trainexec.executor"] == [
+        running, f"Role: {role}"]
+    # With the job's settings, and its result handed back.
+    _, settings = trainer.ran[0]
+    assert settings.cluster == ex.cluster and settings.train_spec.max_steps == 20
+    assert (settings.clock, settings.listener, settings.poll_secs) == (clock, listener, 0.5)
+    assert settings.worker_delay == WorkerDelay(0)
+    assert result == FakeTrainer.result_for(plan)
+    if task_type in (None, "evaluator"):  # the roles that return what they evaluated
+        assert result[0]["task"] == ex.cluster.task_name
+    else:
+        assert result is None
+
+
+def test_a_fake_trainer_is_a_trainer_and_train_and_evaluate_runs_it(no_tf_config):
+    trainer = FakeTrainer()
+    assert isinstance(trainer, Trainer)
+    metrics, exports = train_and_evaluate(trainer, TrainSpec(input_fn, max_steps=20),
+                                          EvalSpec(input_fn))
+    assert (metrics["task"], exports) == ("local", ["export of local"])
+    assert [plan.action for plan, _ in trainer.ran] == [TRAIN_AND_EVALUATE]
+
+
+def test_a_cluster_the_trainer_refuses_runs_nothing(caplog):
+    trainer = FakeTrainer(refuse="fake trainers train no ps")
+    ex = TrainingExecutor(trainer, TrainSpec(input_fn), EvalSpec(input_fn),
+                          cluster=ClusterConfig(cluster=CLUSTER, task_type="ps", task_index=0))
+    with caplog.at_level(logging.INFO, logger="trainexec.executor"):
+        with pytest.raises(ConfigError, match="fake trainers train no ps"):
+            ex.run()
+    assert trainer.ran == [] and "Role:" not in caplog.text
+
+
+@pytest.mark.parametrize("method, task_type", [
+    ("run_chief", "chief"), ("run_worker", "worker"), ("run_master", "master"),
+    ("run_ps", "ps"), ("run_evaluator", "evaluator"), ("run_local", None)])
+def test_run_a_role_asks_the_trainer_for_that_role(method, task_type):
+    trainer = FakeTrainer()
+    ex = TrainingExecutor(trainer, TrainSpec(input_fn), EvalSpec(input_fn),
+                          cluster=ClusterConfig(cluster=CLUSTER, task_type="worker",
+                                                task_index=1))
+    getattr(ex, method)()
+    assert [task for task, _ in trainer.tasks] == [task_type]
+    assert trainer.tasks[0][1].cluster.task_name == "worker:1"
+    assert trainer.ran == []
+
+
+# -- the Estimator's roles ---------------------------------------------------------------
+
+class FakeEstimator(StubEstimator):
+    """What the executor uses of an Estimator; 'training' writes real checkpoints."""
 
     def __init__(self, model_dir, task_type=None, task_id=0, max_delay=None):
         super().__init__(model_dir, task_type, task_id)
@@ -72,7 +166,7 @@ def executor(trainer, task_type=None, index=0, eval_spec=None, clock=None, **kw)
 
 def test_local_returns_metrics_and_exports(tmp_path):
     exporter = RecordingExporter()
-    trainer = FakeTrainer(tmp_path)
+    trainer = FakeEstimator(tmp_path)
     spec = EvalSpec(input_fn, exporters=[exporter], throttle_secs=0)
     metrics, exports = executor(trainer, eval_spec=spec).run()
     assert metrics["global_step"] == 20
@@ -82,7 +176,7 @@ def test_local_returns_metrics_and_exports(tmp_path):
 
 
 def test_chief_trains_then_records_completion(tmp_path):
-    trainer = FakeTrainer(tmp_path, "chief")
+    trainer = FakeEstimator(tmp_path, "chief")
     assert executor(trainer, "chief").run() is None
     assert len(trainer.train_calls) == 1 and trainer.evaluated == []
     done = read_training_complete(str(tmp_path))
@@ -92,7 +186,7 @@ def test_chief_trains_then_records_completion(tmp_path):
 def test_chief_clears_previous_runs_completion(tmp_path):
     from trainexec.completion import record_training_complete
     record_training_complete(str(tmp_path), None, 5, 5)
-    trainer = FakeTrainer(tmp_path, "chief")
+    trainer = FakeEstimator(tmp_path, "chief")
     trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
     with pytest.raises(RuntimeError):
         executor(trainer, "chief").run()
@@ -104,7 +198,7 @@ def test_chief_clears_previous_runs_completion(tmp_path):
 ])
 def test_worker_waits_its_delay_then_trains(tmp_path, index, delay, expected):
     clock = FakeClock()
-    trainer = FakeTrainer(tmp_path, "worker", index)
+    trainer = FakeEstimator(tmp_path, "worker", index)
     executor(trainer, "worker", index, clock=clock, worker_delay=delay).run()
     assert clock.sleeps == expected and len(trainer.train_calls) == 1
     assert read_training_complete(str(tmp_path)) is None  # only the chief records
@@ -114,7 +208,7 @@ def test_worker_waits_its_delay_then_trains(tmp_path, index, delay, expected):
 def test_only_non_chief_workers_recheck_the_chiefs_model_every_poll(
         tmp_path, task_type, expected):
     import tensorflow as tf
-    trainer = FakeTrainer(tmp_path, task_type)
+    trainer = FakeEstimator(tmp_path, task_type)
     seen = []
     train = trainer.train
 
@@ -130,13 +224,13 @@ def test_only_non_chief_workers_recheck_the_chiefs_model_every_poll(
 
 def test_run_config_max_worker_delay_is_honoured(tmp_path):
     clock = FakeClock()
-    trainer = FakeTrainer(tmp_path, "worker", 1, max_delay=3)
+    trainer = FakeEstimator(tmp_path, "worker", 1, max_delay=3)
     executor(trainer, "worker", 1, clock=clock).run()
     assert clock.sleeps == [3.0]
 
 
 def test_ps_serves_forever_when_asked(tmp_path):
-    executor(FakeTrainer(tmp_path, "ps"), "ps", ps_serves_forever=True).run()
+    executor(FakeEstimator(tmp_path, "ps"), "ps", ps_serves_forever=True).run()
     assert FakeServer.last.joined and FakeServer.last.kwargs["job_name"] == "ps"
 
 
@@ -165,7 +259,7 @@ def test_ps_exits_once_every_training_task_has_finished(tmp_path):
 
     clock.on_sleep = next_task_finishes
     FakeServer.last = None
-    executor(FakeTrainer(tmp_path, "ps"), "ps", clock=clock, poll_secs=0.5).run()
+    executor(FakeEstimator(tmp_path, "ps"), "ps", clock=clock, poll_secs=0.5).run()
     assert FakeServer.last is None  # it never joined the server
     assert clock.sleeps == [0.5] * 4  # exits on the first look after worker:0 finished
     assert os.path.exists(tmp_path / "trainexec" / "started" / "ps-0.json")
@@ -186,19 +280,19 @@ def test_ps_keeps_serving_while_a_task_has_not_finished(tmp_path):
 
     clock.on_sleep = chief_finishes_then_time_passes
     with pytest.raises(StillServing, match="after 50 s"):
-        executor(FakeTrainer(tmp_path, "ps"), "ps", clock=clock).run()
+        executor(FakeEstimator(tmp_path, "ps"), "ps", clock=clock).run()
 
 
 @pytest.mark.parametrize("task_type, index", [("chief", 0), ("worker", 1)])
 def test_training_tasks_record_that_they_finished(tmp_path, task_type, index):
     watch = FinishedTasks(str(tmp_path), since_nsec=0)
-    executor(FakeTrainer(tmp_path, task_type, index), task_type, index,
+    executor(FakeEstimator(tmp_path, task_type, index), task_type, index,
              worker_delay=WorkerDelay(0)).run()
     assert watch.finished() == {f"{task_type}:{index}"}
 
 
 def test_a_training_task_that_fails_records_nothing(tmp_path):
-    trainer = FakeTrainer(tmp_path, "worker", 0)
+    trainer = FakeEstimator(tmp_path, "worker", 0)
     trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
     with pytest.raises(RuntimeError):
         executor(trainer, "worker", 0, worker_delay=WorkerDelay(0)).run()
@@ -206,7 +300,7 @@ def test_a_training_task_that_fails_records_nothing(tmp_path):
 
 
 def test_master_evaluates_during_training(tmp_path):
-    trainer = FakeTrainer(tmp_path, "master")
+    trainer = FakeEstimator(tmp_path, "master")
     cluster = ClusterConfig(cluster={"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]},
                             task_type="master", task_index=0)
     TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=20),
@@ -219,12 +313,72 @@ def test_master_evaluates_during_training(tmp_path):
 
 
 def test_evaluator_runs_until_training_done(tmp_path):
-    trainer = FakeTrainer(tmp_path, "evaluator")
-    FakeTrainer(tmp_path).train(input_fn)  # a finished run's checkpoints
+    trainer = FakeEstimator(tmp_path, "evaluator")
+    FakeEstimator(tmp_path).train(input_fn)  # a finished run's checkpoints
     from trainexec.completion import record_training_complete
     record_training_complete(str(tmp_path), trainer.latest_checkpoint(), 20, 20)
     metrics, _ = executor(trainer, "evaluator").run()
     assert metrics["global_step"] == 20
+
+
+class Replanned:
+    """A Trainer that changes its trainer's plan: what runs is what the plan says."""
+
+    def __init__(self, trainer, **changes):
+        self.trainer, self.changes = trainer, changes
+        self.model_dir = trainer.model_dir
+
+    def plan_role(self, cluster):
+        return dataclasses.replace(self.trainer.plan_role(cluster), **self.changes)
+
+    def run_role(self, plan, settings):
+        return self.trainer.run_role(plan, settings)
+
+
+def estimator_trainer(model_dir, task_type=None, index=0):
+    from trainexec.estimator.trainer import EstimatorTrainer
+    return EstimatorTrainer(FakeEstimator(model_dir, task_type, index))
+
+
+def test_an_estimator_worker_carries_out_its_plan_not_its_task_type(tmp_path):
+    clock = FakeClock()
+    trainer = estimator_trainer(tmp_path, "worker", 1)
+    executor(Replanned(trainer, start_delay=False, writes_checkpoints=True), "worker", 1,
+             clock=clock).run()
+    assert clock.sleeps == []  # no staggered start in its plan
+    assert len(trainer.estimator.train_calls) == 1
+    assert read_training_complete(str(tmp_path)).global_step == 20  # it writes them
+
+
+def test_an_estimator_chief_that_does_not_write_checkpoints_records_no_completion(tmp_path):
+    trainer = estimator_trainer(tmp_path, "chief")
+    import tensorflow as tf
+    listener = tf.compat.v1.train.CheckpointSaverListener()  # the train spec's
+    ex = TrainingExecutor(Replanned(trainer, writes_checkpoints=False),
+                          TrainSpec(input_fn, max_steps=20, saving_listeners=[listener]),
+                          EvalSpec(input_fn), cluster=ClusterConfig(
+                              cluster=CLUSTER, task_type="chief", task_index=0),
+                          clock=FakeClock(), server_factory=FakeServer)
+    ex.run()
+    assert read_training_complete(str(tmp_path)) is None
+    # The train spec's saving listeners go where the checkpoints are written.
+    assert trainer.estimator.train_calls[0]["saving_listeners"] is None
+    assert FinishedTasks(str(tmp_path), since_nsec=0).finished() == {"chief:0"}
+
+
+def test_an_estimator_chief_whose_plan_evaluates_evaluates_its_saves(tmp_path):
+    trainer = estimator_trainer(tmp_path, "chief")
+    assert executor(Replanned(trainer, action=TRAIN_AND_EVALUATE), "chief").run() is None
+    assert [os.path.basename(p) for p in trainer.estimator.evaluated] == [
+        "model.ckpt-10", "model.ckpt-20"]
+
+
+def test_an_estimator_ps_serves_as_planned(tmp_path):
+    trainer = estimator_trainer(tmp_path, "ps")
+    plan = trainer.plan_role(ClusterConfig(cluster=CLUSTER, task_type="ps", task_index=0))
+    assert (plan.action, plan.starts_server) == (SERVE, True)
+    executor(trainer, "ps", ps_serves_forever=True).run()
+    assert FakeServer.last.joined
 
 
 class CountingListener(ContinuousEvalListener):
@@ -242,20 +396,20 @@ class CountingListener(ContinuousEvalListener):
 
 def test_local_listener_sees_every_evaluation(tmp_path):
     listener = CountingListener()
-    executor(FakeTrainer(tmp_path), continuous_eval_listener=listener).run()
+    executor(FakeEstimator(tmp_path), continuous_eval_listener=listener).run()
     assert (listener.before, listener.after) == (2, 2)
 
 
 def test_run_config_disagreeing_with_tf_config(tmp_path):
     with pytest.raises(ConfigError, match="estimator.config is for task worker:1 but "
                        "TF_CONFIG says chief:0"):
-        executor(FakeTrainer(tmp_path, "worker", 1), "chief").run()
+        executor(FakeEstimator(tmp_path, "worker", 1), "chief").run()
 
 
 def test_cluster_without_chief_is_explained(tmp_path):
     cluster = ClusterConfig(cluster={"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
                             task_type="worker", task_index=0)
-    ex = TrainingExecutor(FakeTrainer(tmp_path, "worker"), TrainSpec(input_fn),
+    ex = TrainingExecutor(FakeEstimator(tmp_path, "worker"), TrainSpec(input_fn),
                           EvalSpec(input_fn), cluster=cluster)
     with pytest.raises(ConfigError, match='no "chief"'):
         ex.run()
@@ -275,7 +429,7 @@ def test_eval_spec_checked_first(tmp_path):
 def test_executor_reads_tf_config_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("TF_CONFIG", json.dumps(
         {"cluster": CLUSTER, "task": {"type": "ps", "index": 0}}))
-    ex = TrainingExecutor(FakeTrainer(tmp_path, "ps"), TrainSpec(input_fn),
+    ex = TrainingExecutor(FakeEstimator(tmp_path, "ps"), TrainSpec(input_fn),
                           EvalSpec(input_fn), server_factory=FakeServer)
     assert ex.cluster.role == "ps"
 
@@ -289,7 +443,7 @@ def test_google_environment_starts_no_server(tmp_path):
             super().__init__(*a, **kw)
     cluster = ClusterConfig(cluster=CLUSTER, task_type="chief", task_index=0,
                             environment="google")
-    TrainingExecutor(FakeTrainer(tmp_path, "chief"), TrainSpec(input_fn, max_steps=20),
+    TrainingExecutor(FakeEstimator(tmp_path, "chief"), TrainSpec(input_fn, max_steps=20),
                      EvalSpec(input_fn), cluster=cluster, server_factory=Counting,
                      clock=FakeClock()).run()
     assert made == []
@@ -299,7 +453,7 @@ def test_google_environment_starts_no_server(tmp_path):
 def test_local_without_max_steps_gives_final_export_once(tmp_path):
     from fakes import FinalOnlyExporter
     latest, final = RecordingExporter("latest"), FinalOnlyExporter("final")
-    trainer = FakeTrainer(tmp_path)
+    trainer = FakeEstimator(tmp_path)
     ex = TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=None),
                           EvalSpec(input_fn, exporters=[latest, final], throttle_secs=0),
                           cluster=ClusterConfig(), clock=FakeClock())
@@ -313,7 +467,7 @@ def test_local_without_max_steps_gives_final_export_once(tmp_path):
 
 
 def test_distribute_coordinator_is_refused_clearly(tmp_path):
-    trainer = FakeTrainer(tmp_path, "worker", 0)
+    trainer = FakeEstimator(tmp_path, "worker", 0)
     trainer.config._distribute_coordinator_mode = "independent_worker"
     trainer.config.train_distribute = types.SimpleNamespace()
     with pytest.raises(ConfigError, match="distribute coordinator, which trainexec does "
@@ -322,7 +476,7 @@ def test_distribute_coordinator_is_refused_clearly(tmp_path):
 
 
 def test_run_config_protocol_is_used_for_the_server(tmp_path):
-    trainer = FakeTrainer(tmp_path, "ps")
+    trainer = FakeEstimator(tmp_path, "ps")
     trainer.config.protocol = "grpc+custom"
     executor(trainer, "ps", ps_serves_forever=True).run()
     assert FakeServer.last.kwargs["protocol"] == "grpc+custom"
@@ -339,10 +493,10 @@ class RecordingServer(FakeServer):
 
 
 def run_task(tmp_path, cluster, task_type, index=0, clock=None, **options):
-    """Runs one task of `cluster` (a TF_CONFIG cluster, as written) with a FakeTrainer."""
+    """Runs one task of `cluster` (a TF_CONFIG cluster, as written) with a FakeEstimator."""
     config = ClusterConfig.from_dict({"cluster": cluster,
                                       "task": {"type": task_type, "index": index}})
-    trainer = FakeTrainer(tmp_path, task_type, index)
+    trainer = FakeEstimator(tmp_path, task_type, index)
     RecordingServer.made = []
     result = TrainingExecutor(
         trainer, TrainSpec(input_fn, max_steps=20),
@@ -394,9 +548,9 @@ def test_trainers_of_a_tfjob_with_two_evaluator_replicas_train(tmp_path, task_ty
 
 
 def test_first_of_two_evaluator_replicas_evaluates(tmp_path):
-    FakeTrainer(tmp_path).train(input_fn)  # a finished run's checkpoints
+    FakeEstimator(tmp_path).train(input_fn)  # a finished run's checkpoints
     from trainexec.completion import record_training_complete
-    record_training_complete(str(tmp_path), FakeTrainer(tmp_path).latest_checkpoint(), 20, 20)
+    record_training_complete(str(tmp_path), FakeEstimator(tmp_path).latest_checkpoint(), 20, 20)
     _, (metrics, _) = run_task(tmp_path, TWO_EVALUATORS, "evaluator", 0)
     assert metrics["global_step"] == 20
 
@@ -406,14 +560,14 @@ def test_second_of_two_evaluator_replicas_is_refused_naming_the_fix(tmp_path, mo
         {"cluster": TWO_EVALUATORS, "task": {"type": "evaluator", "index": 1}}))
     with pytest.raises(ConfigError, match=r"evaluator:1 cannot run: there can be only one "
                        r"evaluator.*Set the TFJob's Evaluator replicas to 1"):
-        TrainingExecutor(FakeTrainer(tmp_path, "evaluator", 1), TrainSpec(input_fn),
+        TrainingExecutor(FakeEstimator(tmp_path, "evaluator", 1), TrainSpec(input_fn),
                          EvalSpec(input_fn), server_factory=FakeServer)
 
 
 def test_tfjob_with_zero_chief_replicas_is_explained(tmp_path):
     cluster = ClusterConfig.from_dict({"cluster": {"chief": [], "worker": ["127.0.0.1:2"]},
                                        "task": {"type": "worker", "index": 0}})
-    trainer = FakeTrainer(tmp_path, "worker")
+    trainer = FakeEstimator(tmp_path, "worker")
     ex = TrainingExecutor(trainer, TrainSpec(input_fn), EvalSpec(input_fn), cluster=cluster)
     with pytest.raises(ConfigError, match=r'no "chief" \(or "master"\) job \(cluster.chief is '
                        r"an empty list\).*suits Keras MultiWorkerMirroredStrategy"):

@@ -2,6 +2,7 @@
 role does comes from the trainer (an Estimator or a KerasTrainer), and the same
 `trainexec.train_and_evaluate(trainer, train_spec, eval_spec)` call runs both."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -10,15 +11,19 @@ import sys
 import pytest
 
 import trainexec
-from fakes import StubEstimator
+from fakes import FakeClock, StubEstimator
 from trainexec.cluster import ClusterConfig
+from trainexec.completion import read_training_complete
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.finished_tasks import FinishedTasks
 from trainexec.errors import ConfigError
 from trainexec.estimator.trainer import EstimatorTrainer
 from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.executor import as_trainer
-from trainexec.trainer import EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan
+from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
+                               RolePlan)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "keras_programs"))
 import keras_toy  # noqa: E402
@@ -39,7 +44,8 @@ def _cluster(cluster, task_type=None, index=0, environment=None):
 # -- the Estimator's roles -----------------------------------------------------------
 
 @pytest.mark.parametrize("task_type, index, environment, expected", [
-    (None, 0, None, RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True)),
+    (None, 0, None, RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True,
+                             is_local=True)),
     ("chief", 0, None, RolePlan("chief:0", TRAIN, starts_server=True, writes_checkpoints=True,
                                 strategy="between-graph replication")),
     ("worker", 1, None, RolePlan("worker:1", TRAIN, starts_server=True, start_delay=True,
@@ -47,9 +53,12 @@ def _cluster(cluster, task_type=None, index=0, environment=None):
     ("ps", 0, None, RolePlan("ps:0", SERVE, starts_server=True,
                              strategy="between-graph replication")),
     ("evaluator", 0, None, RolePlan("evaluator:0", EVALUATE)),
-    # Google's environment starts the servers itself.
+    # Google's environment starts the training tasks' servers itself; a ps starts its
+    # own, as tf.estimator's does.
     ("worker", 0, "google", RolePlan("worker:0", TRAIN, start_delay=True, waits_for_chief=True,
                                      strategy="between-graph replication")),
+    ("ps", 0, "google", RolePlan("ps:0", SERVE, starts_server=True,
+                                 strategy="between-graph replication")),
 ])
 def test_estimator_role_plans(task_type, index, environment, expected):
     cluster = _cluster(ESTIMATOR_CLUSTER, task_type, index, environment)
@@ -78,7 +87,7 @@ def test_an_estimator_refuses_a_cluster_without_a_chief():
 
 @pytest.mark.parametrize("cluster, task_type, index, expected", [
     (None, None, 0, RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True,
-                             strategy="default strategy")),
+                             is_local=True, strategy="default strategy")),
     (MWMS_CLUSTER, "chief", 0, RolePlan("chief:0", TRAIN, writes_checkpoints=True,
                                         strategy="MultiWorkerMirroredStrategy")),
     (MWMS_CLUSTER, "worker", 1, RolePlan("worker:1", TRAIN,
@@ -109,6 +118,8 @@ def test_role_plan_describes_itself_for_the_log():
         "staggered start, waits for the chief to initialize the model")
     with pytest.raises(ValueError, match="'dance' must be one of"):
         RolePlan("chief:0", "dance")
+    with pytest.raises(ValueError, match="'chief:0' has is_local=True"):
+        RolePlan("chief:0", TRAIN, is_local=True)
 
 
 # -- the executor dispatches to the trainer ------------------------------------------
@@ -133,6 +144,48 @@ def test_a_keras_trainer_refuses_estimator_only_options(tmp_path):
     executor = trainexec.TrainingExecutor(trainer, *specs, cluster=ClusterConfig())
     with pytest.raises(ConfigError, match=r"call TrainingExecutor.run\(\)"):
         executor.run_chief()
+
+
+def _keras_settings(listener=None, max_steps=20):
+    return JobSettings(
+        train_spec=TrainSpec(keras_toy.train_input_fn, max_steps=max_steps),
+        eval_spec=EvalSpec(keras_toy.eval_dataset, steps=None, throttle_secs=0),
+        cluster=ClusterConfig(), clock=FakeClock(), poll_secs=1.0, idle_timeout_secs=None,
+        listener=listener or ContinuousEvalListener())
+
+
+@pytest.mark.parametrize("changes", [
+    dict(start_delay=True), dict(waits_for_chief=True), dict(starts_server=True)])
+def test_a_keras_trainer_refuses_a_plan_it_cannot_carry_out(tmp_path, changes):
+    """Its strategies bring the tasks together, and own their servers."""
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path / "model"))
+    plan = dataclasses.replace(trainer.plan_role(ClusterConfig()), **changes)
+    with pytest.raises(ConfigError, match="KerasTrainer cannot carry out this role: local "
+                       "trains and evaluates"):
+        trainer.run_role(plan, _keras_settings())
+    assert not (tmp_path / "model").exists()
+
+
+class _Counting(ContinuousEvalListener):
+    def __init__(self):
+        self.calls = 0
+
+    def before_eval(self):
+        self.calls += 1
+        return True
+
+
+@pytest.mark.keras
+def test_a_keras_trainer_carries_out_its_plan_not_its_task_type(tmp_path):
+    """A local task whose plan only trains: no evaluation, and no results."""
+    model_dir = str(tmp_path / "model")
+    trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10)
+    plan = dataclasses.replace(trainer.plan_role(ClusterConfig()), action=TRAIN)
+    listener = _Counting()
+    assert trainer.run_role(plan, _keras_settings(listener)) == (None, [])
+    assert listener.calls == 0
+    assert read_training_complete(model_dir).global_step == 20
+    assert FinishedTasks(model_dir, since_nsec=0).finished() == set()  # it ran alone
 
 
 def _hook():

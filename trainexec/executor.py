@@ -1,7 +1,8 @@
 """`TrainingExecutor` and `train_and_evaluate`: cluster -> role -> trainer.
 
 The executor reads the cluster (TF_CONFIG), asks the trainer what this task
-does (`Trainer.plan_role`), logs it and has the trainer do it. The trainer is a
+does (`Trainer.plan_role`), logs that `RolePlan` and has the trainer carry out
+that same plan (`Trainer.run_role`). The trainer is a
 `tf.estimator.Estimator` (wrapped in `EstimatorTrainer`) or a
 `trainexec.KerasTrainer`.
 
@@ -126,6 +127,8 @@ class TrainingExecutor:
         return self._trainer.run_role(plan, self._settings)
 
     def _run_task(self, task_type: str | None) -> Any:
+        """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role
+        whatever TF_CONFIG says, for a trainer that offers it (`run_task`)."""
         run_task = getattr(self._trainer, "run_task", None)
         if run_task is None:
             raise ConfigError(

@@ -3,9 +3,12 @@
 The executor knows roles (TF_CONFIG -> `ClusterConfig`); a trainer knows its
 model. For this process's task a trainer returns a `RolePlan`: whether the task
 starts a standard TensorFlow server, waits out a start delay, waits for the
-chief, and whether it trains, serves until training is over, evaluates, or
-trains and evaluates alone. The executor logs the plan and asks the trainer to
-carry it out with the job's settings (`JobSettings`).
+chief, writes the run's checkpoints, runs alone or as a task of a cluster, and
+whether it trains, serves until training is over, evaluates, or trains and
+evaluates after its checkpoint saves. The executor logs the plan and asks the
+trainer to carry it out with the job's settings (`JobSettings`): a trainer's
+`run_role` acts on the plan's action and flags, and does not decide the role
+again from the task type.
 
 Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
 Estimator, `trainexec.estimator.trainer`) and `KerasTrainer`
@@ -25,7 +28,7 @@ import dataclasses
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from trainexec.clock import Clock
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster import LOCAL, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.server import WorkerDelay
 from trainexec.specs import EvalSpec, TrainSpec
@@ -37,7 +40,7 @@ __all__ = ["EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings", "R
 TRAIN = "train"                             # trains (chief, worker, PSS coordinator)
 SERVE = "serve"                             # serves variables/steps until training is over
 EVALUATE = "evaluate"                       # evaluates new checkpoints (the evaluator)
-TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating after saves (local, master)
+TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating its own saves (local, master)
 
 _DOES = {TRAIN: "trains", SERVE: "serves until training is over",
          EVALUATE: "evaluates new checkpoints",
@@ -56,9 +59,15 @@ class RolePlan:
       start_delay: the task waits out a staggered start delay before training.
       waits_for_chief: the task waits for the chief to initialize the model.
       writes_checkpoints: the task writes the run's checkpoints and its
-        completion record.
+        completion record (it clears an earlier run's record before training).
       strategy: how training is distributed, for the log (e.g.
         "MultiWorkerMirroredStrategy", "between-graph replication").
+      is_local: the task runs alone, without a cluster (no TF_CONFIG): the
+        job's `ContinuousEvalListener` sees its evaluations and it returns
+        `(metrics, export_results)`. A training task of a cluster instead
+        records that its training finished (`trainexec.finished_tasks`; the ps
+        waits for that), and a master's evaluations after its saves go to its
+        log and exporters only, as in `tf.estimator`.
     """
 
     task: str
@@ -68,11 +77,15 @@ class RolePlan:
     waits_for_chief: bool = False
     writes_checkpoints: bool = False
     strategy: str = ""
+    is_local: bool = False
 
     def __post_init__(self) -> None:
         if self.action not in _DOES:
             raise ValueError(f"RolePlan action {self.action!r} must be one of "
                              f"{sorted(_DOES)}")
+        if self.is_local and self.task != LOCAL:
+            raise ValueError(f"RolePlan for {self.task!r} has is_local=True: a local "
+                             f"run's task is {LOCAL!r}")
 
     def describe(self) -> str:
         """One log line: e.g. `worker:1 trains (MultiWorkerMirroredStrategy)`."""

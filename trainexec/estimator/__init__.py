@@ -2,7 +2,7 @@
 
 * `availability`: whether `tf.estimator` exists here, and what trainexec needs of one;
 * `trainer`: `EstimatorTrainer`, the roles of between-graph replication;
-* `roles/`: one module per role (chief, worker, master, ps, evaluator, local);
+* `roles/`: how it carries out each kind of role plan (training, ps, evaluator);
 * `target`: `EstimatorTarget`, an Estimator's checkpoints for the evaluation engine;
 * `persistent_eval`: one evaluation graph and session for every checkpoint.
 

@@ -11,7 +11,11 @@ The roles of `tf.estimator.train_and_evaluate` (between-graph replication):
 * local (no cluster): train, evaluating after checkpoint saves.
 
 Under Google's own cluster environment (`TF_CONFIG.environment == "google"`)
-the servers are started by the platform, not here.
+the training tasks' servers are started by the platform, not here (a ps
+starts its own, as tf.estimator's does).
+
+`plan_role` decides this (`role_plan` is the pure part); `run_role` carries
+out the plan it is given, by its action (`trainexec.estimator.roles`) and flags.
 
 Example::
 
@@ -26,16 +30,13 @@ from typing import Any
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
-from trainexec.estimator.roles import chief, evaluator, local, master, ps, worker
+from trainexec.estimator.roles import evaluator, ps, training
 from trainexec.estimator.roles.context import TaskContext
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
 
-__all__ = ["EstimatorTrainer"]
+__all__ = ["EstimatorTrainer", "role_plan"]
 
-
-_RUNNERS = {CHIEF: chief.run, WORKER: worker.run, MASTER: master.run, PS: ps.run,
-            EVALUATOR: evaluator.run}
 _BETWEEN_GRAPH = "between-graph replication"
 
 
@@ -57,10 +58,7 @@ class EstimatorTrainer:
         """The Estimator role of the task `cluster` describes (see the module doc)."""
         self._check_not_distribute_coordinator(cluster)
         self._check_matches_run_config(cluster)
-        if cluster.role == "local":
-            return RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True)
-        task_type = cluster.task_type
-        if task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
+        if cluster.task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
             empty = [f"cluster.{job} is an empty list" for job in (CHIEF, MASTER)
                      if job in cluster.empty_jobs]
             raise ConfigError(
@@ -70,29 +68,26 @@ class EstimatorTrainer:
                 '"chief": ["host:port"] to cluster (a TFJob Chief replica spec with '
                 "replicas: 1). A cluster of workers only suits Keras "
                 "MultiWorkerMirroredStrategy instead (see `trainexec tfconfig`)")
-        if task_type == EVALUATOR:
-            return RolePlan(cluster.task_name, EVALUATE)
-        server = not cluster.is_google_environment
-        if task_type == PS:
-            return RolePlan(cluster.task_name, SERVE, starts_server=server,
-                            strategy=_BETWEEN_GRAPH)
-        is_chief = task_type in (CHIEF, MASTER)
-        return RolePlan(cluster.task_name,
-                        TRAIN_AND_EVALUATE if task_type == MASTER else TRAIN,
-                        starts_server=server, start_delay=task_type == WORKER,
-                        waits_for_chief=not is_chief, writes_checkpoints=is_chief,
-                        strategy=_BETWEEN_GRAPH)
+        return role_plan(cluster.task_type, cluster.task_name,
+                         google_environment=cluster.is_google_environment)
 
     def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
-        """Runs the role; `(metrics, export_results)` locally and on the evaluator."""
-        return self.run_task(settings.cluster.task_type, settings)
+        """Carries out `plan`: `(metrics, export_results)` locally and on the
+        evaluator, None in the other roles (as tf.estimator)."""
+        ctx = self.context(settings)
+        if plan.action == SERVE:
+            return ps.run(ctx)  # starts its server, as plan.starts_server says
+        if plan.action == EVALUATE:
+            return evaluator.run(ctx)
+        return training.run(ctx, plan)
 
-    def run_task(self, task_type: str, settings: JobSettings) -> Any:
-        """Runs `task_type`'s role whatever TF_CONFIG says (the executor's
-        `run_chief()`, `run_worker()`... as in `tf.estimator`)."""
-        if task_type is None:
-            return local.run(self.context(settings))
-        return _RUNNERS[task_type](self.context(settings))
+    def run_task(self, task_type: str | None, settings: JobSettings) -> Any:
+        """Plays `task_type`'s role (None: a local run) whatever TF_CONFIG says:
+        the executor's `run_chief()`, `run_worker()`... as in `tf.estimator`."""
+        cluster = settings.cluster
+        task = "local" if task_type is None else f"{task_type}:{cluster.task_index or 0}"
+        return self.run_role(role_plan(task_type, task, cluster.is_google_environment),
+                             settings)
 
     def context(self, settings: JobSettings) -> TaskContext:
         return TaskContext(
@@ -125,3 +120,19 @@ class EstimatorTrainer:
                 f"estimator.config is for task {task_type}:{getattr(config, 'task_id', '?')} "
                 f"but TF_CONFIG says {cluster.role}:{cluster.task_index}: build the "
                 "Estimator's RunConfig after TF_CONFIG is set, in the same process")
+
+
+def role_plan(task_type: str | None, task: str, google_environment: bool = False) -> RolePlan:
+    """The `RolePlan` of an Estimator task of `task_type` (None: a local run),
+    named `task` in the log (pure; see the module doc)."""
+    if task_type is None:
+        return RolePlan(task, TRAIN_AND_EVALUATE, writes_checkpoints=True, is_local=True)
+    if task_type == EVALUATOR:
+        return RolePlan(task, EVALUATE)
+    if task_type == PS:
+        return RolePlan(task, SERVE, starts_server=True, strategy=_BETWEEN_GRAPH)
+    is_chief = task_type in (CHIEF, MASTER)
+    return RolePlan(task, TRAIN_AND_EVALUATE if task_type == MASTER else TRAIN,
+                    starts_server=not google_environment, start_delay=task_type == WORKER,
+                    waits_for_chief=not is_chief, writes_checkpoints=is_chief,
+                    strategy=_BETWEEN_GRAPH)

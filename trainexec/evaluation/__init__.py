@@ -12,5 +12,6 @@ It knows models only through `target.EvaluationTarget`. Modules, bottom up:
 * `loop`: the driver that observes, asks `policy.decide` and acts;
 * `final_export`: the final export, once per run, across restarts;
 * `lease`: one evaluator per evaluation state directory;
+* `evaluate_on_save`: evaluation after a training task's own checkpoint saves;
 * `evaluator_role`: the evaluator task of every trainer.
 """

@@ -1,12 +1,14 @@
 """`KerasTrainer` and `run_keras_job`: one Keras train-and-evaluate job, every role.
 
 The same program runs as every task of a TF_CONFIG cluster, or alone; only
-TF_CONFIG differs. `run_keras_job` plays this process's role
-(`trainexec.keras.strategy.plan_for` decides it):
+TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
+(`trainexec.keras.strategy.plan_for`, then `role_plan`), and
+`KerasTrainer.run_role` carries out that `RolePlan` by its action and flags;
+`run_keras_job` does both:
 
 * local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
-  at most every `eval_spec.throttle_secs` and always at the end; returns
-  `(metrics, export_results)`;
+  at most every `eval_spec.throttle_secs` and always at the end
+  (`trainexec.evaluation.evaluate_on_save`); returns `(metrics, export_results)`;
 * training tasks (chief and workers under MultiWorkerMirroredStrategy, the
   chief under ParameterServerStrategy): train (see `trainexec.keras.training`);
   the chief clears an earlier run's completion record first and records
@@ -41,21 +43,22 @@ from typing import Any, Callable, Iterable, Sequence
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import ClusterConfig
 from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
-from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.finished_tasks import record_task_finished
+from trainexec.keras import strategy as strategies
 from trainexec.keras.serving import serve_until_training_over
-from trainexec import trainer as trainer_roles
-from trainexec.keras.strategy import (DEFAULT, EVALUATE, MIRRORED, MULTI_WORKER_MIRRORED,
-                                      PARAMETER_SERVER, SERVE, StrategyPlan, is_keras_3,
-                                      plan_for, visible_gpus)
+from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
+                                      PARAMETER_SERVER, StrategyPlan, is_keras_3, plan_for,
+                                      visible_gpus)
 from trainexec.keras.training import call_input_fn, check_compiled, train_to_max_steps
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.restart_announcements import announce
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
-from trainexec.trainer import JobSettings, RolePlan
+from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
+                               RolePlan)
 
 __all__ = ["KerasTrainer", "role_plan", "run_keras_job"]
 
@@ -136,16 +139,17 @@ class KerasTrainer:
         """What the task does: see the module doc."""
         return role_plan(self.strategy_plan(cluster))
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple | None:
-        """Plays the role; `(metrics, export_results)` locally and on the evaluator."""
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple:
+        """Carries out `plan` (from `plan_role`): `(metrics, export_results)`
+        locally and on the evaluator, `(None, [])` in the other roles."""
         if settings.train_hooks:
             raise ConfigError(
                 "train_hooks are Estimator SessionRunHooks, which KerasTrainer does not "
                 "run: pass Keras callbacks as KerasTrainer(callbacks=[...]) instead")
-        return run_keras_job(self, settings.train_spec, settings.eval_spec,
-                             settings.cluster, poll_secs=settings.poll_secs,
-                             evaluator_idle_timeout_secs=settings.idle_timeout_secs,
-                             listeners=[settings.listener], clock=settings.clock)
+        return _carry_out(self, plan, settings.cluster, settings.train_spec,
+                          settings.eval_spec, poll_secs=settings.poll_secs,
+                          idle_timeout_secs=settings.idle_timeout_secs,
+                          listener=ListenerList([settings.listener]), clock=settings.clock)
 
 
 _STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
@@ -161,14 +165,22 @@ def role_plan(plan: StrategyPlan) -> RolePlan:
     standard server: the other strategies own theirs.
     """
     task = "local" if plan.is_local else plan.cluster.task_name
-    strategy = "" if plan.action == EVALUATE else _STRATEGY_NAMES[plan.kind]
-    if plan.action == EVALUATE:
-        return RolePlan(task, trainer_roles.EVALUATE)
-    if plan.action == SERVE:
-        return RolePlan(task, trainer_roles.SERVE, starts_server=True, strategy=strategy)
-    return RolePlan(task,
-                    trainer_roles.TRAIN_AND_EVALUATE if plan.is_local else trainer_roles.TRAIN,
-                    writes_checkpoints=plan.is_chief, strategy=strategy)
+    if plan.action == strategies.EVALUATE:
+        return RolePlan(task, EVALUATE)
+    strategy = _STRATEGY_NAMES[plan.kind]
+    if plan.action == strategies.SERVE:
+        return RolePlan(task, SERVE, starts_server=True, strategy=strategy)
+    return RolePlan(task, TRAIN_AND_EVALUATE if plan.is_local else TRAIN,
+                    writes_checkpoints=plan.is_chief, is_local=plan.is_local,
+                    strategy=strategy)
+
+
+def _check_keras_can(plan: RolePlan) -> None:
+    """ConfigError for a plan no Keras task carries out: the strategy brings
+    the tasks together (no start delay, no wait for the chief), and only a
+    serving task starts a standard server (the strategies own theirs)."""
+    if plan.start_delay or plan.waits_for_chief or plan.starts_server != (plan.action == SERVE):
+        raise ConfigError(f"KerasTrainer cannot carry out this role: {plan.describe()}")
 
 
 def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
@@ -189,7 +201,7 @@ def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
     return callbacks
 
 
-def _check_specs(train_spec: Any, eval_spec: Any, plan: StrategyPlan
+def _check_specs(train_spec: Any, eval_spec: Any, plan: RolePlan
                  ) -> tuple[TrainSpec, EvalSpec | None]:
     train_spec = as_train_spec(train_spec)
     if train_spec.max_steps is None:
@@ -201,11 +213,10 @@ def _check_specs(train_spec: Any, eval_spec: Any, plan: StrategyPlan
             "TrainSpec hooks and saving_listeners are Estimator SessionRunHooks and "
             "CheckpointSaverListeners, which KerasTrainer does not run: pass Keras "
             "callbacks as KerasTrainer(callbacks=[...]) instead")
-    evaluates = plan.is_local or plan.action == EVALUATE
+    evaluates = plan.action in (EVALUATE, TRAIN_AND_EVALUATE)
     if eval_spec is None:
         if evaluates:
-            raise ConfigError(f"{plan.cluster.task_name} evaluates, so it needs an "
-                              "EvalSpec; got None")
+            raise ConfigError(f"{plan.task} evaluates, so it needs an EvalSpec; got None")
         return train_spec, None
     eval_spec = as_eval_spec(eval_spec)
     if eval_spec.hooks:
@@ -234,48 +245,76 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     if poll_secs is None or poll_secs <= 0:
         raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
     cluster = cluster if cluster is not None else ClusterConfig.from_env()
-    plan = trainer.strategy_plan(cluster)
+    return _carry_out(trainer, trainer.plan_role(cluster), cluster, train_spec, eval_spec,
+                      poll_secs=poll_secs, idle_timeout_secs=evaluator_idle_timeout_secs,
+                      listener=ListenerList(listeners), clock=clock or SystemClock())
+
+
+def _carry_out(trainer: KerasTrainer, plan: RolePlan, cluster: ClusterConfig,
+               train_spec: Any, eval_spec: Any, *, poll_secs: float,
+               idle_timeout_secs: float | None, listener: ContinuousEvalListener,
+               clock: Clock) -> tuple:
+    """Carries out `plan`, by its action and flags, on the strategy `cluster` has."""
+    strategy = trainer.strategy_plan(cluster)
+    _check_keras_can(plan)
     train_spec, eval_spec = _check_specs(train_spec, eval_spec, plan)
-    listener = ListenerList(listeners)
-    clock = clock or SystemClock()
     configure_task_logging(cluster.task_name)
-    logger.debug("KerasTrainer job: %s", plan.describe())
-    announce(rule_for_plan(plan))  # to `trainexec launch`, when it started this task
+    logger.debug("KerasTrainer job: %s", strategy.describe())
+    announce(rule_for_plan(strategy))  # to `trainexec launch`, when it started this task
     if plan.action == SERVE:
-        serve_until_training_over(plan, trainer.model_dir, train_spec.max_steps,
+        serve_until_training_over(strategy, trainer.model_dir, train_spec.max_steps,
                                   poll_secs, clock)
         return None, []  # no evaluation in this role
     if plan.action == EVALUATE:
         return _evaluate_continuously(trainer, train_spec, eval_spec, poll_secs,
-                                      evaluator_idle_timeout_secs, listener, clock,
-                                      cluster.task_name)
-    on_save = (_EvaluateOnSave(trainer, train_spec, eval_spec, listener, clock)
-               if plan.is_local else None)
-    _train(plan, trainer, train_spec, on_save)
-    if on_save is not None:
-        return on_save.finish()
-    return None, []  # no evaluation in this role
+                                      idle_timeout_secs, listener, clock, cluster.task_name)
+    return _train(trainer, plan, strategy, train_spec, eval_spec, listener, clock)
 
 
-def _train(plan: StrategyPlan, trainer: KerasTrainer, train_spec: TrainSpec,
-           on_save: "_EvaluateOnSave | None") -> None:
-    if plan.is_chief:
+# The lines a KerasTrainer logs as it evaluates its own saves.
+_WORDING = OnSaveWording(
+    stopped_before_eval="Stopping training: ContinuousEvalListener.before_eval asked to",
+    stopped_after_eval="Stopping training: ContinuousEvalListener.after_eval asked to",
+    throttled="Not evaluating step %s: less than throttle_secs (%ss) since the last "
+              "evaluation",
+    not_evaluated="Evaluating {path} found {status}",
+    evaluated="Evaluated %s (step %s): %s")
+
+
+def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+           train_spec: TrainSpec, eval_spec: EvalSpec | None,
+           listener: ContinuousEvalListener, clock: Clock) -> tuple:
+    """A TRAIN or TRAIN_AND_EVALUATE plan: trains to max_steps, evaluating its
+    own saves for TRAIN_AND_EVALUATE (on a model of its own, off the training
+    thread); the job's listener and the results are a local run's."""
+    on_save = None
+    if plan.action == TRAIN_AND_EVALUATE:
+        on_save = EvaluateOnSave(
+            _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
+            listener if plan.is_local else ContinuousEvalListener(), clock, _WORDING,
+            run_evaluation=_off_the_training_thread)
+    if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
     trained = train_to_max_steps(
-        plan, trainer.build_model, trainer.model_dir, train_spec.input_fn,
+        strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
         trainer.callbacks, trainer.verbose,
-        after_save=on_save.after_save if on_save is not None else None)
+        after_save=(lambda path, step: on_save.after_save(step, path))
+        if on_save is not None else None)
     if trained.stopped_early:
         logger.warning("Training %s", trained.reason)
     logger.info("Training finished at step %s", trained.step)
-    if on_save is not None:
-        on_save.checkpoint = trained.checkpoint
-    if plan.is_chief:
+    if plan.writes_checkpoints:
         record_training_complete(trainer.model_dir, trained.checkpoint, trained.step,
                                  train_spec.max_steps)
     if not plan.is_local:
-        record_task_finished(trainer.model_dir, plan.cluster.task_name)
+        record_task_finished(trainer.model_dir, strategy.cluster.task_name)
+    if on_save is not None and trained.checkpoint is not None:
+        on_save.finish(trained.step, trained.checkpoint)
+    if on_save is None or not plan.is_local:
+        return None, []  # no evaluation in this role
+    result = on_save.eval_result
+    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
@@ -311,69 +350,6 @@ def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
-
-
-class _EvaluateOnSave:
-    """Local runs: evaluates new checkpoints during training, at most once per
-    `throttle_secs`, and the last one when training ends (the final export),
-    each on a helper thread (`_off_the_training_thread`).
-
-    A listener whose `before_eval` or `after_eval` returns False stops training
-    after that save.
-    """
-
-    def __init__(self, trainer: KerasTrainer, train_spec: TrainSpec, eval_spec: EvalSpec,
-                 listener: ContinuousEvalListener, clock: Clock) -> None:
-        self._evaluator = Evaluator(_eval_target(trainer, eval_spec, clock),
-                                    eval_spec.exporters, None, clock)
-        self._throttle_secs = eval_spec.throttle_secs
-        self._max_steps = train_spec.max_steps
-        self._listener = listener
-        self._clock = clock
-        self._last_eval_at: float | None = None
-        self.checkpoint: str | None = None  # the last one, set when training ends
-
-    def after_save(self, path: str, step: int) -> bool:
-        if step >= self._max_steps:
-            return True  # the last save: `finish` evaluates it as the final one
-        if not self._listener.before_eval():
-            logger.info("Stopping training: ContinuousEvalListener.before_eval asked to")
-            return False
-        now = self._clock.now()
-        if self._last_eval_at is not None and now - self._last_eval_at < self._throttle_secs:
-            logger.info("Not evaluating step %s: less than throttle_secs (%ss) since the "
-                        "last evaluation", step, self._throttle_secs)
-            return True
-        result = self._evaluate(path, is_final=False)
-        if not self._listener.after_eval(result):
-            logger.info("Stopping training: ContinuousEvalListener.after_eval asked to")
-            return False
-        return True
-
-    def _evaluate(self, path: str, is_final: bool) -> EvalResult:
-        self._last_eval_at = self._clock.now()
-        result, _ = _off_the_training_thread(lambda: self._evaluator.evaluate_and_export(
-            path, is_final=is_final, check_complete=False))
-        if result.status != EvalStatus.EVALUATED:
-            raise RuntimeError(f"Evaluating {path} found {result.status}")
-        logger.info("Evaluated %s (step %s): %s", path, result.global_step,
-                    ", ".join(f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}"
-                              for k, v in sorted(result.metrics.items())))
-        return result
-
-    def finish(self) -> tuple[dict | None, list]:
-        """The final evaluation and export; returns (metrics, export results)."""
-        path = self.checkpoint
-        evaluator = self._evaluator
-        if path is None:
-            return None, []
-        if path != evaluator.previous_checkpoint_path:
-            if self._listener.before_eval():
-                self._listener.after_eval(self._evaluate(path, is_final=True))
-        elif evaluator.last_result is not None and not evaluator.is_final_export_triggered:
-            evaluator.export_final(evaluator.last_result)
-        result = evaluator.last_result
-        return (dict(result.metrics) if result else None), list(evaluator.last_export_results)
 
 
 def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
