@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 ROLE = Path(__file__).resolve().parent / "launch_programs" / "role.py"
 
 
+def child_env(**extra: str) -> dict:
+    """The environment of a child Python program that imports trainexec and the tests'
+    helpers: this checkout first on its path, TensorFlow's C++ start-up lines off."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
+                TF_CPP_MIN_LOG_LEVEL="2", **extra)
+
+
 def wait_until(predicate, timeout: float = 15.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():

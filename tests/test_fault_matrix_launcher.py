@@ -97,7 +97,7 @@ def launcher_sigkilled(tmp_path, monkeypatch) -> Seen:
 
 
 def crashed_task_restarted(tmp_path, monkeypatch) -> Seen:
-    cluster = LocalCluster(role("worker=orphan-once:3", "ps=serve"), chief=False, ps=1,
+    cluster = LocalCluster(role("worker=orphan-once:170", "ps=serve"), chief=False, ps=1,
                            max_restarts=1, grace_secs=1, output=quiet,
                            env={"MARKER_DIR": str(tmp_path)})
     try:

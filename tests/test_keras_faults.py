@@ -190,8 +190,8 @@ def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path)
 def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_there(
         tmp_path, caplog):
     """SIGTERM reaches one worker only: every task saves after the same step (the
-    chief writes ckpt-<step>), exits 75, and the group resumes from that save,
-    not from the periodic save before it."""
+    chief writes ckpt-<step>), exits 143 (the preempted code), and the group resumes
+    from that save, not from the periodic save before it."""
     with Job(tmp_path, workers=1, max_steps=400, save_steps=100, max_restarts=1) as job:
         job.wait_for_checkpoint(100)
         job.signal("worker:0", signal.SIGTERM)
@@ -206,16 +206,16 @@ def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_ther
     assert [(int(m.group(1)), int(m.group(2))) for m in resumed] == [(step, step)]
     assert 100 < step < job.max_steps
     assert result.restarts == 1 and _restarts(result) == {"chief:0": 1, "worker:0": 1}
-    # Both saved and exit 75; whichever the launcher sees first restarts the group.
+    # Both saved and exit 143; whichever the launcher sees first restarts the group.
     restarted = [m for m in caplog.messages
                  if f"failed with exit code {PREEMPTED_EXIT_CODE}: restarting it together" in m]
     assert len(restarted) == 1, caplog.messages
     print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the SIGTERM")
 
 
-def test_a_sigtermed_local_run_saves_exits_75_and_resumes_there(tmp_path):
+def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):
     """One process, no TF_CONFIG: SIGTERM stops `fit` after the step in progress,
-    the run saves that step and exits 75; run again, it resumes there."""
+    the run saves that step and exits 143; run again, it resumes there."""
     model_dir = str(tmp_path / "model")
     command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "1100",
                "--save-steps", "1000"]

@@ -96,3 +96,24 @@ def test_local_cluster_validates_restart_groups():
     assert cluster.restart_groups == [("chief:0", "worker:0", "worker:1")]
     with pytest.raises(ConfigError, match="restart_groups names 'ps'"):
         LocalCluster(["true"], workers=2, restart_groups=[["chief", "ps"]])
+
+
+@pytest.mark.parametrize("restart_policy, words", [
+    ("onfailure", "restart_policy 'onfailure' is not a restart policy: use one of ExitCode, "
+     "OnFailure, Always, Never"),
+    ({"workr": "OnFailure"}, "restart_policy names job 'workr', which is not in this "
+     "cluster: use one of chief, worker"),
+    ({"worker": "Sometimes"}, "restart_policy 'Sometimes' is not a restart policy"),
+])
+def test_a_bad_restart_policy_is_named_with_the_fix(restart_policy, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        LocalCluster(["python", "train.py"], workers=1, restart_policy=restart_policy)
+
+
+def test_restart_policies_are_per_task_and_default_to_exit_code():
+    cluster = LocalCluster(["python", "train.py"], workers=2, ps=1,
+                           restart_policy={"worker": "OnFailure"})
+    assert cluster.restart_policies == {"chief:0": "ExitCode", "worker:0": "OnFailure",
+                                        "worker:1": "OnFailure", "ps:0": "ExitCode"}
+    assert set(LocalCluster(["x"], restart_policy="Never").restart_policies.values()) == {
+        "Never"}

@@ -6,9 +6,9 @@ import pytest
 
 from trainexec.cluster import ClusterConfig
 from trainexec.keras.strategy import plan_for
-from trainexec.launch.policy import (ALL_ENDED, EXITED, FAIL, FAILED, LEAVE, LEFT, RESTART,
-                                     RUNNING, STOP, STOPPED, SUCCEED, WAIT, Decision,
-                                     JobView, TaskView, decide)
+from trainexec.launch.policy import (ALL_ENDED, ALWAYS, EXITED, FAIL, FAILED, LEAVE, LEFT,
+                                     NEVER, ON_FAILURE, RESTART, RUNNING, STOP, STOPPED,
+                                     SUCCEED, WAIT, Decision, JobView, TaskView, decide)
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.restart_announcements import RestartRule
 
@@ -16,7 +16,8 @@ MWMS = ("chief:0", "worker:0", "worker:1")
 
 
 def _tasks(**states):
-    """TaskViews from keyword pairs: chief_0=(state, code[, charged[, ended_at]])."""
+    """TaskViews from keyword pairs:
+    chief_0=(state, code[, charged[, ended_at[, restart_policy]]])."""
     views = []
     for key, value in states.items():
         name = key.replace("_", ":", 1)
@@ -40,11 +41,30 @@ PSS_RULES = {
     # Nothing happened yet.
     (_tasks(chief_0=(RUNNING, None), worker_0=(RUNNING, None)), {}, 0, {},
      Decision(WAIT)),
-    # Without a rule a failed task restarts alone (Estimator jobs, as before).
-    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 3)), {}, 1, {},
+    # Without a rule a failed task restarts alone (Estimator jobs, as before), when
+    # its exit is retryable (170: a peer was lost).
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 170)), {}, 1, {},
      Decision(RESTART, ("worker:0",), "worker:0")),
-    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 3, 1)), {}, 1, {},
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 170, 1)), {}, 1, {},
      Decision(FAIL, ("worker:0",), "worker:0")),
+    # A permanent exit (1-127: the user's error, a bad TF_CONFIG) is not restarted,
+    # restarts left or not: the job fails at once, as TFJob's ExitCode policy does.
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 1)), {}, 3, {},
+     Decision(FAIL, ("worker:0",), "worker:0", permanent=True)),
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 2)), _mwms_rules(), 3, {},
+     Decision(FAIL, ("worker:0",), "worker:0", permanent=True)),
+    # OnFailure (and Always) restart any failure; Never none.
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 1, 0, 0.0, ON_FAILURE)), {}, 1, {},
+     Decision(RESTART, ("worker:0",), "worker:0")),
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 1, 0, 0.0, ALWAYS)), {}, 1, {},
+     Decision(RESTART, ("worker:0",), "worker:0")),
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, -9, 0, 0.0, NEVER)), {}, 1, {},
+     Decision(FAIL, ("worker:0",), "worker:0", permanent=True)),
+    # Exits the kernel or TensorFlow report (137 after SIGKILL, 134 abort) are retryable.
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 137)), {}, 1, {},
+     Decision(RESTART, ("worker:0",), "worker:0")),
+    (_tasks(chief_0=(FAILED, 134), worker_0=(RUNNING, None)), {}, 1, {},
+     Decision(RESTART, ("chief:0",), "chief:0")),
     (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, -9)), {}, 0, {},
      Decision(FAIL, ("worker:0",), "worker:0")),
     # MWMS: a killed worker brings back the whole training group, killed at once.
@@ -55,8 +75,8 @@ PSS_RULES = {
     (_tasks(chief_0=(FAILED, 1, 0, 5.0), worker_0=(RUNNING, None),
             worker_1=(FAILED, -9, 0, 4.0)), _mwms_rules(), 1, {},
      Decision(RESTART, MWMS, "worker:1")),
-    # ... after a preemption (75: it saved) the peers get the grace period.
-    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 75), worker_1=(RUNNING, None)),
+    # ... after a preemption (143: it saved) the peers get the grace period.
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 143), worker_1=(RUNNING, None)),
      _mwms_rules(), 1, {}, Decision(RESTART, MWMS, "worker:0", gentle=True)),
     # ... no restarts left: the job fails.
     (_tasks(chief_0=(RUNNING, None), worker_0=(RUNNING, None), worker_1=(FAILED, -9, 1)),
@@ -66,6 +86,8 @@ PSS_RULES = {
      PSS_RULES, 1, {}, Decision(RESTART, ("worker:0",), "worker:0")),
     (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, -9), ps_0=(RUNNING, None)),
      PSS_RULES, 0, {}, Decision(LEAVE, ("worker:0",), "worker:0")),
+    (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 1), ps_0=(RUNNING, None)),
+     PSS_RULES, 2, {}, Decision(LEAVE, ("worker:0",), "worker:0", permanent=True)),
     # ... a dead ps brings the chief back with it.
     (_tasks(chief_0=(RUNNING, None), worker_0=(RUNNING, None), ps_0=(FAILED, -9)),
      PSS_RULES, 2, {}, Decision(RESTART, ("chief:0", "ps:0"), "ps:0")),
@@ -90,7 +112,7 @@ PSS_RULES = {
              "timed_out": True}, Decision(SUCCEED)),
     # A failure is decided before success, interrupts and timeouts.
     (_tasks(chief_0=(EXITED, 0), worker_0=(FAILED, 2)), {}, 0, {"interrupted": True},
-     Decision(FAIL, ("worker:0",), "worker:0")),
+     Decision(FAIL, ("worker:0",), "worker:0", permanent=True)),
     (_tasks(chief_0=(RUNNING, None)), {}, 0, {"interrupted": True}, Decision(STOP)),
     (_tasks(chief_0=(RUNNING, None)), {}, 0, {"timed_out": True}, Decision(STOP)),
     (_tasks(chief_0=(STOPPED, -15), worker_0=(EXITED, 0)), {}, 0, {},

@@ -111,7 +111,8 @@ def test_timeout_stops_everything_and_names_what_was_running(make_cluster):
 
 @pytest.mark.cluster
 def test_a_crashed_task_is_restarted_with_the_same_tf_config(make_cluster, tmp_path):
-    rules = role("worker=crash-once:3", "ps=serve")  # worker:0 leads: no chief
+    # 170: the exit-code contract's "peer lost", retryable
+    rules = role("worker=crash-once:170", "ps=serve")  # worker:0 leads: no chief
     with make_cluster(rules, chief=False, ps=1, max_restarts=1,
                       env={"MARKER_DIR": str(tmp_path)}) as cluster:
         result = cluster.wait(timeout=30)
@@ -132,7 +133,7 @@ def test_a_crashed_task_is_restarted_with_the_same_tf_config(make_cluster, tmp_p
 def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_path):
     """A hand-written job's `restart_groups` (`--restart-group chief,worker`): the
     worker crashes, the chief still running is stopped and both start again."""
-    with make_cluster(role("chief=sleep:3", "worker=crash-once:3"), max_restarts=1,
+    with make_cluster(role("chief=sleep:3", "worker=crash-once:170"), max_restarts=1,
                       restart_groups=[["chief", "worker"]],
                       env={"MARKER_DIR": str(tmp_path)}) as cluster:
         result = cluster.wait(timeout=30)
@@ -146,12 +147,34 @@ def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_pat
 
 @pytest.mark.cluster
 def test_the_job_fails_when_restarts_run_out(make_cluster):
-    with make_cluster(role("chief=serve", "worker=exit:4"), max_restarts=2) as cluster:
+    with make_cluster(role("chief=serve", "worker=exit:170"), max_restarts=2) as cluster:
         result = cluster.wait(timeout=30)
     worker = cluster.task("worker")
-    assert result.failed_task == "worker:0" and result.exit_code == 4
+    assert result.failed_task == "worker:0" and result.exit_code == 170
     assert worker.restarts == 2 and len(worker.pids) == 3
     assert "after 2 restart(s), none left" in result.reason
+    assert "a peer task was lost, frozen or cut off (retryable)" in result.reason
+    assert_no_survivors(started_pids(cluster))
+
+@pytest.mark.cluster
+def test_a_permanent_exit_is_not_restarted_unless_the_policy_says_so(make_cluster,
+                                                                     tmp_path):
+    # Exit 3 (1-127) is permanent under the default ExitCode policy, as under TFJob's:
+    # the job fails at once, restarts left or not.
+    with make_cluster(role("chief=serve", "worker=exit:3"), max_restarts=2) as cluster:
+        result = cluster.wait(timeout=30)
+    assert result.failed_task == "worker:0" and result.exit_code == 3
+    assert cluster.task("worker").restarts == 0
+    assert "not restarted: restart policy ExitCode" in result.reason
+    assert "(permanent)" in result.reason
+    assert_no_survivors(started_pids(cluster))
+    # OnFailure restarts it like any failure.
+    with make_cluster(role("chief=sleep:3", "worker=crash-once:3"), max_restarts=1,
+                      restart_policy="OnFailure",
+                      env={"MARKER_DIR": str(tmp_path)}) as cluster:
+        result = cluster.wait(timeout=30)
+    assert result.ok, result.reason
+    assert cluster.task("worker").restarts == 1
     assert_no_survivors(started_pids(cluster))
 
 @pytest.mark.cluster

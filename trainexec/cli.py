@@ -80,8 +80,14 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "comma-separated (e.g. chief,worker for a hand-written "
                         "MultiWorkerMirroredStrategy job); repeat for several groups. "
                         "KerasTrainer jobs need none: their tasks tell the launcher. "
-                        "A task exiting 75 was preempted and saved: it is restarted like "
-                        "a failure, its group given the grace period to end")
+                        "A task exiting with the preempted code (143) saved a checkpoint: "
+                        "its group is given the grace period to end")
+    parser.add_argument("--restart-policy", default="ExitCode",
+                        choices=("ExitCode", "OnFailure", "Always", "Never"),
+                        help="which failures --max-restarts covers, as Kubeflow TFJob "
+                        "names them: ExitCode (default) restarts only retryable exits (128 "
+                        "and up, or killed by a signal; see the README's exit-code table), "
+                        "OnFailure and Always any failure, Never none")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
     return parser
@@ -103,7 +109,8 @@ def _run_launch(args: argparse.Namespace) -> int:
         cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
                                evaluator=args.evaluator, chief=args.chief, host=args.host,
                                max_restarts=args.max_restarts, grace_secs=args.grace,
-                               wait_for=args.wait_for, restart_groups=args.restart_group)
+                               wait_for=args.wait_for, restart_groups=args.restart_group,
+                               restart_policy=args.restart_policy)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
+from trainexec.exit_codes import install_exit_hook
 from trainexec.server import WorkerDelay
 from trainexec.specs import validate_hooks, as_eval_spec, as_train_spec
 from trainexec.task_logging import configure_task_logging
@@ -72,6 +73,9 @@ class TrainingExecutor:
                  evaluator_idle_timeout_secs: float | None = None,
                  server_factory: Callable[..., Any] | None = None,
                  ps_serves_forever: bool = False) -> None:
+        # A bad TF_CONFIG (read below) ends an uncaught run with the contract's
+        # configuration-error code, not Python's 1 (trainexec.exit_codes).
+        install_exit_hook("this task", in_cluster=False)
         self._trainer = as_trainer(estimator)
         self._estimator = estimator
         if continuous_eval_listener is not None and not isinstance(
@@ -118,6 +122,10 @@ class TrainingExecutor:
         tf.estimator does, and a KerasTrainer `(None, [])`.
         """
         configure_task_logging(self.cluster.task_name)
+        # From here an uncaught error ends the process with the exit-code contract's
+        # code for it (trainexec.exit_codes), which orchestrators' restart rules read.
+        install_exit_hook(self.cluster.task_name,
+                          in_cluster=self.cluster.role != "local")
         plan = self.plan()
         if self.cluster.role == "local":
             logger.info("Running training and evaluation locally (non-distributed).")

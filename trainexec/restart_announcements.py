@@ -25,11 +25,11 @@ without the task once no restarts are left (a ParameterServerStrategy worker).
 How the launcher combines announcements with `--restart-group` flags is
 `trainexec.launch.restart_groups`.
 
-Exit code `PREEMPTED_EXIT_CODE` (75, EX_TEMPFAIL in sysexits.h: "temporary
-failure, try again") means "preempted: I saved a checkpoint, restart me". The
-launcher restarts the group of such a task like any failure, but lets its
-peers, which save in the same step, end by themselves within the grace period
-instead of killing them at once.
+The exit-code contract's `preempted` code (143 by default, see
+`trainexec.exit_codes`) means "preempted: I saved a checkpoint, restart me".
+The launcher restarts the group of such a task like any retryable failure, but
+lets its peers, which save in the same step, end by themselves within the grace
+period instead of killing them at once.
 
 This module is all a task imports to announce: it does not load the launcher.
 """
@@ -42,9 +42,8 @@ import logging
 import os
 from typing import Iterable, Mapping
 
-from trainexec.exit_codes import PREEMPTED_EXIT_CODE
 
-__all__ = ["LAUNCH_DIR_ENV", "PREEMPTED_EXIT_CODE", "RestartRule", "announce", "read_rules"]
+__all__ = ["LAUNCH_DIR_ENV", "RestartRule", "announce", "read_rules"]
 
 # Tasks print this name in their logs ("INFO trainexec.restart_groups: ..."), as before
 # the module moved into trainexec.launch.

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from trainexec.cluster import TRAINER_TYPES, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
+from trainexec.exit_codes import ServerUnavailableError
 
 __all__ = ["DEFAULT_MAX_WORKER_DELAY_SECS", "WorkerDelay", "start_standard_server"]
 
@@ -89,11 +90,18 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
     if session_config is not None and hasattr(session_config, "gpu_options"):
         proto.gpu_options.CopyFrom(session_config.gpu_options)
     factory = server_factory or tf.distribute.Server
-    server = factory(
-        tf.train.ClusterSpec(cluster.training_cluster), job_name=cluster.task_type,
-        task_index=cluster.task_index, protocol=protocol,
-        config=proto, start=False)
-    server.start()
+    try:
+        server = factory(
+            tf.train.ClusterSpec(cluster.training_cluster), job_name=cluster.task_type,
+            task_index=cluster.task_index, protocol=protocol,
+            config=proto, start=False)
+        server.start()
+    except tf.errors.OpError as err:  # a port still held, an address that does not resolve
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ServerUnavailableError(
+            f"Could not start the TensorFlow server of {cluster.task_name} at "
+            f"{cluster.task_address}: {first} (a port still held by a previous run of this "
+            "task, or an address that does not resolve yet; a restart may fix it)") from err
     logger.info("Started TensorFlow server for %s at %s://%s", cluster.task_name,
                 protocol, cluster.task_address)
     return server

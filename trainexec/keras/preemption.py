@@ -1,12 +1,14 @@
-"""Preemption of a Keras training task: on SIGTERM, save a checkpoint, then exit 75.
+"""Preemption of a Keras training task: on SIGTERM, save a checkpoint, then exit 143.
 
 A cluster manager that preempts a task sends it SIGTERM and kills it a grace
 period later. A training task of a `KerasTrainer` job then saves a checkpoint
 (`ckpt-<step>` in model_dir, written by the chief) after the step it is in and
-raises `Preempted`, a `SystemExit` with code 75
-(`trainexec.exit_codes.PREEMPTED_EXIT_CODE`): unless the user's script
-catches it, the process exits 75, "preempted, saved: restart me", and the
-restarted run resumes at that step.
+raises `Preempted`, a `SystemExit` with the exit-code contract's `preempted`
+code (143 unless `TRAINEXEC_EXIT_CODES` says otherwise; see
+`trainexec.exit_codes`): unless the user's script catches it, the process
+exits 143, "preempted, saved: restart me" (retryable under TFJob's `ExitCode`
+policy), and the restarted run resumes at that step. TensorFlow's own handler
+would exit 42, which TFJob reads as permanent.
 
 * **MultiWorkerMirroredStrategy:** saving is collective (every worker takes
   part), yet the SIGTERM reaches one task. TensorFlow's
@@ -52,7 +54,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
-from trainexec.exit_codes import PREEMPTED_EXIT_CODE
+from trainexec.exit_codes import PREEMPTED, ExitCodes
 
 __all__ = ["Preempted", "preemption_saves"]
 
@@ -63,28 +65,29 @@ Save = Callable[[], "tuple[str | None, int]"]
 
 
 class Preempted(SystemExit):
-    """Training saved a checkpoint after a SIGTERM and stops; the process exits 75.
+    """Training saved a checkpoint after a SIGTERM and stops; the process exits with
+    the contract's `preempted` code (143 by default).
 
     Attributes: `step` (the step saved), `checkpoint` (its path on the chief,
     else None).
     """
 
     def __init__(self, step: int, checkpoint: str | None) -> None:
-        super().__init__(PREEMPTED_EXIT_CODE)
+        super().__init__(ExitCodes.from_env().code_for(PREEMPTED))
         self.step = step
         self.checkpoint = checkpoint
 
     def __str__(self) -> str:
         where = f" ({self.checkpoint})" if self.checkpoint else ""
         return (f"preempted: saved step {self.step}{where}; exiting "
-                f"{PREEMPTED_EXIT_CODE} for a restart")
+                f"{self.code} for a restart")
 
 
 def _preempted(path: str | None, step: int, is_chief: bool) -> Preempted:
     logger.warning("Preempted (SIGTERM): saved %s at step %s; exiting %s so that the "
                    "launcher restarts the job from this save",
                    path if is_chief else "this task's part of the checkpoint", step,
-                   PREEMPTED_EXIT_CODE)
+                   ExitCodes.from_env().code_for(PREEMPTED))
     return Preempted(step, path if is_chief else None)
 
 
@@ -163,7 +166,7 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
     def on_sigterm(signum, frame):
         if not received.is_set():
             logger.warning("SIGTERM: saving a checkpoint after the current step, then "
-                           "exiting %s", PREEMPTED_EXIT_CODE)
+                           "exiting %s", ExitCodes.from_env().code_for(PREEMPTED))
         received.set()
         model = getattr(callback, "model", None)
         if model is not None:
@@ -196,7 +199,7 @@ def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
                 exit_fn=exit_fn, save_fn=save_fn, grace_period=0))
         logger.info("On SIGTERM, every MultiWorkerMirroredStrategy task saves after the "
                     "same step, then exits %s (tf.distribute PreemptionCheckpointHandler)",
-                    PREEMPTED_EXIT_CODE)
+                    ExitCodes.from_env().code_for(PREEMPTED))
         yield _step_callback(handler.save_checkpoint_if_preempted)
         # Training ended without error: stop the handler's watcher threads (its
         # only clean-up entry point). Not after an error, when a dead peer could

@@ -16,7 +16,8 @@ ParameterServerStrategy chief):
    ParameterServerStrategy, a step run again after its worker died) ends the
    `fit` call, and the next one is planned from the step reached;
 4. on SIGTERM, save after the current step and raise `Preempted` (a
-   SystemExit with code 75; see `trainexec.keras.preemption`).
+   SystemExit with the contract's preempted code, 143; see
+   `trainexec.keras.preemption`).
 
 Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
 worker must take part in each save, so the others write to a temporary

@@ -32,7 +32,9 @@ jobs do: all MultiWorkerMirroredStrategy training tasks together; a
 ParameterServerStrategy ps with the chief; a PSS worker alone, and the job goes
 on without it once no restarts are left);
 `restart_groups=[["chief", "worker"]]` (`--restart-group chief,worker`) does
-it for hand-written jobs. Exit code 75 means "preempted, saved: restart me".
+it for hand-written jobs. Which failures are restarted follows the exit-code
+contract (`trainexec.exit_codes`; `restart_policy`, TFJob's names): by default
+only retryable exits (128 and up, or a signal), as TFJob's `ExitCode` policy.
 
 No process is left behind, even if the launcher is SIGKILLed: see
 `trainexec.launch.processes` and `trainexec.launch.orphan_reaper`.

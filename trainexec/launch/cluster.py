@@ -24,10 +24,13 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from trainexec.cluster import TF_CONFIG
+from trainexec.exit_codes import ExitCodes
 from trainexec.launch import processes
 from trainexec.launch.options import (check_options, default_wait_for, expand_restart_groups,
+                                      expand_restart_policy,
                                       expand_wait_for)
 from trainexec.launch.orphan_reaper import OrphanReaper
+from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
@@ -65,8 +68,13 @@ class LocalCluster:
     `restart_groups` lists groups of task or job names restarted together
     when one of them fails (`[["chief", "worker"]]` for a hand-written
     MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
-    `trainexec.restart_announcements`). Leaving the `with` block always stops
-    every task. Bad options raise ConfigError (see `trainexec.launch.options`).
+    `trainexec.restart_announcements`). `restart_policy` says which failures
+    `max_restarts` covers, in Kubeflow TFJob's words: `"ExitCode"` (the
+    default: the exits the exit-code contract calls retryable, see
+    `trainexec.exit_codes`), `"OnFailure"` (any), `"Never"`; one for every
+    task, or per job (`{"worker": "OnFailure"}`). Leaving the `with` block
+    always stops every task. Bad options raise ConfigError (see
+    `trainexec.launch.options`).
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
@@ -74,7 +82,8 @@ class LocalCluster:
                  env: Mapping[str, str] | None = None, max_restarts: int = 0,
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None,
-                 restart_groups: Sequence[Sequence[str] | str] = ()) -> None:
+                 restart_groups: Sequence[Sequence[str] | str] = (),
+                 restart_policy: str | Mapping[str, str] = EXIT_CODE) -> None:
         check_options(command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=grace_secs)
         self.command = [str(arg) for arg in command]
@@ -94,6 +103,8 @@ class LocalCluster:
         self.primary = expand_wait_for(wait_for, self._tasks)
         self.restart_groups = expand_restart_groups(restart_groups,
                                                     [t.name for t in self._tasks])
+        self.restart_policies = expand_restart_policy(restart_policy, self._tasks)
+        self.exit_codes = ExitCodes.from_env({**os.environ, **self.env})
         self._launch_dir: str | None = None  # TRAINEXEC_LAUNCH_DIR, made by start()
         self._supervisor: Supervisor | None = None  # made by start()
         self._lock = threading.RLock()
@@ -140,7 +151,8 @@ class LocalCluster:
                 primary=self.primary, max_restarts=self.max_restarts,
                 grace_secs=self.grace_secs, flag_groups=self.restart_groups,
                 wait_for_announced=self._wait_for_announced, launch_dir=self._launch_dir,
-                started_at=started_at)
+                started_at=started_at, restart_policies=self.restart_policies,
+                exit_codes=self.exit_codes)
             self._prctl = processes.load_prctl()
             if self._prctl is None:
                 logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "

@@ -18,15 +18,16 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from trainexec.cluster import CHIEF, EVALUATOR, WORKER
 from trainexec.errors import ConfigError
+from trainexec.launch.policy import EXIT_CODE, RESTART_POLICIES
 from trainexec.launch.restart_groups import parse_group_flag
 from trainexec.launch.task import Task
 
 __all__ = ["FLAGS", "KEYWORDS", "check_options", "default_wait_for", "expand_restart_groups",
-           "expand_wait_for"]
+           "expand_restart_policy", "expand_wait_for"]
 
 KEYWORDS = "keywords"  # LocalCluster(workers=...)
 FLAGS = "flags"  # trainexec launch --workers ...
@@ -88,6 +89,29 @@ def check_options(command: Any, *, workers: Any, ps: Any, chief: bool, max_resta
         fail(_HOST, value=host)
     if isinstance(command, str) or not command:
         fail(_COMMAND, value=command)
+
+
+def expand_restart_policy(restart_policy: str | Mapping[str, str],
+                          tasks: Sequence[Task], spelling: str = KEYWORDS) -> dict[str, str]:
+    """Each task's restart policy: one for all (`"ExitCode"`), or per job
+    (`{"worker": "OnFailure"}`, others `ExitCode`). ConfigError naming a policy
+    or job that does not exist."""
+    def check(policy: Any) -> str:
+        if policy not in RESTART_POLICIES:
+            name = "--restart-policy" if spelling == FLAGS else "restart_policy"
+            raise ConfigError(f"{name} {policy!r} is not a restart policy: use one of "
+                              f"{', '.join(RESTART_POLICIES)} (Kubeflow TFJob's names, "
+                              "case as written)")
+        return policy
+
+    if isinstance(restart_policy, str):
+        return {t.name: check(restart_policy) for t in tasks}
+    jobs = {t.task_type for t in tasks}
+    for job in restart_policy:
+        if job not in jobs:
+            raise ConfigError(f"restart_policy names job {job!r}, which is not in this "
+                              f"cluster: use one of {', '.join(sorted(jobs))}")
+    return {t.name: check(restart_policy.get(t.task_type, EXIT_CODE)) for t in tasks}
 
 
 def default_wait_for(chief: bool, evaluator: bool) -> list[str]:

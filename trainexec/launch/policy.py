@@ -6,13 +6,17 @@ primary tasks, the restart budget, interrupt and timeout) and returns one
 answer is WAIT. In order:
 
 1. A task failed (exit code != 0, or killed by a signal the launcher did not
-   send): take the one that ended first. With restarts left (it has caused fewer
-   than `max_restarts`), RESTART its restart group
+   send): take the one that ended first. If its restart policy restarts that
+   exit (`ExitCode`, the default, as Kubeflow's TFJob: only what the exit-code
+   contract calls retryable, `trainexec.exit_codes`; `OnFailure`/`Always`: any
+   failure; `Never`: none) and it has restarts left (it has caused fewer than
+   `max_restarts`), RESTART its restart group
    (`trainexec.launch.restart_groups`; itself alone without one), charging one
    restart to it however many of the group failed too. Peers are killed at once
-   (they cannot save without it), except after a preemption (exit code 75: it
-   saved), when they get the grace period to end by themselves. No restarts
-   left: LEAVE it if its rule says the job can carry on without it, else FAIL.
+   (they cannot save without it), except after a preemption (the contract's
+   `preempted` code: it saved), when they get the grace period to end by
+   themselves. Otherwise LEAVE it if its rule says the job can carry on without
+   it, else FAIL (`permanent` when its policy does not restart that exit).
 2. Every primary task exited 0: SUCCEED, once the tasks that announced they
    end by themselves (`JobView.ending`) have (or at the deadline, or on an
    interrupt); what still runs then is stopped.
@@ -33,11 +37,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from trainexec.exit_codes import PREEMPTED_EXIT_CODE
+from trainexec.exit_codes import PREEMPTED, ExitCodes
 from trainexec.restart_announcements import RestartRule
 
-__all__ = ["ALL_ENDED", "EXITED", "FAIL", "FAILED", "LEAVE", "LEFT", "RESTART", "RUNNING",
-           "STOP", "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide"]
+__all__ = ["ALL_ENDED", "ALWAYS", "EXITED", "EXIT_CODE", "FAIL", "FAILED", "LEAVE", "LEFT",
+           "NEVER", "ON_FAILURE", "RESTART", "RESTART_POLICIES", "RUNNING", "STOP",
+           "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide",
+           "restarts_exit"]
+
+# Restart policies, as Kubeflow's TFJob names them.
+EXIT_CODE = "ExitCode"    # restart what the exit-code contract calls retryable
+ON_FAILURE = "OnFailure"  # restart any failure
+ALWAYS = "Always"         # as OnFailure: a task that exits 0 is done
+NEVER = "Never"
+RESTART_POLICIES = (EXIT_CODE, ON_FAILURE, ALWAYS, NEVER)
 
 # Task states.
 RUNNING = "running"
@@ -61,7 +74,8 @@ class TaskView:
     """One task as the policy sees it.
 
     `charged`: restarts this task has caused so far; `ended_at`: when its
-    current run ended (monotonic seconds), to find the first failure.
+    current run ended (monotonic seconds), to find the first failure;
+    `restart_policy`: which of its failures are restarted (RESTART_POLICIES).
     """
 
     name: str
@@ -69,6 +83,7 @@ class TaskView:
     code: int | None = None
     charged: int = 0
     ended_at: float = 0.0
+    restart_policy: str = EXIT_CODE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,19 +95,31 @@ class JobView:
     interrupted: bool = False
     timed_out: bool = False
     ending: tuple[str, ...] = ()  # tasks that end by themselves: waited for after success
+    codes: ExitCodes = dataclasses.field(default_factory=ExitCodes)
 
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
     """What to do now. RESTART: stop what still runs of `tasks`, then start them
     all again, charging one restart to `cause`; `gentle`: SIGTERM and the grace
-    period rather than SIGKILL. LEAVE / FAIL: `cause`. ALL_ENDED: `tasks` are
-    the primaries that did not exit 0."""
+    period rather than SIGKILL. LEAVE / FAIL: `cause`; `permanent`: its restart
+    policy does not restart that exit (restarts left or not). ALL_ENDED: `tasks`
+    are the primaries that did not exit 0."""
 
     action: str
     tasks: tuple[str, ...] = ()
     cause: str | None = None
     gentle: bool = False
+    permanent: bool = False
+
+
+def restarts_exit(restart_policy: str, code: int | None, codes: ExitCodes) -> bool:
+    """Whether `restart_policy` restarts a task that ended with `code`."""
+    if restart_policy == NEVER or code == 0:
+        return False
+    if restart_policy == EXIT_CODE:
+        return codes.is_retryable(code)
+    return True
 
 
 def _group(task: TaskView, view: JobView) -> tuple[str, ...]:
@@ -110,13 +137,14 @@ def decide(view: JobView) -> Decision:
                     key=lambda t: (t.ended_at, order[t.name]))
     if failed:
         cause = failed[0]
-        if cause.charged < view.max_restarts:
+        restartable = restarts_exit(cause.restart_policy, cause.code, view.codes)
+        if restartable and cause.charged < view.max_restarts:
             return Decision(RESTART, _group(cause, view), cause.name,
-                            gentle=cause.code == PREEMPTED_EXIT_CODE)
+                            gentle=cause.code == view.codes.code_for(PREEMPTED))
         rule = view.rules.get(cause.name)
         if rule is not None and rule.carry_on:
-            return Decision(LEAVE, (cause.name,), cause.name)
-        return Decision(FAIL, (cause.name,), cause.name)
+            return Decision(LEAVE, (cause.name,), cause.name, permanent=not restartable)
+        return Decision(FAIL, (cause.name,), cause.name, permanent=not restartable)
     states = {t.name: t.state for t in view.tasks}
     if all(states[name] == EXITED for name in view.primaries):
         if (any(states.get(name) == RUNNING for name in view.ending)

@@ -10,6 +10,7 @@ import dataclasses
 import signal
 from typing import Sequence
 
+from trainexec.exit_codes import ExitCodes
 from trainexec.launch.task import TAIL_LINES, Task
 
 __all__ = ["JobResult", "TaskOutcome", "exit_text", "failure_reason", "how_it_ended",
@@ -37,12 +38,20 @@ def exit_text(code: int | None, stopped: bool = False) -> str:
     return signal_name(-code) if code < 0 else str(code)
 
 
-def failure_reason(task: Task, max_restarts: int) -> tuple[str, list[str]]:
+def failure_reason(task: Task, max_restarts: int, codes: ExitCodes | None = None,
+                   permanent_under: str | None = None) -> tuple[str, list[str]]:
     """Why the job failed when `task` failed for good: the reason, with the task's
-    last lines, and those lines."""
+    last lines, and those lines. `permanent_under`: the restart policy that does
+    not restart this exit (None: the restarts ran out)."""
+    codes = codes or ExitCodes()
     how = how_it_ended(task.returncode)
-    budget = (f"after {task._crashes_restarted} restart(s), none left" if max_restarts
-              else "no restarts allowed")
+    if task.returncode is not None and task.returncode > 0:
+        how = f"{how}: {codes.describe(task.returncode)}"
+    if permanent_under is not None:
+        budget = f"not restarted: restart policy {permanent_under}"
+    else:
+        budget = (f"after {task._crashes_restarted} restart(s), none left" if max_restarts
+                  else "no restarts allowed")
     lines = task.tail(TAIL_LINES)
     shown = "\n".join(f"    {line}" for line in lines) or "    (no output)"
     reason = f"{task.name} {how} ({budget})\n  last {len(lines)} lines of {task.name}:\n{shown}"

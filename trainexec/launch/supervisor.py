@@ -14,8 +14,9 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from trainexec.exit_codes import ExitCodes
 from trainexec.launch import policy, processes
 from trainexec.restart_announcements import read_rules
 from trainexec.launch.restart_groups import merge_rules
@@ -69,7 +70,9 @@ class Supervisor:
     def __init__(self, tasks: Sequence[Task], actions: TaskActions, *,
                  primary: Sequence[str], max_restarts: int, grace_secs: float,
                  flag_groups: Sequence[tuple[str, ...]], wait_for_announced: bool,
-                 launch_dir: str | None, started_at: float) -> None:
+                 launch_dir: str | None, started_at: float,
+                 restart_policies: Mapping[str, str] | None = None,
+                 exit_codes: ExitCodes | None = None) -> None:
         self._tasks = tasks
         self._actions = actions
         self.primary = primary
@@ -79,6 +82,8 @@ class Supervisor:
         self.wait_for_announced = wait_for_announced
         self.launch_dir = launch_dir
         self.started_at = started_at
+        self.restart_policies = dict(restart_policies or {})
+        self.exit_codes = exit_codes or ExitCodes()
         self.restarts = 0  # automatic group restarts, one per fault
         self._announced: tuple[int | None, dict] = (None, {})  # (dir mtime, rules)
 
@@ -111,12 +116,13 @@ class Supervisor:
             if action == policy.LEAVE:
                 task = self._task(decision.cause)
                 task._left = True
-                logger.warning("%s %s and has no restarts left: the job goes on without it "
-                               "(its strategy tolerates losing it)", task.name,
-                               how_it_ended(task.returncode))
+                logger.warning("%s %s and %s: the job goes on without it (its strategy "
+                               "tolerates losing it)", task.name, how_it_ended(task.returncode),
+                               "is not restarted (a permanent exit)" if decision.permanent
+                               else "has no restarts left")
                 continue
             if action == policy.FAIL:
-                return self._finish_failed(self._task(decision.cause))
+                return self._finish_failed(self._task(decision.cause), decision.permanent)
             if action == policy.SUCCEED:
                 done = " and ".join(self.primary)
                 left = [t.name for t in self._tasks if t.running]
@@ -146,7 +152,8 @@ class Supervisor:
 
     def _view(self, timed_out: bool, interrupted: bool) -> policy.JobView:
         tasks = tuple(policy.TaskView(t.name, task_state(t), t.returncode,
-                                      t._crashes_restarted, t.ended_at or 0.0)
+                                      t._crashes_restarted, t.ended_at or 0.0,
+                                      self.restart_policies.get(t.name, policy.EXIT_CODE))
                       for t in self._tasks)
         rules, ending = {}, ()
         primaries_done = all(t.state == policy.EXITED for t in tasks if t.name in self.primary)
@@ -159,7 +166,8 @@ class Supervisor:
                 ending = tuple(name for name, rule in announced.items()
                                if rule.ends_by_itself)
         return policy.JobView(tasks, tuple(self.primary), self.max_restarts, rules,
-                              interrupted=interrupted, timed_out=timed_out, ending=ending)
+                              interrupted=interrupted, timed_out=timed_out, ending=ending,
+                              codes=self.exit_codes)
 
     def _restart_group(self, decision: policy.Decision) -> None:
         """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace
@@ -189,9 +197,11 @@ class Supervisor:
                          elapsed_secs=time.monotonic() - self.started_at,
                          restarts=self.restarts, **fields)
 
-    def _finish_failed(self, task: Task) -> JobResult:
+    def _finish_failed(self, task: Task, permanent: bool = False) -> JobResult:
         code = task.returncode
-        reason, lines = failure_reason(task, self.max_restarts)
+        reason, lines = failure_reason(task, self.max_restarts, self.exit_codes,
+                                       self.restart_policies.get(task.name, policy.EXIT_CODE)
+                                       if permanent else None)
         logger.error("%s %s: stopping every task", task.name, how_it_ended(code))
         return self._finish(False, reason, failed_task=task.name, exit_code=code,
                             last_lines=tuple(lines))

@@ -1,0 +1,133 @@
+"""trainexec/exit_codes.py: the exit-code contract. One real process per row of the
+README's table, then the pieces (classification, overrides) table by table."""
+
+# Each row starts a real process (TensorFlow import, a Keras model): marked `cluster`
+# with the other multi-process tests, and `keras` so the tf_keras run covers it too.
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from trainexec.errors import ConfigError
+from trainexec.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
+                                  USER_ERROR, ExitCodes, ServerUnavailableError, classify)
+from processes import child_env
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exit_programs",
+                       "ends.py")
+
+
+def _end(way, tmp_path, **env):
+    proc = subprocess.run([sys.executable, PROGRAM, way, str(tmp_path / "model")],
+                          env=child_env(**env), capture_output=True, text=True, timeout=240)
+    return proc.returncode, proc.stderr
+
+
+# -- the table: one row, one real process ------------------------------------------------
+
+@pytest.mark.cluster
+@pytest.mark.keras
+@pytest.mark.parametrize("way, code, words", [
+    ("done", 0, None),
+    ("user_error", 1, "exits 1: the program raised an error a restart would repeat "
+     "(permanent)"),
+    ("config_error", 2, "exits 2: the configuration is wrong"),
+    ("peer_lost", 170, "exits 170: a peer task was lost, frozen or cut off (retryable)"),
+    ("server_unavailable", 171, "exits 171: this task's TensorFlow server could not start"),
+    ("preempted", 143, "Preempted (SIGTERM): saved"),
+])
+def test_each_way_a_task_ends_has_its_code(tmp_path, way, code, words):
+    returncode, stderr = _end(way, tmp_path)
+    assert returncode == code, stderr[-3000:]
+    if words:
+        assert words in stderr, stderr[-3000:]
+    if way not in ("done", "preempted"):
+        assert "Traceback" in stderr  # the traceback is printed before the exit
+
+
+@pytest.mark.cluster
+def test_a_platform_can_set_its_own_codes(tmp_path):
+    returncode, stderr = _end("peer_lost", tmp_path, TRAINEXEC_EXIT_CODES="peer_lost=75")
+    assert returncode == 75, stderr[-2000:]
+    returncode, stderr = _end("preempted", tmp_path, TRAINEXEC_EXIT_CODES="preempted=42")
+    assert returncode == 42, stderr[-2000:]
+
+
+# -- the pieces -----------------------------------------------------------------------------
+
+def _chained(outer, inner):
+    try:
+        try:
+            raise inner
+        except BaseException as err:
+            raise outer from err
+    except BaseException as err:
+        return err
+
+
+@pytest.mark.parametrize("error, in_cluster, cause", [
+    (ConfigError("TF_CONFIG task.index 3 is out of range"), True, CONFIG_ERROR),
+    (ValueError("bad shapes"), True, USER_ERROR),
+    (tf.errors.UnavailableError(None, None, "Socket closed"), True, PEER_LOST),
+    (tf.errors.DeadlineExceededError(None, None, "Deadline Exceeded"), True, PEER_LOST),
+    (tf.errors.AbortedError(None, None, "coordination service has stopped"), True, PEER_LOST),
+    (tf.errors.CancelledError(None, None, "[_Derived_]Cancelled"), True, PEER_LOST),
+    (tf.errors.InternalError(None, None, "Failed to connect to all addresses"), True,
+     PEER_LOST),
+    (tf.errors.InternalError(None, None, "Matrix size-incompatible"), True, USER_ERROR),
+    # Locally no error is a lost peer.
+    (tf.errors.UnavailableError(None, None, "Socket closed"), False, USER_ERROR),
+    # The cause decides through the chain (Keras wraps errors in its own).
+    (_chained(RuntimeError("fit failed"), tf.errors.UnavailableError(None, None, "x")), True,
+     PEER_LOST),
+    (_chained(RuntimeError("start"), ServerUnavailableError("port held")), True,
+     SERVER_UNAVAILABLE),
+    # A user's own error that happens to mention a peer is not one.
+    (RuntimeError("heartbeat of my pacemaker model"), True, USER_ERROR),
+])
+def test_classify(error, in_cluster, cause):
+    assert classify(error, in_cluster) == cause
+
+
+@pytest.mark.parametrize("code, retryable", [
+    (0, False), (1, False), (2, False), (75, False), (127, False), (128, True), (134, True),
+    (137, True), (143, True), (170, True), (171, True), (255, True), (-9, True), (-15, True),
+    (None, False)])
+def test_retryable_as_tfjobs_exit_code_policy(code, retryable):
+    assert ExitCodes().is_retryable(code) is retryable
+
+
+def test_overrides_replace_a_code_and_keep_it_retryable():
+    codes = ExitCodes.from_env({"TRAINEXEC_EXIT_CODES": " preempted=75 , peer_lost=75"})
+    assert codes.code_for(PREEMPTED) == 75 and codes.code_for(PEER_LOST) == 75
+    assert codes.is_retryable(75) and not codes.is_retryable(1)
+    assert codes.code_for(USER_ERROR) == 1
+    assert ExitCodes.from_env({}) == ExitCodes()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("preempted", "entry 'preempted' must be CAUSE=CODE"),
+    ("done=3", "entry 'done=3' must be CAUSE=CODE with CAUSE one of user_error"),
+    ("prempted=75", "entry 'prempted=75' must be CAUSE=CODE"),
+    ("preempted=0", "entry 'preempted=0': the code must be a whole number from 1 to 255"),
+    ("preempted=x", "entry 'preempted=x': the code must be a whole number from 1 to 255"),
+    ("preempted=300", "entry 'preempted=300': the code must be a whole number from 1 to "
+     "255"),
+])
+def test_a_bad_override_is_named(text, words):
+    with pytest.raises(ConfigError) as raised:
+        ExitCodes.from_env({"TRAINEXEC_EXIT_CODES": text})
+    assert str(raised.value).startswith("TRAINEXEC_EXIT_CODES " + words), raised.value
+
+
+@pytest.mark.parametrize("code, words", [
+    (0, "the role finished"), (1, "(permanent)"), (143, "preempted"), (137, "killed by a "
+     "signal or aborted (retryable)"), (-9, "killed by signal 9 (retryable)"),
+    (None, "still running")])
+def test_describe(code, words):
+    assert words in ExitCodes().describe(code)
