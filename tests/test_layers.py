@@ -116,6 +116,11 @@ LAYERS: tuple[Layer, ...] = (
     Layer(6, "launch", (
         "trainexec.launch.*",
     ), may_import=("foundation", "cluster model")),
+    # The multi-host test bed and its TFJob-like kubelet: users' tests start jobs with
+    # it; it runs programs, as the launcher does, and needs no trainer either.
+    Layer(6, "testing", (
+        "trainexec.testing.*",
+    ), may_import=("foundation", "cluster model")),
     # Entry points and the public surface. `trainexec/__init__.py` and
     # `trainexec/launch/__init__.py` re-export lazily by name (`lazy_exports`); the shims
     # `trainexec.exporters` and `trainexec.keras_strategy` keep documented import paths.

@@ -34,7 +34,8 @@ from trainexec.completion import read_training_complete
 from trainexec.finished_tasks import FinishedTasks
 from trainexec.run_state import ServingObservation, over_at_max_steps, serving_stop_reason
 
-__all__ = ["STILL_WAITING_LOG_SECS", "ServingJob", "serve_until_training_over"]
+__all__ = ["STILL_WAITING_LOG_SECS", "ServingJob", "serve_until_training_over",
+           "wait_for_tasks_to_finish"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,3 +121,27 @@ def _training_over(job: ServingJob, watch: FinishedTasks,
         return None, False
     return (f"the completion record and the latest checkpoint (step {step}) have reached "
             f"max_steps {job.max_steps}", False)
+
+
+def wait_for_tasks_to_finish(watch: FinishedTasks, tasks: frozenset, timeout_secs: float,
+                             poll_secs: float = 0.5, clock: Clock | None = None) -> bool:
+    """Waits until every task of `tasks` has recorded finishing (since `watch`
+    started), or the completion record of this run is in; False after
+    `timeout_secs` without it.
+
+    A MultiWorkerMirroredStrategy peer calls this once its own training
+    returned: the chief's last `fit` steps still need every peer's server (an
+    exited peer stalls the chief until the coordination service declares it
+    dead, measured 18 s), so the peers leave together with it.
+    """
+    clock = clock or SystemClock()
+    started = clock.now()
+    while True:
+        missing = tasks - watch.finished()
+        if not missing or watch.completed_since():
+            return True
+        if clock.now() - started >= timeout_secs:
+            logger.warning("%s did not record finishing within %.0fs; leaving anyway",
+                           ", ".join(sorted(missing)), timeout_secs)
+            return False
+        clock.sleep(poll_secs)

@@ -46,7 +46,7 @@ from trainexec.completion import clear_training_complete, record_training_comple
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
-from trainexec.finished_tasks import record_task_finished
+from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import strategy as strategies
 from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
@@ -55,6 +55,7 @@ from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
 from trainexec.keras.training import call_input_fn, check_compiled, train_to_max_steps
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.restart_announcements import announce
+from trainexec.serving import wait_for_tasks_to_finish
 from trainexec.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
@@ -151,6 +152,10 @@ class KerasTrainer:
                           idle_timeout_secs=settings.idle_timeout_secs,
                           listener=ListenerList([settings.listener]), clock=settings.clock)
 
+
+# How long a MultiWorkerMirroredStrategy peer that finished training waits for the
+# chief to finish too before it leaves.
+PEER_EXIT_WAIT_SECS = 60.0
 
 _STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
                    MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
@@ -295,6 +300,10 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
             run_evaluation=_off_the_training_thread)
     if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
+    # A MultiWorkerMirroredStrategy peer leaves with the chief (see below).
+    chief_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
+                   if strategy.kind == MULTI_WORKER_MIRRORED and not plan.writes_checkpoints
+                   else None)
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
@@ -309,12 +318,23 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
                                  train_spec.max_steps)
     if not plan.is_local:
         record_task_finished(trainer.model_dir, strategy.cluster.task_name)
+    if chief_watch is not None and not trained.stopped_early:
+        # The chief's last steps still need this task's server: leave with it.
+        chief = _chief_of(strategy.cluster)
+        logger.info("Waiting for %s to finish training before leaving", chief)
+        wait_for_tasks_to_finish(chief_watch, frozenset({chief}), PEER_EXIT_WAIT_SECS,
+                                 clock=clock)
     if on_save is not None and trained.checkpoint is not None:
         on_save.finish(trained.step, trained.checkpoint)
     if on_save is None or not plan.is_local:
         return None, []  # no evaluation in this role
     result = on_save.eval_result
     return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+
+
+def _chief_of(cluster: ClusterConfig) -> str:
+    """The task that writes checkpoints: chief:0, else worker:0."""
+    return "chief:0" if "chief" in cluster.cluster else "worker:0"
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:

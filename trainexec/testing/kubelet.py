@@ -1,0 +1,408 @@
+"""A TFJob run on a `TestBed`: pods on separate hosts, restarted as Kubeflow's operator does.
+
+`TFJobRun` plays the part of the Kubeflow training operator (v1.9) and the
+kubelet for one TFJob: one pod per replica, each on its own host of a
+`trainexec.testing.netns.TestBed`, reachable as `<job>-<type>-<i>.<namespace>.svc`,
+with the TF_CONFIG the operator writes (every replica type in `cluster`, the
+evaluator too, `"environment": "cloud"`, port 2222). When a pod's program ends
+it applies the replica's `restartPolicy`:
+
+* `ExitCode`: 1-127 are permanent (the job fails), 128-255 and death by a
+  signal (reported as 128 + the signal, as a container's exit code is) are
+  retried: the pod starts again on the same host;
+* `OnFailure` / `Always`: any failure is retried; `Never`: none.
+
+The job succeeds as the operator decides (`successPolicy` ""): when the chief
+(the master; worker 0 without either) exits 0; with `AllWorkers`, when every
+worker has. Pods still running then are left running (`cleanPodPolicy: None`,
+the default): `pods_running_after(success)` tells whether any still ran 10 s
+later. Faults: `kill` (a signal), `freeze` (SIGSTOP, then SIGCONT) and
+`partition` (the pod's host cut off the bridge for a while).
+
+Example::
+
+    job = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2)},
+                    command=[sys.executable, "-m", "trainexec.examples.keras_job", ...])
+    with TestBed(job.hosts(), domain=job.domain) as bed, TFJobRun(job, bed) as run:
+        run.wait_for(lambda: run.pod("worker", 1).started, 60)
+        run.kill("worker", 1)
+        outcome = run.wait(timeout=300)
+    assert outcome.phase == SUCCEEDED
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Callable, Mapping, Sequence, TextIO
+
+from trainexec.testing.netns import TestBed
+
+__all__ = ["FAILED", "RUNNING", "SUCCEEDED", "Event", "JobOutcome", "Pod", "Replicas",
+           "TFJobRun", "TFJobSpec", "exit_code_of", "tf_config_for"]
+
+logger = logging.getLogger(__name__)
+
+RUNNING = "Running"
+SUCCEEDED = "Succeeded"
+FAILED = "Failed"
+
+# TFJob's replica types, in the order its cluster lists them here.
+REPLICA_TYPES = ("Chief", "Master", "Worker", "PS", "Evaluator")
+RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
+
+
+@dataclasses.dataclass(frozen=True)
+class Replicas:
+    """One replica spec: how many, and its `restartPolicy`."""
+
+    count: int = 1
+    restart_policy: str = "ExitCode"
+
+    def __post_init__(self) -> None:
+        if self.restart_policy not in RESTART_POLICIES:
+            raise ValueError(f"restartPolicy {self.restart_policy!r}: use one of "
+                             f"{', '.join(RESTART_POLICIES)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TFJobSpec:
+    """The parts of a TFJob the operator acts on."""
+
+    name: str
+    replicas: Mapping[str, Replicas]
+    command: Sequence[str]
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    namespace: str = "default"
+    port: int = 2222
+    success_policy: str = ""  # "" (the chief) or "AllWorkers"
+
+    def __post_init__(self) -> None:
+        unknown = set(self.replicas) - set(REPLICA_TYPES)
+        if unknown:
+            raise ValueError(f"replica types {sorted(unknown)}: use {REPLICA_TYPES}")
+
+    @property
+    def domain(self) -> str:
+        return f"{self.namespace}.svc"
+
+    def pods(self) -> list[tuple[str, int]]:
+        """(lowercased type, index) of every pod, in the operator's order."""
+        return [(rtype.lower(), i) for rtype in REPLICA_TYPES
+                for i in range(self.replicas.get(rtype, Replicas(0)).count)]
+
+    def pod_name(self, task_type: str, index: int) -> str:
+        return f"{self.name}-{task_type}-{index}"
+
+    def hosts(self) -> list[str]:
+        """The bed's hosts: one per pod, named as its pod."""
+        return [self.pod_name(t, i) for t, i in self.pods()]
+
+    def restart_policy(self, task_type: str) -> str:
+        rtype = next(r for r in REPLICA_TYPES if r.lower() == task_type)
+        return self.replicas[rtype].restart_policy
+
+
+def tf_config_for(job: TFJobSpec, task_type: str, index: int) -> str:
+    """The TF_CONFIG the operator writes for one pod."""
+    cluster: dict[str, list[str]] = {}
+    for rtype in REPLICA_TYPES:
+        count = job.replicas.get(rtype, Replicas(0)).count
+        if rtype in job.replicas:
+            cluster[rtype.lower()] = [
+                f"{job.pod_name(rtype.lower(), i)}.{job.domain}:{job.port}"
+                for i in range(count)]
+    return json.dumps({"cluster": cluster, "task": {"type": task_type, "index": index},
+                       "environment": "cloud"})
+
+
+def exit_code_of(returncode: int) -> int:
+    """A container's exit code: 128 + the signal for a program killed by one."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    """Something that happened to the job, at `time.monotonic()` `at`."""
+
+    at: float
+    pod: str
+    what: str  # "started", "exited", "restarting", "fault", "succeeded", "failed"
+    detail: str = ""
+    code: int | None = None
+
+
+@dataclasses.dataclass
+class Pod:
+    """One pod: its program's runs on its host."""
+
+    task_type: str
+    index: int
+    name: str
+    restart_policy: str
+    proc: subprocess.Popen | None = None
+    restarts: int = 0
+    exit_code: int | None = None  # of the last run; None while running
+    started: float | None = None  # time.monotonic() of the current run's start
+    ended: float | None = None
+    done: bool = False  # ended and not restarted
+    lines: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+@dataclasses.dataclass(frozen=True)
+class JobOutcome:
+    """How the job ended (`phase`), when, and every event."""
+
+    phase: str
+    reason: str
+    started: float
+    ended: float | None
+    events: tuple[Event, ...]
+
+    @property
+    def wall_secs(self) -> float | None:
+        return None if self.ended is None else self.ended - self.started
+
+
+class TFJobRun:
+    """Runs one TFJob on a bed (see the module doc); a context manager that
+    kills every pod's program on exit."""
+
+    def __init__(self, job: TFJobSpec, bed: TestBed, output: TextIO | None = None,
+                 restart_delay_secs: float = 1.0, poll_secs: float = 0.1) -> None:
+        self.job = job
+        self.bed = bed
+        self.output = output
+        self.restart_delay_secs = restart_delay_secs
+        self.poll_secs = poll_secs
+        self.pods = [Pod(t, i, job.pod_name(t, i), job.restart_policy(t))
+                     for t, i in job.pods()]
+        self.events: list[Event] = []
+        self.phase = RUNNING
+        self.reason = ""
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, daemon=True)
+        self._timers: list[threading.Timer] = []
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def __enter__(self) -> "TFJobRun":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        for pod in self.pods:
+            self._start(pod)
+        self._watcher.start()
+
+    def close(self) -> None:
+        """Stops watching and kills every pod's program (and its session)."""
+        self._stop.set()
+        for timer in self._timers:
+            timer.cancel()
+        for pod in self.pods:
+            if pod.proc is not None and pod.proc.poll() is None:
+                try:
+                    os.killpg(pod.proc.pid, signal.SIGCONT)
+                    os.killpg(pod.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if pod.proc is not None:
+                try:
+                    pod.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
+        if self._watcher.is_alive():
+            self._watcher.join(timeout=5)
+
+    # -- looking ------------------------------------------------------------------------
+    def pod(self, task_type: str, index: int = 0) -> Pod:
+        return next(p for p in self.pods if (p.task_type, p.index) == (task_type, index))
+
+    def said(self, task_type: str, index: int, words: str) -> bool:
+        return any(words in line for line in list(self.pod(task_type, index).lines))
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float,
+                 what: str = "condition") -> float:
+        """Waits until `predicate()`; returns when (monotonic). AssertionError after
+        `timeout` seconds, or when the job ended first."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            if self.phase != RUNNING:
+                raise AssertionError(f"the job ended ({self.phase}: {self.reason}) "
+                                     f"before {what}")
+            time.sleep(0.05)
+        return time.monotonic()
+
+    def wait(self, timeout: float, settle_secs: float = 10.0) -> JobOutcome:
+        """Waits for the job to succeed or fail, then up to `settle_secs` for the
+        pods still running to end by themselves (they are left running, as
+        `cleanPodPolicy: None` leaves them)."""
+        deadline = time.monotonic() + timeout
+        while self.phase == RUNNING and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if self.phase == RUNNING:
+            with self._lock:
+                self.phase, self.reason = FAILED, f"timed out after {timeout:g}s"
+                self.ended = time.monotonic()
+        settle_until = (self.ended or time.monotonic()) + settle_secs
+        while (any(p.proc is not None and p.ended is None for p in self.pods)
+               and time.monotonic() < settle_until):
+            time.sleep(0.05)
+        time.sleep(2 * self.poll_secs)  # the watcher records the last ends
+        return JobOutcome(self.phase, self.reason, self.started, self.ended,
+                          tuple(self.events))
+
+    def still_running(self) -> list[str]:
+        """Pods whose program has not ended (by the watcher's record)."""
+        with self._lock:
+            return [p.name for p in self.pods if p.proc is not None and p.ended is None]
+
+    def ended_at(self, task_type: str, index: int = 0) -> float | None:
+        """When the pod's last run ended (monotonic), if it has."""
+        return self.pod(task_type, index).ended
+
+    # -- faults -------------------------------------------------------------------------
+    def kill(self, task_type: str, index: int = 0, sig: int = signal.SIGKILL) -> None:
+        """Sends `sig` to the pod's program (SIGKILL: the node lost it; SIGTERM: a
+        preemption or an eviction)."""
+        pod = self.pod(task_type, index)
+        self._event(pod, "fault", signal.Signals(sig).name)
+        os.kill(pod.proc.pid, sig)
+
+    def freeze(self, task_type: str, index: int, secs: float) -> None:
+        """Stops the pod's program (SIGSTOP) for `secs`, then lets it go on."""
+        pod = self.pod(task_type, index)
+        proc = pod.proc
+        self._event(pod, "fault", f"frozen for {secs:g}s")
+        os.killpg(proc.pid, signal.SIGSTOP)
+
+        def thaw() -> None:
+            with self._lock:
+                try:
+                    os.killpg(proc.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    return
+                self._event(pod, "fault", "thawed")
+        self._later(secs, thaw)
+
+    def partition(self, task_type: str, index: int, secs: float) -> None:
+        """Cuts the pod's host off the bridge for `secs`."""
+        pod = self.pod(task_type, index)
+        self._event(pod, "fault", f"link down for {secs:g}s")
+        self.bed.link_down(pod.name)
+
+        def mend() -> None:
+            self.bed.link_up(pod.name)
+            self._event(pod, "fault", "link up")
+        self._later(secs, mend)
+
+    def _later(self, secs: float, action: Callable[[], None]) -> None:
+        timer = threading.Timer(secs, action)
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    # -- the operator -------------------------------------------------------------------
+    def _start(self, pod: Pod) -> None:
+        env = dict(os.environ, **self.job.env,
+                   TF_CONFIG=tf_config_for(self.job, pod.task_type, pod.index))
+        env.pop("TRAINEXEC_LAUNCH_DIR", None)  # not under trainexec launch here
+        pod.proc = self.bed.popen(pod.name, list(self.job.command), env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, bufsize=1)
+        pod.started, pod.ended, pod.exit_code, pod.done = time.monotonic(), None, None, False
+        reader = threading.Thread(target=self._read, args=(pod, pod.proc), daemon=True)
+        reader.start()
+        self._event(pod, "started", f"pid {pod.proc.pid}")
+
+    def _read(self, pod: Pod, proc: subprocess.Popen) -> None:
+        prefix = f"[{pod.task_type}:{pod.index}] "
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            pod.lines.append(line)
+            if self.output is not None:
+                try:
+                    self.output.write(f"{time.monotonic() - self.started:7.1f} {prefix}{line}\n")
+                except ValueError:  # output closed
+                    pass
+
+    def _event(self, pod: Pod | None, what: str, detail: str = "",
+               code: int | None = None) -> None:
+        event = Event(time.monotonic(), pod.name if pod else self.job.name, what, detail,
+                      code)
+        self.events.append(event)
+        logger.info("%.1fs %s %s %s", event.at - self.started, event.pod, what, detail)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_secs):
+            with self._lock:
+                for pod in self.pods:
+                    if pod.proc is None or pod.ended is not None:
+                        continue
+                    returncode = pod.proc.poll()
+                    if returncode is None:
+                        continue
+                    self._ended(pod, exit_code_of(returncode))
+
+    def _ended(self, pod: Pod, code: int) -> None:
+        pod.ended, pod.exit_code = time.monotonic(), code
+        self._event(pod, "exited", f"exit code {code}", code)
+        if code != 0 and self._restarts(pod.restart_policy, code):
+            pod.restarts += 1
+            self._event(pod, "restarting", f"restart {pod.restarts} ({pod.restart_policy})")
+            self._later(self.restart_delay_secs, lambda: self._restart(pod))
+            return
+        pod.done = True
+        if self.phase != RUNNING:
+            return
+        if code != 0:
+            self._finish(FAILED, f"{pod.name} failed with exit code {code} "
+                         f"(restartPolicy {pod.restart_policy})")
+        elif self._succeeded():
+            self._finish(SUCCEEDED, f"{pod.name} succeeded")
+
+    def _restart(self, pod: Pod) -> None:
+        with self._lock:
+            if not self._stop.is_set():
+                self._start(pod)
+
+    @staticmethod
+    def _restarts(policy: str, code: int) -> bool:
+        if policy == "Never":
+            return False
+        if policy == "ExitCode":
+            return code >= 128
+        return True
+
+    def _succeeded(self) -> bool:
+        done = {(p.task_type, p.index) for p in self.pods if p.done and p.exit_code == 0}
+        if self.job.success_policy == "AllWorkers":
+            workers = [(p.task_type, p.index) for p in self.pods if p.task_type == "worker"]
+            return bool(workers) and all(w in done for w in workers)
+        for lead in ("chief", "master"):
+            if any(p.task_type == lead for p in self.pods):
+                return (lead, 0) in done
+        return ("worker", 0) in done
+
+    def _finish(self, phase: str, reason: str) -> None:
+        self.phase, self.reason, self.ended = phase, reason, time.monotonic()
+        self._event(None, phase.lower(), reason)
