@@ -2,7 +2,9 @@
 
 * `estimator`: skipped where tf.estimator is missing, but FAILS there when
   TRAINEXEC_REQUIRE_ESTIMATOR=1 (the TensorFlow 2.15 run must not skip them);
-* `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected.
+* `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected;
+* `full_matrix`: rows of the multi-host fault matrix beyond the default subset,
+  deselected unless `-m` names `multihost` (`./scripts/test.sh -m multihost`).
 """
 
 import os
@@ -25,6 +27,13 @@ def no_tf_config(monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
+    # The multi-host fault matrix runs a representative subset unless -m names it:
+    # `./scripts/test.sh -m multihost` runs every row.
+    if "multihost" not in (config.getoption("markexpr") or ""):
+        extra = [item for item in items if item.get_closest_marker("full_matrix")]
+        if extra:
+            config.hook.pytest_deselected(items=extra)
+            items[:] = [item for item in items if not item.get_closest_marker("full_matrix")]
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
         others = [item for item in items if not item.get_closest_marker("keras")]
         if others:

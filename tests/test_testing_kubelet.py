@@ -1,0 +1,71 @@
+"""trainexec/testing/kubelet.py: the TFJob operator's decisions (TF_CONFIG per pod, restart
+and success policies) without starting anything; tests/cluster/test_multihost.py runs jobs."""
+
+import json
+
+import pytest
+
+from trainexec.testing.kubelet import (Pod, Replicas, TFJobRun, TFJobSpec, exit_code_of,
+                                       tf_config_for)
+
+JOB = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2), "PS": Replicas(1),
+                         "Evaluator": Replicas(1)}, command=["python", "job.py"])
+
+
+def test_every_pod_gets_the_operators_tf_config():
+    config = json.loads(tf_config_for(JOB, "worker", 1))
+    assert config == {
+        "cluster": {"chief": ["demo-chief-0.default.svc:2222"],
+                    "worker": ["demo-worker-0.default.svc:2222",
+                               "demo-worker-1.default.svc:2222"],
+                    "ps": ["demo-ps-0.default.svc:2222"],
+                    "evaluator": ["demo-evaluator-0.default.svc:2222"]},
+        "task": {"type": "worker", "index": 1},
+        "environment": "cloud"}
+    assert JOB.hosts() == ["demo-chief-0", "demo-worker-0", "demo-worker-1", "demo-ps-0",
+                           "demo-evaluator-0"]
+
+
+@pytest.mark.parametrize("returncode, code", [(0, 0), (1, 1), (170, 170), (-9, 137),
+                                              (-15, 143)])
+def test_a_signal_is_reported_as_a_containers_exit_code(returncode, code):
+    assert exit_code_of(returncode) == code
+
+
+@pytest.mark.parametrize("policy, code, restarted", [
+    ("ExitCode", 1, False), ("ExitCode", 2, False), ("ExitCode", 127, False),
+    ("ExitCode", 128, True), ("ExitCode", 137, True), ("ExitCode", 143, True),
+    ("ExitCode", 170, True), ("OnFailure", 1, True), ("Always", 2, True),
+    ("Never", 137, False)])
+def test_restart_policies_as_the_operator_applies_them(policy, code, restarted):
+    assert TFJobRun._restarts(policy, code) is restarted
+
+
+def _run_with_done(job, done):
+    run = TFJobRun.__new__(TFJobRun)
+    run.job = job
+    run.pods = [Pod(t, i, job.pod_name(t, i), "ExitCode", done=(t, i) in done,
+                    exit_code=0 if (t, i) in done else None) for t, i in job.pods()]
+    return run
+
+
+@pytest.mark.parametrize("replicas, policy, done, succeeded", [
+    ({"Chief": Replicas(1), "Worker": Replicas(2)}, "", {("chief", 0)}, True),
+    ({"Chief": Replicas(1), "Worker": Replicas(2)}, "", {("worker", 0), ("worker", 1)},
+     False),
+    ({"Worker": Replicas(2)}, "", {("worker", 0)}, True),  # worker:0 leads
+    ({"Master": Replicas(1), "Worker": Replicas(1)}, "", {("master", 0)}, True),
+    ({"Chief": Replicas(1), "Worker": Replicas(2)}, "AllWorkers", {("chief", 0)}, False),
+    ({"Chief": Replicas(1), "Worker": Replicas(2)}, "AllWorkers",
+     {("worker", 0), ("worker", 1)}, True),
+])
+def test_success_policy(replicas, policy, done, succeeded):
+    job = TFJobSpec("demo", replicas, command=["x"], success_policy=policy)
+    assert _run_with_done(job, done)._succeeded() is succeeded
+
+
+def test_bad_specs_are_refused():
+    with pytest.raises(ValueError, match="restartPolicy 'onfailure'"):
+        Replicas(1, "onfailure")
+    with pytest.raises(ValueError, match="replica types \\['Workr'\\]"):
+        TFJobSpec("demo", {"Workr": Replicas(1)}, command=["x"])
