@@ -18,12 +18,14 @@ import pytest
 
 from processes import (ROOT, Launcher, assert_no_survivors, cli, count_ready, printed_pids,
                        role)
-from tf_configs import TFJOB_NO_WORKERS, TFJOB_TWO_EVALUATORS, H, tf_config
+from tf_configs import (CLUSTER, RAY_WORKERS, SAGEMAKER_PS, TFJOB, TFJOB_NO_WORKERS,
+                        TFJOB_TWO_EVALUATORS, H, tf_config, tfjob_address, tfjob_dynamic_view)
 
 
 # -- trainexec tfconfig --------------------------------------------------------------------
 def _cli(env_tf_config, *args):
     env = dict(os.environ, TF_CONFIG=env_tf_config)
+    env.pop("TRAINEXEC_LAUNCH_DIR", None)  # set only by trainexec launch
     return subprocess.run([sys.executable, "-m", "trainexec", "tfconfig", *args], env=env,
                           capture_output=True, text=True, timeout=60)
 
@@ -57,6 +59,103 @@ def test_cli_tfconfig_fails_only_the_evaluator_that_cannot_run():
     second = _cli(tf_config("evaluator", 1, TFJOB_TWO_EVALUATORS))
     assert second.returncode == 2
     assert "evaluator:1 cannot run" in second.stderr
+
+
+# One per producer shape: the recognised shape and every rewrite, as printed.
+def _summary(env_tf_config):
+    done = _cli(env_tf_config)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+def _section(lines, title):
+    start = lines.index(title)
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")),
+               len(lines))
+    return lines[start + 1:end]
+
+def _rewrites(lines):
+    return _section(lines, "rewrote:")
+
+def test_cli_tfconfig_kubeflow_tfjob():
+    lines = _summary(tf_config("evaluator", 0, TFJOB, environment="cloud"))
+    assert lines[0] == "recognised shape: Kubeflow TFJob"
+    assert f"  evaluator:0  {tfjob_address('evaluator', 0)}   <- this task" in lines
+    assert "environment: cloud" in lines
+    assert _rewrites(lines) == [
+        "  evaluator:0 left out of the training cluster the servers and tf.distribute are "
+        "given (an evaluator only reads checkpoints)"]
+    assert "  Keras: yes, ParameterServerStrategy; chief:0 coordinates" in lines
+
+def test_cli_tfconfig_tfjob_dynamic_worker_view_of_a_worker():
+    lines = _summary(tfjob_dynamic_view("worker", 1))
+    assert lines[0] == "recognised shape: TFJob enableDynamicWorker (sparse)"
+    assert f"  worker:1     {tfjob_address('worker', 1)}   <- this task" in lines
+    assert _rewrites(lines) == ["  sparse cluster.worker kept as {index: address}: this "
+                                "task sees only worker:1"]
+    verdicts = _section(lines, "trainers for this cluster:")
+    for trainer in ("Estimator", "Keras"):
+        (verdict,) = [line for line in verdicts if line.startswith(f"  {trainer}: ")]
+        assert verdict.startswith(f"  {trainer}: no: this task sees only part of the cluster")
+        assert verdict.endswith("set enableDynamicWorker: false (or leave it out) in the "
+                                "TFJob spec: trainexec's trainers need every task's address "
+                                "on the chief")
+
+def test_cli_tfconfig_tfjob_dynamic_worker_view_of_a_ps_and_its_json():
+    lines = _summary(tfjob_dynamic_view("ps", 1))
+    assert lines[0] == "recognised shape: TFJob enableDynamicWorker (sparse)"
+    assert _rewrites(lines) == [
+        "  empty jobs dropped (treated as absent): worker",
+        f"  cluster.ps read as ps:1's own address only, {{\"1\": "
+        f"\"{tfjob_address('ps', 1)}\"}} (a TFJob ps with enableDynamicWorker sees only "
+        "itself, whatever its index)"]
+    # The TF_CONFIG trainexec hands on: the ps at its own index, which ClusterSpec takes.
+    done = _cli(tfjob_dynamic_view("ps", 1), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"cluster": {"ps": {"1": tfjob_address("ps", 1)}},
+                                       "task": {"type": "ps", "index": 1}}
+
+def test_cli_tfconfig_tfjob_dynamic_worker_view_of_the_chief_exits_2():
+    done = _cli(tfjob_dynamic_view("chief", 0))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith('trainexec: TF_CONFIG cluster {"worker": {}, "ps": []} '
+                                  "gives chief:0 no address")
+    assert "enableDynamicWorker gives the chief no cluster" in done.stderr
+    assert "set enableDynamicWorker: false (or leave it out) in the TFJob spec" in done.stderr
+
+def test_cli_tfconfig_sagemaker_parameter_server_master():
+    lines = _summary(tf_config("master", 0, SAGEMAKER_PS, environment="cloud"))
+    assert lines[0] == "recognised shape: SageMaker parameter server (master)"
+    assert _rewrites(lines) == ["  master:0 handed to tf.distribute as chief:0 by the Keras "
+                                "trainer (tf.estimator keeps master)"]
+    assert ("  Keras: yes, ParameterServerStrategy; master:0 coordinates (handed to "
+            "tf.distribute as chief:0)") in lines
+    assert "  Estimator: yes, master:0 trains and evaluates after checkpoint saves" in lines
+    # --json hands TF_CONFIG on as given: the master stays (tf.estimator reads it so).
+    done = _cli(tf_config("master", 0, SAGEMAKER_PS, environment="cloud"), "--json")
+    assert json.loads(done.stdout)["cluster"] == SAGEMAKER_PS
+
+def test_cli_tfconfig_workers_only():
+    lines = _summary(tf_config("worker", 1, RAY_WORKERS))
+    assert lines[0] == "recognised shape: workers only"
+    assert "rewrote: nothing (TF_CONFIG used as given)" in lines
+
+def test_cli_tfconfig_generic():
+    lines = _summary(tf_config("ps", 0, CLUSTER))
+    assert lines[0] == "recognised shape: generic"
+    assert "rewrote: nothing (TF_CONFIG used as given)" in lines
+
+@pytest.mark.cluster
+def test_cli_tfconfig_under_trainexec_launch():
+    proc = subprocess.run(cli("--workers", "1", "--ps", "1", "--evaluator", "--grace", "1",
+                              "--wait-for", "chief", "--wait-for", "worker", "--wait-for",
+                              "ps", "--wait-for", "evaluator", "--",
+                              sys.executable, "-m", "trainexec", "tfconfig"),
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for task in ("chief:0", "worker:0", "ps:0", "evaluator:0"):
+        assert f"[{task}] recognised shape: trainexec launch" in lines, proc.stdout
+        assert f"[{task}] rewrote: nothing (TF_CONFIG used as given)" in lines
 
 
 # -- trainexec launch ----------------------------------------------------------------------

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from trainexec import ClusterConfig
-from tf_configs import (CLUSTER, TFJOB_MASTER_EVALUATOR, TFJOB_NO_WORKERS,
-                        TFJOB_TWO_EVALUATORS, H, tf_config)
+from tf_configs import (CLUSTER, SAGEMAKER_PS, TFJOB, TFJOB_DYNAMIC_PS,
+                        TFJOB_MASTER_EVALUATOR, TFJOB_NO_WORKERS, TFJOB_TWO_EVALUATORS, H,
+                        tf_config, tfjob_address, tfjob_dynamic_view)
 
 
 def test_no_tf_config_is_local():
@@ -81,6 +82,17 @@ SHAPES = [
                  id="tfjob-2-evaluators-worker"),
     pytest.param(TFJOB_TWO_EVALUATORS, "evaluator", 0, dict(task_address=H[3]),
                  id="tfjob-2-evaluators-evaluator-0"),
+    pytest.param(TFJOB, "evaluator", 0, dict(
+        jobs=["chief", "worker", "ps", "evaluator"], training_jobs=["chief", "worker", "ps"],
+        task_address=tfjob_address("evaluator", 0), sparse_jobs={}), id="tfjob-evaluator"),
+    # SageMaker's parameter-server mode: a master coordinates; every task parses as given.
+    pytest.param(SAGEMAKER_PS, "master", 0, dict(
+        is_chief=True, training_tasks=("master:0", "worker:0"), num_ps=2,
+        task_address="algo-1:2222", is_single_node=False), id="sagemaker-ps-master"),
+    pytest.param(SAGEMAKER_PS, "ps", 1, dict(is_chief=False, task_address="algo-2:2223"),
+                 id="sagemaker-ps-ps-1"),
+    pytest.param(SAGEMAKER_PS, "worker", 0, dict(is_chief=False, task_address="algo-2:2222"),
+                 id="sagemaker-ps-worker"),
 ]
 
 
@@ -125,3 +137,80 @@ def test_empty_jobs_are_left_out_of_the_normalised_tf_config():
     assert chief.empty_jobs == ("evaluator", "worker") and not chief.is_single_node
     # Built directly, an empty job is moved out of `cluster` the same way.
     assert ClusterConfig(cluster=raw, task_type="ps", task_index=0) == config
+
+
+# TFJob with enableDynamicWorker: true, task by task (tfjob_dynamic_view).
+SPARSE_VIEWS = [
+    pytest.param("worker", 1, dict(
+        jobs=["ps"], sparse_jobs={"worker": {1: tfjob_address("worker", 1)}},
+        training_cluster={"ps": tuple(TFJOB_DYNAMIC_PS),
+                          "worker": {1: tfjob_address("worker", 1)}},
+        training_tasks=("worker:1",), num_workers=1, num_ps=2,
+        task_address=tfjob_address("worker", 1), is_sparse=True, is_distributed=True,
+        is_chief=False, is_single_node=False, empty_jobs=()), id="worker-1"),
+    # worker:0 of a partial view is not taken for the chief: it cannot tell.
+    pytest.param("worker", 0, dict(
+        sparse_jobs={"worker": {0: tfjob_address("worker", 0)}}, is_chief=False,
+        has_chief=False, training_tasks=("worker:0",)), id="worker-0"),
+    # A ps sees only itself: its one-address list is its own address, at its index.
+    pytest.param("ps", 1, dict(
+        jobs=[], sparse_jobs={"ps": {1: tfjob_address("ps", 1)}},
+        training_cluster={"ps": {1: tfjob_address("ps", 1)}}, training_tasks=(),
+        num_ps=1, task_address=tfjob_address("ps", 1), empty_jobs=("worker",),
+        is_distributed=True, is_single_node=False, is_chief=False), id="ps-1"),
+    pytest.param("ps", 0, dict(
+        jobs=[], sparse_jobs={"ps": {0: tfjob_address("ps", 0)}},
+        task_address=tfjob_address("ps", 0), is_single_node=False), id="ps-0"),
+]
+
+
+@pytest.mark.parametrize("task_type,index,facts", SPARSE_VIEWS)
+def test_tfjob_dynamic_worker_views_parse_as_sparse_jobs(task_type, index, facts):
+    config = ClusterConfig.from_env({"TF_CONFIG": tfjob_dynamic_view(task_type, index)})
+    seen = dict(jobs=list(config.cluster))
+    seen.update((name, getattr(config, name)) for name in facts if name not in seen)
+    assert {name: seen[name] for name in facts} == facts
+    assert config.task_name == f"{task_type}:{index}"
+    # The normalised TF_CONFIG keeps each sparse job as an object keyed by index, and
+    # parses back to the same config (but for the empty jobs it leaves out).
+    normalised = json.loads(config.to_json())
+    for job, tasks in config.sparse_jobs.items():
+        assert normalised["cluster"][job] == {str(i): a for i, a in tasks.items()}
+    assert ClusterConfig.from_json(config.to_json()) == dataclasses.replace(
+        config, empty_jobs=())
+    assert config.for_task(task_type, index) == config
+
+def test_sparse_jobs_are_read_only_hashable_and_compare_by_value():
+    config = ClusterConfig.from_json(tfjob_dynamic_view("worker", 1))
+    worker = tfjob_address("worker", 1)
+    built = ClusterConfig(cluster={"ps": TFJOB_DYNAMIC_PS, "worker": {1: worker}},
+                          task_type="worker", task_index=1)
+    apart = ClusterConfig(cluster={"ps": TFJOB_DYNAMIC_PS}, sparse_jobs={"worker": {"1": worker}},
+                          task_type="worker", task_index=1)
+    assert config == built == apart
+    assert hash(config) == hash(built) == hash(apart)
+    other = ClusterConfig(cluster={"ps": TFJOB_DYNAMIC_PS, "worker": {2: worker}},
+                          task_type="worker", task_index=2)
+    assert other != config and len({config, built, other}) == 2
+    # A dense job of the same addresses is another cluster: it says there is one worker.
+    dense = ClusterConfig(cluster={"ps": TFJOB_DYNAMIC_PS, "worker": [worker]},
+                          task_type="worker", task_index=0)
+    sparse = ClusterConfig(cluster={"ps": TFJOB_DYNAMIC_PS, "worker": {0: worker}},
+                           task_type="worker", task_index=0)
+    assert dense.sparse_jobs == {} and dense != sparse and hash(dense) != hash(sparse)
+    assert dense.is_chief and not sparse.is_chief
+    with pytest.raises(TypeError):
+        config.sparse_jobs["worker"] = {0: "x:1"}
+    with pytest.raises(TypeError):
+        config.sparse_jobs["worker"][0] = "x:1"
+    # An empty sparse job is an empty job, as an empty list is.
+    assert ClusterConfig(cluster={"ps": ["p:1"], "worker": {}}, task_type="ps",
+                         task_index=0).empty_jobs == ("worker",)
+    with pytest.raises(ValueError, match="both in cluster and in sparse_jobs"):
+        ClusterConfig(cluster={"worker": ["a:1"]}, sparse_jobs={"worker": {1: "b:1"}})
+
+def test_tfjob_evaluator_is_inside_the_cluster_but_outside_training():
+    config = ClusterConfig.from_json(tf_config("chief", 0, TFJOB, environment="cloud"))
+    assert config.environment == "cloud"
+    assert config.training_tasks == ("chief:0", "worker:0", "worker:1")
+    assert "evaluator" not in config.training_cluster and "evaluator" in config.cluster

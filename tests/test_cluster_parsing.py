@@ -61,6 +61,42 @@ BAD = [
      "rename the TFJob's Master replica spec to Chief"),
     ('{"cluster": {"master": ["h:1"]}, "task": {"type": "evaluator", "index": 0}}',
      "cannot join a cluster with a master"),
+    # A job given as an object maps task indices to addresses (TFJob enableDynamicWorker).
+    ('{"cluster": {"worker": {"x": "h:1"}}, "task": {"type": "worker", "index": 0}}',
+     'TF_CONFIG cluster.worker key "x" is not a task index'),
+    ('{"cluster": {"worker": {"-1": "h:1"}}, "task": {"type": "worker", "index": 0}}',
+     'cluster.worker key "-1" is not a task index: a job given as an object maps task '
+     'indices (non-negative integers written as strings'),
+    ('{"cluster": {"worker": {"01": "h:1"}}, "task": {"type": "worker", "index": 1}}',
+     'cluster.worker key "01" is not a task index'),
+    ('{"cluster": {"ps": {"1.0": "h:1"}}, "task": {"type": "ps", "index": 1}}',
+     'cluster.ps key "1.0" is not a task index'),
+    ('{"cluster": {"worker": {"1": "hostonly"}}, "task": {"type": "worker", "index": 1}}',
+     'cluster.worker["1"] "hostonly" is not a "host:port" address'),
+    ('{"cluster": {"worker": {"1": 7}}, "task": {"type": "worker", "index": 1}}',
+     'cluster.worker["1"] is 7 (int): expected a "host:port" string'),
+    ('{"cluster": {"worker": {"1": "h:1"}}, "task": {"type": "worker", "index": 0}}',
+     "task worker:0 is not in cluster.worker, which lists only worker:1"),
+    ('{"cluster": {"worker": {"1": "h:1"}, "ps": ["h:1"]}, '
+     '"task": {"type": "worker", "index": 1}}',
+     'cluster.worker["1"] and cluster.ps[0] both use "h:1"'),
+    ('{"cluster": {"chief": {"0": "h:1", "1": "h:2"}}, "task": {"type": "chief", "index": 0}}',
+     "cluster.chief has 2 tasks"),
+    ('{"cluster": {"worker": {}, "ps": ["h:1"]}, "task": {"type": "worker", "index": 0}}',
+     "cluster.worker is an empty object, so task worker:0 has no address"),
+    # What such a TFJob gives its chief, master and evaluator: nothing to run with.
+    ('{"cluster": {"worker": {}, "ps": []}, "task": {"type": "chief", "index": 0}}',
+     'TF_CONFIG cluster {"worker": {}, "ps": []} gives chief:0 no address, neither its own '
+     "nor those of the workers and ps it must lead: a Kubeflow TFJob with "
+     "enableDynamicWorker: true writes this"),
+    ('{"cluster": {"worker": {}, "ps": []}, "task": {"type": "master", "index": 0}}',
+     "enableDynamicWorker gives the chief no cluster; each worker sees only itself and the "
+     "ps, each ps only itself). To run this job, set enableDynamicWorker: false (or leave "
+     "it out) in the TFJob spec"),
+    ('{"cluster": {"worker": {}, "ps": []}, "task": {"type": "evaluator", "index": 0}}',
+     "lists no chief, so evaluator:0 would wait for checkpoints that never come"),
+    ('{"cluster": {"worker": {"1": "h:1"}}, "task": {"type": "evaluator", "index": 0}}',
+     "set enableDynamicWorker: false"),
 ]
 
 

@@ -1,4 +1,10 @@
-"""trainexec/keras_strategy.py: which strategy a Keras task uses and what it does."""
+"""trainexec/keras_strategy.py: which strategy a Keras task uses and what it does, and the
+cluster tf.distribute is given (a master as the chief)."""
+
+import json
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -6,12 +12,15 @@ from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.keras.strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
                                       MULTI_WORKER_MIRRORED, PARAMETER_SERVER, SERVE, TRAIN,
-                                      StrategyPlan, make_strategy, plan_for)
+                                      StrategyPlan, cluster_resolver, distribute_cluster,
+                                      make_strategy, plan_for)
+from tf_configs import SAGEMAKER_PS, tfjob_dynamic_view
 
 MWMS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"]}
 WORKERS_ONLY = {"worker": ["h1:1", "h2:1"]}
 PSS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"], "ps": ["h3:1"]}
 LONE_CHIEF = {"chief": ["h0:1"]}
+MASTER_MWMS = {"master": ["h0:1"], "worker": ["h1:1"]}
 
 
 def config(cluster=None, task=None):
@@ -64,6 +73,19 @@ PLANS = [
                  (DEFAULT, EVALUATE, False, False), id="lone-chief-evaluator-keras-3"),
     pytest.param(None, "evaluator:0", False, 0, (DEFAULT, EVALUATE, False, False),
                  id="evaluator-without-cluster"),
+    # SageMaker's parameter-server mode: the master coordinates, as a chief would.
+    pytest.param(SAGEMAKER_PS, "master:0", False, 0, (PARAMETER_SERVER, COORDINATE, True, False),
+                 id="sagemaker-ps-master"),
+    pytest.param(SAGEMAKER_PS, "worker:0", False, 0, (PARAMETER_SERVER, SERVE, False, False),
+                 id="sagemaker-ps-worker"),
+    pytest.param(SAGEMAKER_PS, "ps:1", False, 0, (PARAMETER_SERVER, SERVE, False, False),
+                 id="sagemaker-ps-ps"),
+    # A master without ps trains with MultiWorkerMirroredStrategy, as the chief (the same
+    # rename: every task's resolver calls the master "chief").
+    pytest.param(MASTER_MWMS, "master:0", False, 0,
+                 (MULTI_WORKER_MIRRORED, TRAIN, True, False), id="master-mwms-master"),
+    pytest.param(MASTER_MWMS, "worker:0", False, 0,
+                 (MULTI_WORKER_MIRRORED, TRAIN, False, False), id="master-mwms-worker-0"),
 ]
 
 
@@ -93,8 +115,11 @@ REFUSED = [
     # The evaluator fails too: its cluster could never train.
     pytest.param({**MWMS, "evaluator": ["h9:1"]}, "evaluator:0", True,
                  ("MultiWorkerMirroredStrategy", *KERAS_3_FIX), id="keras-3-mwms-evaluator"),
-    pytest.param({"master": ["h0:1"], "worker": ["h1:1"]}, "master:0", False,
-                 ('no "master" job', 'rename it "chief"'), id="master"),
+    pytest.param(SAGEMAKER_PS, "master:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
+                 id="keras-3-sagemaker-ps-master"),
+    pytest.param({"master": ["h0:1"], "ps": ["h3:1"]}, "master:0", False,
+                 ("ParameterServerStrategy", "at least one worker"),
+                 id="master-ps-without-workers"),
     pytest.param({"worker": ["h1:1"], "ps": ["h3:1"]}, "worker:0", False,
                  ("ParameterServerStrategy", 'needs a "chief"'), id="ps-without-chief"),
     pytest.param({"chief": ["h0:1"], "ps": ["h3:1"]}, "ps:0", False,
@@ -108,6 +133,97 @@ def test_plan_for_refuses(cluster, task, keras_3, words):
         plan_for(config(cluster, task), keras_3=keras_3, gpus=0)
     for word in words:
         assert word in str(raised.value), (word, str(raised.value))
+
+
+@pytest.mark.parametrize("task", ["worker:1", "ps:1", "ps:0"])
+def test_plan_for_refuses_every_task_of_a_tfjob_with_dynamic_workers(task):
+    """Their chief has no cluster (it fails parsing): the workers and ps fail too, at
+    once, instead of serving a chief that never comes."""
+    job, index = task.split(":")
+    with pytest.raises(ConfigError) as raised:
+        plan_for(ClusterConfig.from_json(tfjob_dynamic_view(job, int(index))),
+                 keras_3=False, gpus=0)
+    assert f"KerasTrainer cannot train this TF_CONFIG cluster ({task})" in str(raised.value)
+    assert "set enableDynamicWorker: false (or leave it out)" in str(raised.value)
+
+
+# What tf.distribute is given: (cluster, task) -> (cluster spec jobs, task type).
+DISTRIBUTED = [
+    pytest.param(SAGEMAKER_PS, "master:0", ({"chief": ["algo-1:2222"], "worker": ["algo-2:2222"],
+                                             "ps": ["algo-1:2223", "algo-2:2223"]}, "chief"),
+                 id="sagemaker-master-as-chief"),
+    pytest.param(SAGEMAKER_PS, "ps:1", ({"chief": ["algo-1:2222"], "worker": ["algo-2:2222"],
+                                         "ps": ["algo-1:2223", "algo-2:2223"]}, "ps"),
+                 id="sagemaker-ps-sees-a-chief"),
+    pytest.param(MASTER_MWMS, "worker:0", ({"chief": ["h0:1"], "worker": ["h1:1"]}, "worker"),
+                 id="master-mwms-worker"),
+    pytest.param({**PSS, "evaluator": ["h9:1"]}, "chief:0", (PSS, "chief"),
+                 id="chief-as-given-evaluator-left-out"),
+    pytest.param({"worker": {"1": "h1:1"}, "ps": ["h3:1"]}, "worker:1",
+                 ({"worker": {1: "h1:1"}, "ps": ["h3:1"]}, "worker"), id="sparse-job"),
+]
+
+
+@pytest.mark.parametrize("cluster, task, expected", DISTRIBUTED)
+def test_distribute_cluster_and_resolver(cluster, task, expected):
+    cfg = config(cluster, task)
+    assert distribute_cluster(cfg) == expected
+    resolver = cluster_resolver(cfg)
+    jobs, task_type = expected
+    assert resolver.cluster_spec().as_dict() == jobs
+    assert (resolver.task_type, resolver.task_id) == (task_type, cfg.task_index)
+    assert resolver.rpc_layer == "grpc"
+
+
+_MASTER_COORDINATES = textwrap.dedent("""
+    import json, sys
+    import tensorflow as tf
+    from trainexec.cluster import ClusterConfig
+    from trainexec.keras.strategy import COORDINATE, make_strategy, plan_for
+    from trainexec.server import start_standard_server
+
+    master = ClusterConfig.from_json(sys.argv[1])
+    # The worker and ps servers as trainexec starts them: their spec keeps "master".
+    servers = [start_standard_server(master.for_task(job, index))
+               for job, index in (("worker", 0), ("ps", 0), ("ps", 1))]
+    jobs = sorted(job.name for job in servers[0].server_def.cluster.job)
+    plan = plan_for(master, keras_3=False, gpus=0)
+    assert plan.action == COORDINATE, plan
+    strategy = make_strategy(plan)
+    with strategy.scope():
+        total = tf.Variable(0.0)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+
+    @tf.function
+    def step():
+        total.assign_add(1.0)
+
+    for _ in range(5):
+        coordinator.schedule(step)
+    coordinator.join()
+    print(json.dumps({"total": float(total.numpy()), "device": total.device,
+                      "server_jobs": jobs}), flush=True)
+""")
+
+
+@pytest.mark.cluster
+def test_a_sagemaker_master_coordinates_parameter_server_training(tmp_path):
+    """SageMaker's shape on this machine: the master's ParameterServerStrategy (as chief)
+    dispatches steps to a worker whose server knows the master as "master"."""
+    from trainexec.launch.spec import pick_ports
+
+    ports = pick_ports(4)
+    spec = {"master": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
+            "ps": [f"127.0.0.1:{ports[2]}", f"127.0.0.1:{ports[3]}"]}
+    text = json.dumps({"cluster": spec, "task": {"type": "master", "index": 0},
+                       "environment": "cloud"})
+    done = subprocess.run([sys.executable, "-c", _MASTER_COORDINATES, text],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["total"] == 5.0
+    assert result["device"].startswith("/job:ps/")
+    assert result["server_jobs"] == ["master", "ps", "worker"]
 
 
 def test_describe_names_task_action_and_strategy():

@@ -120,6 +120,48 @@ def test_real_server_for_a_cluster_with_empty_jobs_serves_sessions():
             assert session.run(doubled) == 42.0
 
 
+def _sparse_view(task_type, index, ports):
+    """A TFJob enableDynamicWorker view (tf_configs.tfjob_dynamic_view) on 127.0.0.1."""
+    worker, ps0, ps1 = (f"127.0.0.1:{port}" for port in ports)
+    if task_type == "worker":
+        cluster = {"worker": {str(index): worker}, "ps": [ps0, ps1]}
+    else:
+        cluster = {"worker": {}, "ps": [ps1]}
+    import json
+
+    return ClusterConfig.from_json(json.dumps({
+        "cluster": cluster, "task": {"type": task_type, "index": index}}))
+
+
+def test_sparse_views_start_servers_with_their_tasks_at_their_indices():
+    """A TFJob with enableDynamicWorker: worker:3 knows itself and the ps; ps:1 only itself
+    (its ps list has one address, at index 1). tf.train.ClusterSpec takes {index: address}."""
+    from trainexec.launch.spec import pick_ports
+
+    ports = pick_ports(3)
+    worker = start_standard_server(_sparse_view("worker", 3, ports))
+    assert worker.target == f"grpc://127.0.0.1:{ports[0]}"
+    jobs = {job.name: dict(job.tasks) for job in worker.server_def.cluster.job}
+    assert jobs == {"worker": {3: f"127.0.0.1:{ports[0]}"},
+                    "ps": {0: f"127.0.0.1:{ports[1]}", 1: f"127.0.0.1:{ports[2]}"}}
+    ps = start_standard_server(_sparse_view("ps", 1, ports))
+    assert ps.target == f"grpc://127.0.0.1:{ports[2]}"
+    assert {job.name: dict(job.tasks) for job in ps.server_def.cluster.job} == {
+        "ps": {1: f"127.0.0.1:{ports[2]}"}}
+
+
+def test_a_master_keeps_its_job_name_in_the_servers_cluster_spec():
+    # tf.estimator knows "master"; the Keras coordinator's resolver renames it "chief",
+    # and the servers of a ParameterServerStrategy job serve it either way.
+    FakeServer.made.clear()
+    config = ClusterConfig(cluster={"master": ["algo-1:2222"], "worker": ["algo-2:2222"],
+                                    "ps": ["algo-1:2223", "algo-2:2223"]},
+                           task_type="ps", task_index=1)
+    server = start_standard_server(config, server_factory=FakeServer)
+    assert server.args["cluster_spec"]["master"] == ["algo-1:2222"]
+    assert (server.args["job_name"], server.args["task_index"]) == ("ps", 1)
+
+
 @pytest.mark.estimator
 def test_estimator_chief_of_a_tfjob_with_zero_worker_replicas_trains(tmp_path):
     """The real Estimator's RunConfig connects to grpc://chief; trainexec's server

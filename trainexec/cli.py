@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from typing import Any, Sequence
@@ -19,6 +20,7 @@ from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.launch import LocalCluster
 from trainexec.launch.options import FLAGS, check_options
+from trainexec.restart_announcements import LAUNCH_DIR_ENV
 
 __all__ = ["main"]
 
@@ -32,7 +34,7 @@ def _run_tfconfig(args: argparse.Namespace) -> int:
     if args.json:
         print(config.to_json())
         return 0
-    print(explain(config))
+    print(explain(config, launched=LAUNCH_DIR_ENV in os.environ))
     if trainer_support(config):  # the shape's verdicts, then what this machine can run
         notes = Installation.detect().notes()
         if notes:
@@ -144,13 +146,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     tfconfig = commands.add_parser(
         "tfconfig", help="show the parsed TF_CONFIG and this task's role",
-        description="Parse TF_CONFIG from the environment and show the cluster, "
-        "this task's role, and whether an Estimator or a Keras trainer can train "
-        "that cluster. Exits 2 with the reason when TF_CONFIG is malformed or this "
-        "task cannot run in it.")
+        description="Parse TF_CONFIG from the environment and show which producer's "
+        "shape it has (Kubeflow TFJob, its enableDynamicWorker sparse form, SageMaker's "
+        "parameter server mode with a master, workers only, trainexec launch, or "
+        "generic), what trainexec rewrote, the cluster, this task's role, and whether "
+        "an Estimator or a Keras trainer can train that cluster. Exits 2 with the "
+        "reason when TF_CONFIG is malformed or this task cannot run in it.")
     tfconfig.add_argument("--json", action="store_true",
-                          help="print the normalised TF_CONFIG instead (empty job lists "
-                          "left out: TF 2.15's RunConfig fails on them for some tasks)")
+                          help="print the normalised TF_CONFIG trainexec hands on instead "
+                          "(empty jobs left out: TF 2.15's RunConfig fails on them for "
+                          "some tasks; a sparse job as {\"<index>\": \"host:port\"}, "
+                          "a ps that sees only itself at its own index)")
     tfconfig.set_defaults(run=_run_tfconfig)
     add_launch_parser(commands)
     return parser

@@ -11,19 +11,27 @@ never reaches `RunConfig` or the gRPC server::
 Shapes that real cluster managers write are accepted: an empty job list (a
 Kubeflow TFJob's replica count of 0) is reported apart as an empty job, and an
 evaluator that neither tf.estimator nor tf.distribute can run fails only that
-evaluator.
+evaluator. A job given as an object maps task indices to addresses (a sparse
+job: `"worker": {"1": "host1:2222"}`, which `tf.train.ClusterSpec` accepts);
+that is how a Kubeflow TFJob with `enableDynamicWorker: true` writes each
+worker's view, and its ps see only themselves (`"ps": ["own:2222"]` whatever
+their index), read as `{index: own address}`. The chief, master or evaluator
+of such a TFJob is given no address at all and cannot run: they fail, naming
+the fix.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
-from trainexec.task_types import CHIEF, EVALUATOR, LOCAL, MASTER, SUPPORTED_TASK_TYPES
+from trainexec.task_types import (CHIEF, EVALUATOR, LOCAL, MASTER, PS,
+                                  SUPPORTED_TASK_TYPES)
 
-__all__ = ["RPC_LAYERS", "decode", "validate"]
+__all__ = ["DYNAMIC_WORKER_FIX", "RPC_LAYERS", "decode", "validate"]
 
 RPC_LAYERS = ("grpc",)
 
@@ -31,6 +39,10 @@ _EXAMPLE = (
     '{"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222"]}, '
     '"task": {"type": "worker", "index": 0}}'
 )
+_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
+DYNAMIC_WORKER_FIX = (
+    "set enableDynamicWorker: false (or leave it out) in the TFJob spec: trainexec's "
+    "trainers need every task's address on the chief")
 _HOST_PORT = re.compile(r"^(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<host>[^\s:\[\]/]+)):(?P<port>\d+)$")
 
 
@@ -62,52 +74,94 @@ def _check_address(field: str, address: Any) -> str:
     return address.strip()
 
 
-def _parse_cluster(raw: Any) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
-    """(jobs with addresses, names of the jobs given as empty lists)."""
+@dataclasses.dataclass
+class _Jobs:
+    """The jobs of a TF_CONFIG cluster as read: dense lists, sparse {index: address}
+    objects, the names of the empty ones, and whether any job was an object."""
+
+    dense: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    sparse: dict[str, dict[int, str]] = dataclasses.field(default_factory=dict)
+    empty: dict[str, str] = dataclasses.field(default_factory=dict)  # job -> "list"/"object"
+    sparse_form: bool = False
+
+    @property
+    def tasks(self) -> dict[str, list[tuple[int, str]]]:
+        """Every job with tasks: job -> [(index, address)]."""
+        listed = {job: list(enumerate(a)) for job, a in self.dense.items()}
+        listed.update((job, sorted(t.items())) for job, t in self.sparse.items())
+        return listed
+
+    def task_field(self, job: str, index: int) -> str:
+        """How a message names a task's entry: worker[0], or worker["1"] in a sparse job."""
+        return f'{job}["{index}"]' if job in self.sparse else f"{job}[{index}]"
+
+
+def _parse_cluster(raw: Any) -> _Jobs:
     if raw is None:
-        return {}, ()
+        return _Jobs()
     if not isinstance(raw, dict):
         raise ConfigError(
             f"TF_CONFIG cluster is {_show(raw)} ({_type_name(raw)}): expected an "
             'object mapping job names to address lists, e.g. {"worker": ["host1:2222"]}')
-    cluster: dict[str, tuple[str, ...]] = {}
-    empty_jobs: list[str] = []
+    jobs = _Jobs()
     for job, addresses in raw.items():
+        if isinstance(addresses, dict):
+            jobs.sparse_form = True
+            if addresses:
+                jobs.sparse[job] = _parse_sparse_job(job, addresses)
+            else:  # a TFJob with enableDynamicWorker writes "worker": {} for every non-worker
+                jobs.empty[job] = "object"
+            continue
         if not isinstance(addresses, list):
             raise ConfigError(
                 f"TF_CONFIG cluster.{job} is {_show(addresses)} ({_type_name(addresses)}): "
-                f'expected a list of "host:port" strings, e.g. "{job}": ["host1:2222"]')
+                f'expected a list of "host:port" strings, e.g. "{job}": ["host1:2222"] (or an '
+                f'object of them by task index, e.g. "{job}": {{"1": "host1:2222"}})')
         if not addresses:
             # A Kubeflow TFJob writes a replica count of 0 this way: the job is absent.
-            empty_jobs.append(job)
+            jobs.empty[job] = "list"
             continue
-        cluster[job] = tuple(
+        jobs.dense[job] = tuple(
             _check_address(f"cluster.{job}[{i}]", a) for i, a in enumerate(addresses))
-    _check_job_sizes(cluster)
-    _check_unique_addresses(cluster)
-    return cluster, tuple(sorted(empty_jobs))
+    _check_job_sizes(jobs)
+    _check_unique_addresses(jobs)
+    return jobs
 
 
-def _check_job_sizes(cluster: Mapping[str, tuple[str, ...]]) -> None:
+def _parse_sparse_job(job: str, tasks: dict[str, Any]) -> dict[int, str]:
+    """A job given as {"<index>": "host:port"} (tf.train.ClusterSpec's sparse job)."""
+    parsed: dict[int, str] = {}
+    for key, address in tasks.items():
+        if not _INDEX_KEY.match(key):
+            raise ConfigError(
+                f"TF_CONFIG cluster.{job} key {_show(key)} is not a task index: a job given "
+                "as an object maps task indices (non-negative integers written as strings, "
+                f'e.g. "0", "1") to addresses, e.g. "{job}": {{"1": "host1:2222"}}')
+        parsed[int(key)] = _check_address(f'cluster.{job}["{key}"]', address)
+    return dict(sorted(parsed.items()))
+
+
+def _check_job_sizes(jobs: _Jobs) -> None:
     # Both tf.estimator's RunConfig and tf.distribute refuse these for every task.
     # (Several evaluators, or a master beside an evaluator, only stop the
     # evaluator tasks concerned: see _check_evaluator.)
+    tasks = jobs.tasks
     for job in (CHIEF, MASTER):
-        if len(cluster.get(job, ())) > 1:
+        if len(tasks.get(job, ())) > 1:
             raise ConfigError(
-                f"TF_CONFIG cluster.{job} has {len(cluster[job])} tasks "
-                f"{list(cluster[job])}: there can be only one {job}")
-    if CHIEF in cluster and MASTER in cluster:
+                f"TF_CONFIG cluster.{job} has {len(tasks[job])} tasks "
+                f"{[address for _, address in tasks[job]]}: there can be only one {job}")
+    if CHIEF in tasks and MASTER in tasks:
         raise ConfigError(
             "TF_CONFIG cluster has both a chief and a master: they are the same "
             "role (master is the TF 1.x name); keep one of them")
 
 
-def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
+def _check_unique_addresses(jobs: _Jobs) -> None:
     seen: dict[str, str] = {}
-    for job, addresses in cluster.items():
-        for index, address in enumerate(addresses):
-            task = f"{job}[{index}]"
+    for job, tasks in jobs.tasks.items():
+        for index, address in tasks:
+            task = jobs.task_field(job, index)
             if address in seen:
                 raise ConfigError(
                     f"TF_CONFIG cluster.{task} and cluster.{seen[address]} both use "
@@ -115,7 +169,7 @@ def _check_unique_addresses(cluster: Mapping[str, tuple[str, ...]]) -> None:
             seen[address] = task
 
 
-def _check_evaluator(index: int, cluster: Mapping[str, tuple[str, ...]]) -> None:
+def _check_evaluator(index: int, cluster: Mapping[str, Any]) -> None:
     """Refuses an evaluator task that neither tf.estimator nor tf.distribute runs.
 
     The rest of such a cluster trains: only this task fails.
@@ -138,14 +192,14 @@ def _check_evaluator(index: int, cluster: Mapping[str, tuple[str, ...]]) -> None
             "to 1; the chief and workers train regardless")
 
 
-def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]],
-                empty_jobs: tuple[str, ...] = ()) -> tuple[str | None, int | None]:
+def _read_task(raw: Any, job_names: list[str]) -> tuple[str | None, int | None]:
+    """This task's (type, index), checked for their own form only."""
     if raw is None or raw == {}:
-        if cluster or empty_jobs:
+        if job_names:
             raise ConfigError(
                 "TF_CONFIG has a cluster but no task: add "
                 '"task": {"type": ..., "index": ...} naming which of the '
-                f"cluster's tasks this process is (jobs: {', '.join([*cluster, *empty_jobs])})")
+                f"cluster's tasks this process is (jobs: {', '.join(job_names)})")
         return None, None
     if not isinstance(raw, dict):
         raise ConfigError(
@@ -181,29 +235,77 @@ def _parse_task(raw: Any, cluster: Mapping[str, tuple[str, ...]],
         raise ConfigError(
             f"TF_CONFIG task.index {index} is negative: expected a non-negative "
             f"integer, the position of this task in cluster.{task_type}")
+    return task_type, index
+
+
+def _read_dynamic_ps_view(jobs: _Jobs, task_type: str | None, index: int | None) -> None:
+    """A ps of a TFJob with enableDynamicWorker sees only itself: `"ps": ["own:2222"]`
+    at any index. In such a sparse cluster a one-address ps list of a ps task is
+    read as that task's own address, `{index: address}`."""
+    if (jobs.sparse_form and task_type == PS and index is not None
+            and len(jobs.dense.get(PS, ())) == 1):
+        jobs.sparse[PS] = {index: jobs.dense.pop(PS)[0]}
+
+
+def _check_dynamic_worker_view(jobs: _Jobs, task_type: str, index: int) -> None:
+    """Refuses a chief, master or evaluator given the empty view a TFJob with
+    enableDynamicWorker gives every task but its workers and ps."""
+    tasks = jobs.tasks
+    if (not jobs.sparse_form or task_type not in (CHIEF, MASTER, EVALUATOR)
+            or CHIEF in tasks or MASTER in tasks):
+        return
+    shown = {job: ({} if jobs.empty.get(job) == "object" else []) for job in jobs.empty}
+    shown.update((job, "...") for job in tasks)
+    task = f"{task_type}:{index}"
+    what = (f"lists no chief, so {task} would wait for checkpoints that never come"
+            if task_type == EVALUATOR else
+            f"gives {task} no address, neither its own nor those of the workers and ps "
+            "it must lead")
+    raise ConfigError(
+        f"TF_CONFIG cluster {_show(shown)} {what}: a Kubeflow TFJob with "
+        "enableDynamicWorker: true writes this for every task but its workers and ps "
+        "(enableDynamicWorker gives the chief no cluster; each worker sees only itself "
+        f"and the ps, each ps only itself). To run this job, {DYNAMIC_WORKER_FIX}")
+
+
+def _place_task(jobs: _Jobs, task_type: str, index: int) -> None:
+    """Checks that the task is one of the cluster's (or an evaluator that can run)."""
+    _check_dynamic_worker_view(jobs, task_type, index)
+    tasks = jobs.tasks
     if task_type == EVALUATOR:
-        _check_evaluator(index, cluster)
-        return task_type, index
-    if task_type in empty_jobs:
+        _check_evaluator(index, tasks)
+        return
+    if task_type in jobs.empty:
+        given, why = (("an empty list", "a TFJob writes an empty list for a replica "
+                       "count of 0") if jobs.empty[task_type] == "list" else
+                      ("an empty object", "a TFJob with enableDynamicWorker writes one for "
+                       "the jobs a task does not see"))
         raise ConfigError(
-            f"TF_CONFIG cluster.{task_type} is an empty list, so task {task_type}:{index} "
-            f'has no address: list its "host:port" in cluster.{task_type} (a TFJob '
-            "writes an empty list for a replica count of 0)")
-    if not cluster:
+            f"TF_CONFIG cluster.{task_type} is {given}, so task {task_type}:{index} "
+            f'has no address: list its "host:port" in cluster.{task_type} ({why})')
+    if not tasks:
         raise ConfigError(
             f'TF_CONFIG task.type "{task_type}" needs a cluster: add "cluster" '
             f"listing every task's address, e.g. {_EXAMPLE}")
-    if task_type not in cluster:
+    if task_type not in tasks:
         raise ConfigError(
             f'TF_CONFIG task.type "{task_type}" is not a job in the cluster '
-            f"(jobs: {', '.join(cluster)}): add cluster.{task_type} or fix the type")
-    size = len(cluster[task_type])
+            f"(jobs: {', '.join(tasks)}): add cluster.{task_type} or fix the type")
+    if task_type in jobs.sparse:
+        listed = jobs.sparse[task_type]
+        if index not in listed:
+            raise ConfigError(
+                f"TF_CONFIG task {task_type}:{index} is not in cluster.{task_type}, which "
+                f"lists only {', '.join(f'{task_type}:{i}' for i in listed)} (a job given "
+                f'as an object lists tasks by index): add "{index}": "host:port" to '
+                f"cluster.{task_type} or fix task.index")
+        return
+    size = len(jobs.dense[task_type])
     if index >= size:
         plural = "task" if size == 1 else "tasks"
         raise ConfigError(
             f'TF_CONFIG task.index {index} is out of range for "{task_type}" '
             f"(cluster has {size} {task_type} {plural}, indices 0..{size - 1})")
-    return task_type, index
 
 
 def decode(text: str) -> Any:
@@ -218,13 +320,16 @@ def decode(text: str) -> Any:
 
 def validate(data: Any) -> dict[str, Any]:
     """The fields of a `ClusterConfig` (cluster, task_type, task_index, rpc_layer,
-    environment, empty_jobs) from a decoded TF_CONFIG value, validated."""
+    environment, empty_jobs, sparse_jobs) from a decoded TF_CONFIG value, validated."""
     if not isinstance(data, dict):
         raise ConfigError(
             f"TF_CONFIG is {_show(data)} ({_type_name(data)}): expected a JSON "
             f"object such as {_EXAMPLE}")
-    cluster, empty_jobs = _parse_cluster(data.get("cluster"))
-    task_type, task_index = _parse_task(data.get("task"), cluster, empty_jobs)
+    jobs = _parse_cluster(data.get("cluster"))
+    task_type, task_index = _read_task(data.get("task"), [*jobs.tasks, *jobs.empty])
+    if task_type is not None and task_index is not None:
+        _read_dynamic_ps_view(jobs, task_type, task_index)
+        _place_task(jobs, task_type, task_index)
     rpc_layer = data.get("rpc_layer") or "grpc"
     if rpc_layer not in RPC_LAYERS:
         raise ConfigError(
@@ -236,5 +341,6 @@ def validate(data: Any) -> dict[str, Any]:
         raise ConfigError(
             f"TF_CONFIG environment is {_show(environment)} "
             f"({_type_name(environment)}): expected a string such as \"cloud\"")
-    return dict(cluster=cluster, task_type=task_type, task_index=task_index,
-                rpc_layer=rpc_layer, environment=environment, empty_jobs=empty_jobs)
+    return dict(cluster=jobs.dense, task_type=task_type, task_index=task_index,
+                rpc_layer=rpc_layer, environment=environment,
+                empty_jobs=tuple(sorted(jobs.empty)), sparse_jobs=jobs.sparse)

@@ -15,6 +15,10 @@ the cluster's shape and this task's place in it and returns a `StrategyPlan`.
   `model.fit`), workers and ps only serve;
 * the evaluator: no strategy; it evaluates checkpoints.
 
+A master (SageMaker's parameter-server mode, a TFJob Master replica) plays the
+chief: tf.distribute has no "master" job, so `cluster_resolver` hands it over
+as "chief" (in the cluster spec and as the task type), on every task.
+
 Keras 3 cannot train with `MultiWorkerMirroredStrategy` or
 `ParameterServerStrategy` (keras-team/keras#20585): a plan needing either
 raises `ConfigError` on every task of the cluster, before anything starts.
@@ -32,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from trainexec.cluster import EVALUATOR, KERAS, PS, ClusterConfig
+from trainexec.cluster import CHIEF, EVALUATOR, KERAS, MASTER, PS, ClusterConfig
 from trainexec.cluster_verdicts import trainer_support
 from trainexec.errors import ConfigError
 
@@ -46,6 +50,8 @@ __all__ = [
     "SERVE",
     "TRAIN",
     "StrategyPlan",
+    "cluster_resolver",
+    "distribute_cluster",
     "is_keras_3",
     "make_strategy",
     "plan_for",
@@ -113,8 +119,9 @@ def _training_kind(cluster: ClusterConfig, gpus: int) -> str:
 def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
     """The plan of the task `cluster` describes (pure; see the module doc).
 
-    Raises ConfigError for a cluster Keras cannot train (a master, ps without a
-    chief or workers) and for a distributed plan on Keras 3.
+    Raises ConfigError for a cluster Keras cannot train (ps without a chief or
+    master, or without workers; a sparse cluster) and for a distributed plan on
+    Keras 3. A master plans as the chief does.
     """
     if cluster.training_cluster:
         verdict = trainer_support(cluster).get(KERAS, "yes")
@@ -158,13 +165,25 @@ def visible_gpus() -> int:
     return len(tf.config.list_physical_devices("GPU"))
 
 
+def distribute_cluster(cluster: ClusterConfig) -> tuple[dict[str, Any], str | None]:
+    """The training cluster and task type as tf.distribute is given them (pure):
+    the evaluator left out, a master renamed "chief" (tf.distribute has no
+    master job), address lists as lists and a sparse job as {index: address}."""
+    jobs = {(CHIEF if job == MASTER else job): (tasks if isinstance(tasks, dict)
+                                                 else list(tasks))
+            for job, tasks in cluster.training_cluster.items()}
+    task_type = CHIEF if cluster.task_type == MASTER else cluster.task_type
+    return jobs, task_type
+
+
 def cluster_resolver(cluster: ClusterConfig) -> Any:
-    """A resolver for the training cluster only: the evaluator stands outside it."""
+    """A resolver for the training cluster only (`distribute_cluster`): the
+    evaluator stands outside it, and a master is the chief."""
     import tensorflow as tf
 
+    jobs, task_type = distribute_cluster(cluster)
     return tf.distribute.cluster_resolver.SimpleClusterResolver(
-        tf.train.ClusterSpec({job: list(a) for job, a in cluster.training_cluster.items()}),
-        task_type=cluster.task_type, task_id=cluster.task_index,
+        tf.train.ClusterSpec(jobs), task_type=task_type, task_id=cluster.task_index,
         rpc_layer=cluster.rpc_layer)
 
 
