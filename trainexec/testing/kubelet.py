@@ -342,6 +342,7 @@ class TFJobRun:
             if self.output is not None:
                 try:
                     self.output.write(f"{time.monotonic() - self.started:7.1f} {prefix}{line}\n")
+                    self.output.flush()
                 except ValueError:  # output closed
                     pass
 
