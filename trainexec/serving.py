@@ -75,6 +75,7 @@ def serve_until_training_over(job: ServingJob, start_server: Callable[[], Any],
                 "its" if one else "their", watch.directory, watch.completion_path)
     started = clock.now()
     over_since = None
+    looked = False
     next_log = started  # the first look says what it waits for
     while True:
         now = clock.now()
@@ -96,10 +97,11 @@ def serve_until_training_over(job: ServingJob, start_server: Callable[[], Any],
             next_log = now + STILL_WAITING_LOG_SECS
             logger.info("%s %s: waiting for %s to record that training finished (in %s)%s",
                         job.task, f"still serving after {now - started:.0f}s"
-                        if now > started else "serving", ", ".join(sorted(missing)),
+                        if looked else "serving", ", ".join(sorted(missing)),
                         watch.directory,
                         f"; training is over, stopping within {job.drain_secs:.0f}s of "
                         "seeing that" if over else "")
+        looked = True
         clock.sleep(poll_secs)
     logger.info("%s stops serving: %s", job.task, reason)
     return server, reason
@@ -126,19 +128,18 @@ def _training_over(job: ServingJob, watch: FinishedTasks,
 def wait_for_tasks_to_finish(watch: FinishedTasks, tasks: frozenset, timeout_secs: float,
                              poll_secs: float = 0.5, clock: Clock | None = None) -> bool:
     """Waits until every task of `tasks` has recorded finishing (since `watch`
-    started), or the completion record of this run is in; False after
-    `timeout_secs` without it.
+    started); False after `timeout_secs` without it.
 
-    A MultiWorkerMirroredStrategy peer calls this once its own training
-    returned: the chief's last `fit` steps still need every peer's server (an
-    exited peer stalls the chief until the coordination service declares it
-    dead, measured 18 s), so the peers leave together with it.
+    Every MultiWorkerMirroredStrategy task calls this once its own training
+    returned: a peer's last `fit` steps still need every task's server (an
+    exited task stalls the others until the coordination service declares it
+    dead, measured 18 s), so they all leave together.
     """
     clock = clock or SystemClock()
     started = clock.now()
     while True:
         missing = tasks - watch.finished()
-        if not missing or watch.completed_since():
+        if not missing:
             return True
         if clock.now() - started >= timeout_secs:
             logger.warning("%s did not record finishing within %.0fs; leaving anyway",

@@ -153,8 +153,8 @@ class KerasTrainer:
                           listener=ListenerList([settings.listener]), clock=settings.clock)
 
 
-# How long a MultiWorkerMirroredStrategy peer that finished training waits for the
-# chief to finish too before it leaves.
+# How long a MultiWorkerMirroredStrategy task that finished training waits for its
+# peers to finish too before it leaves (an exited peer stalls the others' last steps).
 PEER_EXIT_WAIT_SECS = 60.0
 
 _STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
@@ -300,10 +300,9 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
             run_evaluation=_off_the_training_thread)
     if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
-    # A MultiWorkerMirroredStrategy peer leaves with the chief (see below).
-    chief_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
-                   if strategy.kind == MULTI_WORKER_MIRRORED and not plan.writes_checkpoints
-                   else None)
+    # MultiWorkerMirroredStrategy tasks leave together (see below).
+    peers_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
+                   if strategy.kind == MULTI_WORKER_MIRRORED else None)
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
@@ -318,23 +317,18 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
                                  train_spec.max_steps)
     if not plan.is_local:
         record_task_finished(trainer.model_dir, strategy.cluster.task_name)
-    if chief_watch is not None and not trained.stopped_early:
-        # The chief's last steps still need this task's server: leave with it.
-        chief = _chief_of(strategy.cluster)
-        logger.info("Waiting for %s to finish training before leaving", chief)
-        wait_for_tasks_to_finish(chief_watch, frozenset({chief}), PEER_EXIT_WAIT_SECS,
-                                 clock=clock)
+    if peers_watch is not None and not trained.stopped_early:
+        # A peer's last `fit` steps still need this task's server: leave together.
+        peers = frozenset(strategy.cluster.training_tasks) - {strategy.cluster.task_name}
+        logger.info("Waiting for %s to finish training before leaving",
+                    ", ".join(sorted(peers)))
+        wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
     if on_save is not None and trained.checkpoint is not None:
         on_save.finish(trained.step, trained.checkpoint)
     if on_save is None or not plan.is_local:
         return None, []  # no evaluation in this role
     result = on_save.eval_result
     return (dict(result.metrics) if result else None), list(on_save.export_results or [])
-
-
-def _chief_of(cluster: ClusterConfig) -> str:
-    """The task that writes checkpoints: chief:0, else worker:0."""
-    return "chief:0" if "chief" in cluster.cluster else "worker:0"
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
