@@ -1,5 +1,8 @@
 """Shared fixtures (quiet TensorFlow logs, the repository root) and the markers:
 
+* `cluster`: the tests that start real processes (TensorFlow servers, launcher jobs)
+  live in tests/cluster/, each file marked as a whole; a `cluster` test elsewhere,
+  or an unmarked one there, stops the run before it starts;
 * `estimator`: skipped where tf.estimator is missing, but FAILS there when
   TRAINEXEC_REQUIRE_ESTIMATOR=1 (the TensorFlow 2.15 run must not skip them);
 * `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected;
@@ -26,7 +29,23 @@ def no_tf_config(monkeypatch):
     monkeypatch.delenv("TF_CONFIG", raising=False)
 
 
+CLUSTER_TESTS = ROOT / "tests" / "cluster"
+
+
+def _misplaced(items) -> list[str]:
+    """The tests marked `cluster` outside tests/cluster/, and the unmarked ones in it."""
+    return [item.nodeid for item in items
+            if (item.get_closest_marker("cluster") is not None)
+            != (CLUSTER_TESTS in item.path.resolve().parents)]
+
+
 def pytest_collection_modifyitems(config, items):
+    misplaced = _misplaced(items)
+    if misplaced:
+        raise pytest.UsageError(
+            "tests that start real processes live in tests/cluster/ with a module-level "
+            "`pytestmark = pytest.mark.cluster`, and only those; these do not:\n  "
+            + "\n  ".join(misplaced))
     # The multi-host fault matrix runs a representative subset unless -m names it:
     # `./scripts/test.sh -m multihost` runs every row.
     if "multihost" not in (config.getoption("markexpr") or ""):

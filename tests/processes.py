@@ -120,6 +120,11 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "trainexec", "launch", *args]
 
 
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`trainexec launch ARGS` run to its end, its output captured."""
+    return subprocess.run(cli(*args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
 def printed_pids(stdout: str) -> set[int]:
     """The pids role.py tasks announced ("[worker:0] pid 123") in the launcher's output."""
     return {int(pid) for pid in re.findall(r"^\[\w+:\d+\] (?:grandchild )?pid (\d+)$",

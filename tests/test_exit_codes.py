@@ -1,14 +1,8 @@
-"""trainexec/exit_codes.py: the exit-code contract. One real process per row of the
-README's table, then the pieces (classification, overrides) table by table."""
-
-# Each row starts a real process (TensorFlow import, a Keras model): marked `cluster`
-# with the other multi-process tests, and `keras` so the tf_keras run covers it too.
+"""trainexec/exit_codes.py: the exit-code contract's pieces (classification, overrides,
+descriptions) table by table. One real process per row of the README's table is
+tests/cluster/test_exit_codes_processes.py."""
 
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -16,49 +10,7 @@ import tensorflow as tf
 from trainexec.errors import ConfigError
 from trainexec.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
                                   USER_ERROR, ExitCodes, ServerUnavailableError, classify)
-from processes import child_env
 
-PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exit_programs",
-                       "ends.py")
-
-
-def _end(way, tmp_path, **env):
-    proc = subprocess.run([sys.executable, PROGRAM, way, str(tmp_path / "model")],
-                          env=child_env(**env), capture_output=True, text=True, timeout=240)
-    return proc.returncode, proc.stderr
-
-
-# -- the table: one row, one real process ------------------------------------------------
-
-@pytest.mark.cluster
-@pytest.mark.keras
-@pytest.mark.parametrize("way, code, words", [
-    ("done", 0, None),
-    ("user_error", 1, "exits 1: the program raised an error a restart would repeat "
-     "(permanent)"),
-    ("config_error", 2, "exits 2: the configuration is wrong"),
-    ("peer_lost", 170, "exits 170: a peer task was lost, frozen or cut off (retryable)"),
-    ("server_unavailable", 171, "exits 171: this task's TensorFlow server could not start"),
-    ("preempted", 143, "Preempted (SIGTERM): saved"),
-])
-def test_each_way_a_task_ends_has_its_code(tmp_path, way, code, words):
-    returncode, stderr = _end(way, tmp_path)
-    assert returncode == code, stderr[-3000:]
-    if words:
-        assert words in stderr, stderr[-3000:]
-    if way not in ("done", "preempted"):
-        assert "Traceback" in stderr  # the traceback is printed before the exit
-
-
-@pytest.mark.cluster
-def test_a_platform_can_set_its_own_codes(tmp_path):
-    returncode, stderr = _end("peer_lost", tmp_path, TRAINEXEC_EXIT_CODES="peer_lost=75")
-    assert returncode == 75, stderr[-2000:]
-    returncode, stderr = _end("preempted", tmp_path, TRAINEXEC_EXIT_CODES="preempted=42")
-    assert returncode == 42, stderr[-2000:]
-
-
-# -- the pieces -----------------------------------------------------------------------------
 
 def _chained(outer, inner):
     try:

@@ -3,11 +3,11 @@
 Each row asserts what the user sees, how soon it is noticed (a generous bound),
 that nothing was lost (final metrics, exactly one final export) and that no
 process it started survives. Real parts where practical: real Keras
-checkpoints (sidecar_programs/toy.py), a real Estimator (marked `estimator`),
-real child processes for the second evaluator, the export writer and the ps
-(run from this file: `python tests/test_fault_matrix_exports.py <role> ...`).
-After the rows, focused tests of the pieces the rows rely on: the evaluator
-lease, the final-export record and the ps's decision.
+checkpoints (sidecar_programs/toy.py), a real Estimator (marked `estimator`).
+The rows with real child processes (the second evaluator, the export writer and
+the ps) are tests/cluster/test_export_faults.py; the runs on disk both use are
+tests/finished_runs.py. After the rows, focused tests of the pieces the rows rely
+on: the evaluator lease, the final-export record and the ps's decision.
 """
 
 from __future__ import annotations
@@ -17,109 +17,25 @@ import dataclasses
 import json
 import logging
 import os
-import signal
 import subprocess
-import sys
-import threading
 import time
-import types
 
 import pytest
+import tensorflow as tf
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TESTS)
-if TESTS not in sys.path:  # run as a child program
-    sys.path.insert(0, TESTS)
-
-import tensorflow as tf  # noqa: E402
-
-from fakes import (FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator,  # noqa: E402
-                   point_state_file_at, write_checkpoint)
-from processes import assert_no_survivors, wait_until  # noqa: E402
-from trainexec.cluster import ClusterConfig  # noqa: E402
-from trainexec.completion import record_training_complete  # noqa: E402
-from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
-from trainexec.executor import TrainingExecutor  # noqa: E402
-from trainexec.evaluation.export_files import ExportFileManager  # noqa: E402
-from trainexec.keras.exporters import (BEST_FILE, BestExporter, FinalExporter,  # noqa: E402
-                                       LatestExporter)
-from trainexec.finished_tasks import record_task_finished  # noqa: E402
-from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
-
-STEPS_PER_EPOCH = 8
+from fakes import FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator, write_checkpoint
+from finished_runs import finished_run, input_fn, keras_trainer, loss_at
+from processes import wait_until
+from tf_configs import ps_cluster
+from trainexec.cluster import ClusterConfig
+from trainexec.completion import record_training_complete
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.executor import TrainingExecutor
+from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
+from trainexec.specs import EvalSpec, TrainSpec
 
 
-def child_env(**extra):
-    return dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2", **extra)
-
-
-class Child:
-    """A child process running this file as a program; its output is collected
-    as it comes (`out`, `err`: lists of lines)."""
-
-    def __init__(self, *args, **env):
-        self.process = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), *map(str, args)],
-            env=child_env(**env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.pid = self.process.pid
-        self.out, self.err = [], []
-        self._readers = [threading.Thread(target=self._read, args=(stream, lines), daemon=True)
-                         for stream, lines in ((self.process.stdout, self.out),
-                                               (self.process.stderr, self.err))]
-        for reader in self._readers:
-            reader.start()
-
-    @staticmethod
-    def _read(stream, lines):
-        for line in stream:
-            lines.append(line)
-
-    def said(self, words):
-        return any(words in line for line in self.err)
-
-    def finish(self, timeout):
-        """(exit code, stdout, stderr); killed, and an AssertionError, after `timeout`."""
-        try:
-            code = self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise AssertionError(f"still running after {timeout}s:\n"
-                                 f"{''.join(self.err)[-3000:]}") from None
-        for reader in self._readers:
-            reader.join(timeout=10)
-        return code, "".join(self.out), "".join(self.err)
-
-    def kill(self):
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-
-
-# -- Keras checkpoints of known quality ---------------------------------------------------
-
-def keras_trainer(directory):
-    from sidecar_programs import toy
-
-    directory = str(directory)
-    os.makedirs(directory, exist_ok=True)
-    model = toy.build_model()
-    model.evaluate(toy.dataset(), verbose=0)  # build the metrics, as a trained model has
-    state = types.SimpleNamespace(number=0)
-
-    def save(quality):
-        state.number += 1
-        toy.set_quality(model, quality)
-        model.optimizer.iterations.assign(state.number * STEPS_PER_EPOCH)
-        path = os.path.join(directory, f"ckpt-{state.number}.weights.h5")
-        model.save_weights(path)
-        return path
-
-    def finished():
-        record_training_complete(directory, os.path.join(
-            directory, f"ckpt-{state.number}.weights.h5"), state.number * STEPS_PER_EPOCH,
-            None)
-    return save, finished
-
+# -- evaluators of Keras checkpoints of known quality (finished_runs.keras_trainer) ------
 
 def sidecar(directory, data_seed=0, **kwargs):
     from sidecar_programs import toy
@@ -129,15 +45,6 @@ def sidecar(directory, data_seed=0, **kwargs):
     kwargs.setdefault("clock", FakeClock(0.0))
     return SidecarEvaluator(toy.build_model(), toy.dataset(seed=data_seed), str(directory),
                             **kwargs)
-
-
-def loss_at(quality, data_seed=0):
-    """The loss a checkpoint of `quality` has on the evaluation data."""
-    from sidecar_programs import toy
-
-    model = toy.build_model()
-    toy.set_quality(model, quality)
-    return model.evaluate(toy.dataset(seed=data_seed), verbose=0, return_dict=True)["loss"]
 
 
 class CrashAfterFinal(ContinuousEvalListener):
@@ -210,10 +117,6 @@ def test_estimator_evaluator_restarted_after_the_final_export_stops_at_once(
     assert [os.path.basename(e.decode()) for e in exports] == finals
 
 
-def input_fn():
-    return None
-
-
 def estimator_evaluator(model_dir, exporters, max_steps, clock, listener=None, name=None):
     cluster = ClusterConfig(cluster={"chief": ["127.0.0.1:1"]}, task_type="evaluator",
                             task_index=0)
@@ -222,14 +125,6 @@ def estimator_evaluator(model_dir, exporters, max_steps, clock, listener=None, n
         EvalSpec(input_fn, throttle_secs=0, start_delay_secs=0, exporters=exporters,
                  name=name),
         continuous_eval_listener=listener, cluster=cluster, clock=clock)
-
-
-def finished_run(model_dir, step=20, max_steps=20):
-    os.makedirs(model_dir, exist_ok=True)
-    prefix = write_checkpoint(str(model_dir), step)
-    point_state_file_at(str(model_dir), prefix)
-    record_training_complete(str(model_dir), prefix, step, max_steps)
-    return prefix
 
 
 @pytest.mark.parametrize("max_steps", [20, None])
@@ -298,65 +193,7 @@ def test_evaluators_of_two_data_sets_keep_their_own_best_exports(tmp_path):
     assert sorted(os.listdir(checkpoints / "export")) == ["best", "final"]
 
 
-@pytest.mark.cluster
-def test_export_being_written_by_another_process_survives_a_clean_up(tmp_path):
-    base = tmp_path / "export" / "latest"
-    writer = Child("slow_export", base, 8, 3)
-    try:
-        wait_until(lambda: any(n.startswith(".tmp-8-") for n in os.listdir(base))
-                   if base.exists() else False, timeout=30, what="the writer's temp dir")
-        here = ExportFileManager(str(base))
-        assert here.write(here.path_for(16), os.makedirs)  # cleans up first
-        code, _, err = writer.finish(30)
-    finally:
-        writer.kill()
-    assert code == 0, err[-3000:]
-    assert sorted(os.listdir(base)) == ["16", "8"]
-    assert (base / "8" / "part-2").read_text() == "written"  # whole
-    assert_no_survivors({writer.pid})
-
-
 # == 3. A second evaluator on the same state directory is refused =========================
-
-@pytest.mark.keras
-@pytest.mark.cluster
-def test_second_evaluator_is_refused_and_a_dead_ones_lease_is_taken_over(tmp_path):
-    checkpoints = tmp_path / "ckpts"
-    save, finished = keras_trainer(checkpoints)
-    save(0.5)
-    lease = checkpoints / "evaluator_lease.json"
-    first = Child("sidecar", checkpoints)
-    pids = {first.pid}
-    try:
-        wait_until(lambda: lease.exists() and (checkpoints / "sidecar_metrics.jsonl").exists(),
-                   timeout=60, what="the first evaluator to take its lease and evaluate")
-        started = time.monotonic()
-        second = Child("sidecar", checkpoints)
-        pids.add(second.pid)
-        code, _, err = second.finish(60)
-        assert code != 0 and time.monotonic() - started < 30
-        refusal = err.strip().splitlines()[-1]
-        assert "EvaluatorAlreadyRunning: Another evaluator is already running" in refusal
-        assert f"pid {first.pid} on host " in refusal and "started 20" in refusal
-        assert first.process.poll() is None  # the first one goes on
-        # Killed, it leaves its lease; the next evaluator takes it over at once.
-        first.process.send_signal(signal.SIGKILL)
-        first.process.wait()
-        save(0.9)
-        finished()
-        third = Child("sidecar", checkpoints)
-        pids.add(third.pid)
-        code, out, err = third.finish(60)
-        assert code == 0, err[-3000:]
-        assert f"pid {first.pid} on host" in err and "is no longer running" in err
-    finally:
-        first.kill()
-    metrics = json.loads(out.split("metrics ", 1)[1])
-    assert metrics["global_step"] == 16
-    assert metrics["loss"] == pytest.approx(loss_at(0.9), rel=1e-5)
-    assert os.listdir(checkpoints / "export" / "final") == ["16"]
-    assert not lease.exists()  # released on exit
-    assert_no_survivors(pids)
 
 
 @pytest.mark.keras
@@ -414,52 +251,6 @@ def test_exporter_named_to_escape_its_directory_is_refused_everywhere(tmp_path, 
 
 
 # == 5. The ps stops once the completion record shows training is over ====================
-
-def ps_cluster(ports):
-    return {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
-            "ps": [f"127.0.0.1:{ports[2]}"]}
-
-
-def start_ps(model_dir, drain_secs):
-    import portpicker
-
-    ports = [portpicker.pick_unused_port() for _ in range(3)]
-    tf_config = json.dumps({"cluster": ps_cluster(ports), "task": {"type": "ps", "index": 0}})
-    return Child("ps", model_dir, drain_secs, TF_CONFIG=tf_config)
-
-
-@pytest.mark.cluster
-def test_ps_restarted_after_the_run_finished_exits_promptly(tmp_path):
-    model_dir = tmp_path / "model"
-    finished_run(model_dir)  # the chief saved step 20 = max_steps and recorded it ...
-    for task in ("chief:0", "worker:0"):
-        record_task_finished(str(model_dir), task)  # ... all before this ps started
-    started = time.monotonic()
-    ps = start_ps(model_dir, drain_secs=60)
-    code, _, err = ps.finish(60)
-    assert code == 0, err[-3000:]
-    assert time.monotonic() - started < 30  # start-up, then its first look
-    assert "have reached max_steps 20" in err and "ps:0 stops serving" in err
-    assert_no_survivors({ps.pid})
-
-
-@pytest.mark.cluster
-def test_ps_stops_after_the_chief_records_completion_though_a_worker_crashed(tmp_path):
-    model_dir = tmp_path / "model"
-    ps = start_ps(model_dir, drain_secs=1)
-    try:  # it says what it waits for when it starts
-        wait_until(lambda: ps.said("serving: waiting for chief:0, worker:0"), timeout=60,
-                   what="the ps to start")
-        finished_run(model_dir)  # the chief finishes; worker:0 crashed and never will
-        record_task_finished(str(model_dir), "chief:0")
-        recorded = time.monotonic()
-        code, _, err = ps.finish(60)
-    finally:
-        ps.kill()
-    assert code == 0, err[-3000:]
-    assert time.monotonic() - recorded < 15  # the 1 s drain, and a few polls
-    assert "worker:0 did not record finishing within 1s" in err
-    assert_no_survivors({ps.pid})
 
 
 class FakeServer:
@@ -629,42 +420,3 @@ def test_final_export_record_tells_a_checkpoint_from_a_later_namesake(tmp_path):
     os.utime(prefix + ".index", (later, later))
     final_export()
     assert len(recorder.calls) == 2
-
-
-# -- child programs ------------------------------------------------------------------------
-
-def _child_sidecar(checkpoint_dir):
-    from sidecar_programs import toy
-    from trainexec.keras.sidecar import SidecarEvaluator
-
-    metrics = SidecarEvaluator(toy.build_model(), toy.dataset(), checkpoint_dir,
-                               poll_secs=0.1, idle_timeout_secs=60, verbose=0,
-                               exporters=[FinalExporter()]).start()
-    print("metrics " + json.dumps(metrics), flush=True)
-
-
-def _child_slow_export(base, number, secs):
-    def save(tmp):
-        os.makedirs(tmp)
-        with open(os.path.join(tmp, "part-1"), "w") as f:
-            f.write("written")
-        time.sleep(float(secs))
-        with open(os.path.join(tmp, "part-2"), "w") as f:
-            f.write("written")
-    files = ExportFileManager(base)
-    assert files.write(files.path_for(int(number)), save)
-
-
-def _child_ps(model_dir, drain_secs):
-    from trainexec.estimator.roles import ps
-
-    ps.DRAIN_SECS = float(drain_secs)
-    TrainingExecutor(StubEstimator(model_dir, "ps"), TrainSpec(input_fn, max_steps=20),
-                     EvalSpec(input_fn), poll_secs=0.1).run()
-
-
-if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    role, *arguments = sys.argv[1:]
-    {"sidecar": _child_sidecar, "slow_export": _child_slow_export,
-     "ps": _child_ps}[role](*arguments)

@@ -1,5 +1,5 @@
 """trainexec/examples/keras_job.py, the demo's Keras job, run locally (the demo runs it
-as a cluster; tests/test_keras_trainer.py covers clusters)."""
+as a cluster; tests/cluster/test_keras_trainer_clusters.py covers clusters)."""
 
 import json
 import os

@@ -1,11 +1,6 @@
 """trainexec/keras_strategy.py: which strategy a Keras task uses and what it does, and the
 cluster tf.distribute is given (a master as the chief)."""
 
-import json
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
 from trainexec.cluster import ClusterConfig
@@ -173,57 +168,6 @@ def test_distribute_cluster_and_resolver(cluster, task, expected):
     assert resolver.cluster_spec().as_dict() == jobs
     assert (resolver.task_type, resolver.task_id) == (task_type, cfg.task_index)
     assert resolver.rpc_layer == "grpc"
-
-
-_MASTER_COORDINATES = textwrap.dedent("""
-    import json, sys
-    import tensorflow as tf
-    from trainexec.cluster import ClusterConfig
-    from trainexec.keras.strategy import COORDINATE, make_strategy, plan_for
-    from trainexec.server import start_standard_server
-
-    master = ClusterConfig.from_json(sys.argv[1])
-    # The worker and ps servers as trainexec starts them: their spec keeps "master".
-    servers = [start_standard_server(master.for_task(job, index))
-               for job, index in (("worker", 0), ("ps", 0), ("ps", 1))]
-    jobs = sorted(job.name for job in servers[0].server_def.cluster.job)
-    plan = plan_for(master, keras_3=False, gpus=0)
-    assert plan.action == COORDINATE, plan
-    strategy = make_strategy(plan)
-    with strategy.scope():
-        total = tf.Variable(0.0)
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-
-    @tf.function
-    def step():
-        total.assign_add(1.0)
-
-    for _ in range(5):
-        coordinator.schedule(step)
-    coordinator.join()
-    print(json.dumps({"total": float(total.numpy()), "device": total.device,
-                      "server_jobs": jobs}), flush=True)
-""")
-
-
-@pytest.mark.cluster
-def test_a_sagemaker_master_coordinates_parameter_server_training(tmp_path):
-    """SageMaker's shape on this machine: the master's ParameterServerStrategy (as chief)
-    dispatches steps to a worker whose server knows the master as "master"."""
-    from trainexec.launch.spec import pick_ports
-
-    ports = pick_ports(4)
-    spec = {"master": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
-            "ps": [f"127.0.0.1:{ports[2]}", f"127.0.0.1:{ports[3]}"]}
-    text = json.dumps({"cluster": spec, "task": {"type": "master", "index": 0},
-                       "environment": "cloud"})
-    done = subprocess.run([sys.executable, "-c", _MASTER_COORDINATES, text],
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result["total"] == 5.0
-    assert result["device"].startswith("/job:ps/")
-    assert result["server_jobs"] == ["master", "ps", "worker"]
 
 
 def test_describe_names_task_action_and_strategy():

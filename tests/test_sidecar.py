@@ -1,14 +1,12 @@
-"""SidecarEvaluator on real Keras checkpoints (both styles) with a fake clock, and
-live against a training child process (marked `cluster`)."""
+"""SidecarEvaluator on real Keras checkpoints (both styles) written in this process, with a
+fake clock. Live against a training child process, on the real clock, it is
+tests/cluster/test_sidecar_processes.py."""
 
 import glob
 import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest
@@ -16,18 +14,15 @@ import tensorflow as tf
 
 from fakes import FakeClock, RecordingExporter, point_state_file_at
 from sidecar_programs import toy
-from trainexec.checkpoints import checkpoint_step, latest_keras_checkpoint
+from sidecars import STEPS_PER_EPOCH, metrics_log, names, sidecar
+from trainexec.checkpoints import latest_keras_checkpoint
 from trainexec.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter
 from trainexec.keras.target import flatten_metrics
 from trainexec.keras.callbacks import TrainingCompleteCallback
-from trainexec.keras.sidecar import METRICS_FILE, STATE_FILE, SidecarEvaluator
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")
-STEPS_PER_EPOCH = 8
+from trainexec.keras.sidecar import STATE_FILE, SidecarEvaluator
 
 
 pytestmark = pytest.mark.keras
@@ -91,23 +86,6 @@ class Schedule:
     def __call__(self, clock):
         while self.events and self.events[0][0] <= clock.now():
             self.events.pop(0)[1]()
-
-
-def sidecar(directory, clock="fake", **kwargs):
-    """A SidecarEvaluator of the toy model; `clock=None` is the real clock."""
-    kwargs.setdefault("verbose", 0)
-    return SidecarEvaluator(toy.build_model(), toy.dataset(), str(directory),
-                            clock=FakeClock(0.0) if clock == "fake" else clock, **kwargs)
-
-
-def metrics_log(directory):
-    with open(os.path.join(directory, METRICS_FILE)) as f:
-        return [json.loads(line) for line in f]
-
-
-def names(lines):
-    """Checkpoint names without the file suffix: `ckpt-3` for `ckpt-3.weights.h5`."""
-    return [f"ckpt-{checkpoint_step(line['checkpoint'])}" for line in lines]
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -211,34 +189,6 @@ def test_keras_archive_still_being_written_is_waited_for(tmp_path):
     metrics = sidecar(ckpts, clock).start()
     assert metrics["loss"] == pytest.approx(staging.loss(), rel=1e-5)
     assert clock.now() >= 5 and len(metrics_log(ckpts)) == 1
-
-
-@pytest.mark.cluster
-def test_hdf5_file_held_open_by_its_writer_is_waited_for(tmp_path, caplog):
-    checkpoint_dir = tmp_path / "ckpts"
-    checkpoint_dir.mkdir()
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    child = subprocess.Popen([sys.executable, os.path.join(PROGRAMS, "slow_h5_writer.py"),
-                              str(checkpoint_dir), "4"], env=env, stdout=subprocess.PIPE,
-                             text=True)
-    try:
-        assert child.stdout.readline().startswith("written")  # the file is there, open
-        starts = []
-
-        class Starts(tf.keras.callbacks.Callback):
-            def on_test_begin(self, logs=None):
-                starts.append(time.time())
-        with caplog.at_level(logging.INFO):
-            metrics = sidecar(checkpoint_dir, clock=None, poll_secs=0.2,
-                              idle_timeout_secs=60, callbacks=[Starts()]).start()
-        assert child.wait(timeout=30) == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-    closed_at = float((checkpoint_dir / "ckpt-1.weights.h5.closed_at").read_text())
-    assert len(starts) == 1 and starts[0] >= closed_at
-    assert metrics["global_step"] == 8
-    assert any("still being written" in r.getMessage() for r in caplog.records)
 
 
 def truncate(path):
@@ -469,35 +419,3 @@ def test_bad_arguments(tmp_path, kwargs, error, words):
     with pytest.raises(error) as info:
         SidecarEvaluator(**args).start()
     assert words in str(info.value)
-
-
-# -- live, against a training process -------------------------------------------------
-
-@pytest.mark.cluster
-@pytest.mark.parametrize("program", [["fit_job.py", "weights.h5"], ["fit_job.py", "keras"],
-                                     ["custom_loop_job.py"]],
-                         ids=["fit-weights.h5", "fit-keras", "custom-loop-manager"])
-def test_live_evaluator_stops_by_itself_after_training(tmp_path, program):
-    checkpoint_dir = str(tmp_path / "ckpts")
-    env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
-    child = subprocess.Popen([sys.executable, os.path.join(PROGRAMS, program[0]),
-                              checkpoint_dir, "4", "1.0", *program[1:]], env=env)
-    try:
-        started = time.monotonic()
-        evaluator = sidecar(checkpoint_dir, clock=None, poll_secs=0.2,
-                            idle_timeout_secs=120)  # the timeout only guards a hang
-        metrics = evaluator.start()
-        assert child.wait(timeout=60) == 0
-    finally:
-        if child.poll() is None:
-            child.kill()
-    assert time.monotonic() - started < 120
-    assert "last checkpoint" in evaluator.stop_reason
-    lines = metrics_log(checkpoint_dir)
-    assert names(lines)[-1] == "ckpt-4" and len(set(names(lines))) == len(lines)
-    assert len(lines) >= 2, names(lines)  # it followed training, not just its end
-    assert metrics["global_step"] == 4 * STEPS_PER_EPOCH == lines[-1]["step"]
-    with open(os.path.join(checkpoint_dir, toy.TRAINER_METRICS)) as f:
-        trainer_metrics = json.load(f)
-    assert {k: metrics[k] for k in trainer_metrics} == pytest.approx(trainer_metrics,
-                                                                     rel=1e-5)

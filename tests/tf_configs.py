@@ -8,7 +8,8 @@ import json
 
 __all__ = ["CLUSTER", "H", "RAY_WORKERS", "SAGEMAKER_MWMS", "SAGEMAKER_PS", "TFJOB",
            "TFJOB_DYNAMIC_PS", "TFJOB_MASTER_EVALUATOR", "TFJOB_NO_WORKERS",
-           "TFJOB_TWO_EVALUATORS", "tf_config", "tfjob_address", "tfjob_dynamic_view"]
+           "TFJOB_TWO_EVALUATORS", "ps_cluster", "tf_config", "tfjob_address",
+           "tfjob_dynamic_view"]
 
 CLUSTER = {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"], "ps": ["h3:2222"]}
 
@@ -65,3 +66,9 @@ SAGEMAKER_PS = {"master": ["algo-1:2222"], "ps": ["algo-1:2223", "algo-2:2223"],
 # Workers only: SageMaker's MultiWorkerMirroredStrategy mode, Ray Train's TensorflowTrainer.
 SAGEMAKER_MWMS = {"worker": ["algo-1:2222", "algo-2:2222"]}
 RAY_WORKERS = {"worker": ["10.0.0.7:41234", "10.0.0.8:39411"]}
+
+
+def ps_cluster(ports):
+    """A chief, a worker and a ps on 127.0.0.1 at `ports` (three of them)."""
+    return {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
+            "ps": [f"127.0.0.1:{ports[2]}"]}

@@ -2,10 +2,12 @@
 differs). The evaluator (or a local run) writes `(metrics, exports)` to
 --result-file as JSON.
 
---crash-at-step N makes the chief die (exit 3, no clean-up) at the end of the
-epoch that reaches step N, before that epoch's checkpoint is saved, the first
-time only (a marker file in --model-dir remembers it), so that a launcher that
-restarts it shows the restart resuming at the save before.
+--crash-at-step N makes the chief die (SIGKILL, as an out-of-memory kill would: no
+clean-up, and retryable under the exit-code contract, where a plain exit 3 is
+permanent) at the end of the epoch that reaches step N, before that epoch's
+checkpoint is saved, the first time only (a marker file in --model-dir remembers
+it), so that a launcher that restarts it shows the restart resuming at the save
+before.
 
 Usage: job.py --model-dir DIR --max-steps N [--save-steps S] [--model dense|custom]
               [--input per-replica|global] [--result-file F] [--crash-at-step N]
@@ -14,6 +16,7 @@ Usage: job.py --model-dir DIR --max-steps N [--save-steps S] [--model dense|cust
 import argparse
 import json
 import os
+import signal
 import sys
 
 import tensorflow as tf
@@ -42,7 +45,7 @@ class CrashOnce(tf.keras.callbacks.Callback):
                 and not os.path.exists(self.marker)):
             open(self.marker, "w").close()
             print(f"job.py: crashing at step {self.step} as asked", flush=True)
-            os._exit(3)
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main():

@@ -94,3 +94,9 @@ def restore(build, checkpoint_path):
 def evaluate(model):
     return {k: float(v) for k, v in
             model.evaluate(eval_dataset(), verbose=0, return_dict=True).items()}
+
+
+def evaluate_checkpoint(model_name, checkpoint_path):
+    """The metrics of a KerasTrainer checkpoint of BUILDERS[model_name], read into a fresh
+    model: what the job's own evaluation of that checkpoint must match."""
+    return evaluate(restore(BUILDERS[model_name], checkpoint_path))

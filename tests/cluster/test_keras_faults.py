@@ -1,6 +1,7 @@
-"""Faults and preemption of KerasTrainer jobs under the launcher, with real processes:
+"""Faults and preemption of KerasTrainer clusters under the launcher, with real processes:
 trainexec/keras_preemption.py, trainexec/launch/restart_groups.py and the launcher's
 policy (trainexec/launch/policy.py, table-tested in tests/test_launch_policy.py).
+A local run's preemption (one process) is tests/test_keras_preemption.py.
 
 One row per fault; each asserts what a user sees (the job completes to max_steps, one
 restart per fault), that nothing was lost (the resumed step is the step saved), and that
@@ -11,9 +12,7 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -23,25 +22,19 @@ from trainexec.completion import read_training_complete
 from trainexec.launch import LocalCluster
 from trainexec.exit_codes import PREEMPTED_EXIT_CODE
 
-PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
+PROGRAMS = os.path.join(ROOT, "tests", "keras_programs")
 sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
 JOB = os.path.join(PROGRAMS, "job.py")
-pytestmark = pytest.mark.keras
-distributed = [
+pytestmark = [
     pytest.mark.cluster,
+    pytest.mark.keras,
     pytest.mark.skipif(keras_toy.KERAS_3, reason=(
         "tf.keras is Keras 3, which cannot train with MultiWorkerMirroredStrategy or "
         "ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 (tf_keras) or on "
         "TensorFlow 2.15")),
 ]
-
-
-def _distributed(test):
-    for mark in distributed:
-        test = mark(test)
-    return test
 
 
 class Job:
@@ -122,7 +115,6 @@ def _restarts(result):
     return {t.name: t.restarts for t in result.tasks}
 
 
-@_distributed
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path):
     """kill -9 of the worker: the chief, blocked in the step's collective, is
     stopped with it and both start again together, one restart; the evaluator
@@ -142,7 +134,6 @@ def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path)
     print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the kill")
 
 
-@_distributed
 def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     """kill -9 of a PSS worker: the coordinator goes on with the other worker; the
     launcher restarts the dead one alone, which then serves until the chief is done."""
@@ -163,7 +154,6 @@ def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     print("re-aligned:", [m.group(0) for m in job.said("chief:0", r"Step \d+ at the end")])
 
 
-@_distributed
 def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path):
     """kill -9 of the ps: its variables are gone, so the launcher restarts it together
     with the chief (one restart), and the chief restores them from its last checkpoint;
@@ -186,7 +176,6 @@ def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path)
     print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the kill")
 
 
-@_distributed
 def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_there(
         tmp_path, caplog):
     """SIGTERM reaches one worker only: every task saves after the same step (the
@@ -211,40 +200,6 @@ def test_a_sigtermed_multi_worker_mirrored_worker_saves_and_the_job_resumes_ther
                  if f"failed with exit code {PREEMPTED_EXIT_CODE}: restarting it together" in m]
     assert len(restarted) == 1, caplog.messages
     print(f"resumed {job.resumed_after_secs('chief:0'):.1f}s after the SIGTERM")
-
-
-def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):
-    """One process, no TF_CONFIG: SIGTERM stops `fit` after the step in progress,
-    the run saves that step and exits 143; run again, it resumes there."""
-    model_dir = str(tmp_path / "model")
-    command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "1100",
-               "--save-steps", "1000"]
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    env.pop("TF_CONFIG", None)
-    lines = []
-    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
-    reader.start()
-    try:
-        wait_until(lambda: any("Training from step 0" in line for line in lines),
-                   timeout=60, what="training to start")
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == PREEMPTED_EXIT_CODE, "".join(lines[-30:])
-    finally:
-        proc.kill()
-        proc.wait()
-    reader.join(5)
-    saved = [m for m in (re.search(r"Preempted \(SIGTERM\): saved (\S+) at step (\d+)", line)
-                         for line in lines) if m]
-    assert len(saved) == 1, "".join(lines[-30:])
-    step = int(saved[0].group(2))
-    assert 0 < step < 1000 and saved[0].group(1) == os.path.join(model_dir, f"ckpt-{step}")
-    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert f"Restored {model_dir}/ckpt-{step}: training resumes at step {step}" in again.stderr
-    assert read_training_complete(model_dir).global_step == 1100
 
 
 def _trainexec_line(line, task):

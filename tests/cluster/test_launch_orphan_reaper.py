@@ -11,8 +11,9 @@ import pytest
 
 from trainexec.launch.orphan_reaper import OrphanReaper
 
+pytestmark = pytest.mark.cluster
 
-@pytest.mark.cluster
+
 def test_the_watcher_kills_the_groups_not_forgotten_when_the_launcher_ends(caplog):
     sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
     procs = [subprocess.Popen(sleep, start_new_session=True) for _ in range(3)]

@@ -17,8 +17,9 @@ import pytest
 from launch_clusters import make_cluster, wait_ready  # noqa: F401
 from processes import assert_no_survivors, role, started_pids
 
+pytestmark = pytest.mark.cluster
 
-@pytest.mark.cluster
+
 def test_success_stops_the_ps_which_shows_as_stopped(make_cluster):
     with make_cluster(role("ps=serve", "chief=await-ps"), workers=1, ps=1) as cluster:
         wait_ready(cluster)
@@ -33,7 +34,6 @@ def test_success_stops_the_ps_which_shows_as_stopped(make_cluster):
     assert row.split()[2] == "stopped"
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_job_waits_for_the_evaluator_and_tolerates_workers_ending_early(make_cluster):
     rules = role("chief=ok", "worker=ok", "evaluator=sleep:1", "ps=serve")
     with make_cluster(rules, workers=2, ps=1, evaluator=True) as cluster:
@@ -46,7 +46,6 @@ def test_job_waits_for_the_evaluator_and_tolerates_workers_ending_early(make_clu
     assert all(cluster.task(f"worker:{i}").returncode == 0 for i in range(2))
     assert "chief:0 and evaluator:0" in result.reason
 
-@pytest.mark.cluster
 def test_wait_for_workers_lets_them_finish_instead_of_stopping_them(make_cluster):
     rules = role("chief=ok", "worker:1=sleep:2", "ps=serve")
     with make_cluster(rules, workers=2, ps=1, wait_for=["chief", "worker"]) as cluster:
@@ -66,7 +65,6 @@ def test_wait_for_workers_lets_them_finish_instead_of_stopping_them(make_cluster
     assert result.ok, result.reason
     assert cluster.task("worker:1").stopped
 
-@pytest.mark.cluster
 def test_a_failing_task_fails_the_job_and_nothing_survives(make_cluster):
     rules = role("chief=serve", "ps=spawn", "worker:1=exit:3")
     with make_cluster(rules, workers=2, ps=1, evaluator=True) as cluster:
@@ -83,7 +81,6 @@ def test_a_failing_task_fails_the_job_and_nothing_survives(make_cluster):
     assert any(line.startswith("grandchild pid") for line in cluster.task("ps").output_lines())
     assert_no_survivors(pids)
 
-@pytest.mark.cluster
 def test_a_task_killed_by_a_signal_fails_the_job(make_cluster):
     with make_cluster(role("chief=serve", "worker=signal:9"), workers=1) as cluster:
         result = cluster.wait(timeout=30)
@@ -92,7 +89,6 @@ def test_a_task_killed_by_a_signal_fails_the_job(make_cluster):
     assert "SIGKILL" in [r.split()[2] for r in result.summary().splitlines()[1:-1]]
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_timeout_stops_everything_and_names_what_was_running(make_cluster):
     rules = role("chief=hang", "ps=serve")
     with make_cluster(rules, workers=1, ps=1, grace_secs=0.5) as cluster:
@@ -109,7 +105,6 @@ def test_timeout_stops_everything_and_names_what_was_running(make_cluster):
     assert took < 1.0 + 0.5 + 5
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_a_crashed_task_is_restarted_with_the_same_tf_config(make_cluster, tmp_path):
     # 170: the exit-code contract's "peer lost", retryable
     rules = role("worker=crash-once:170", "ps=serve")  # worker:0 leads: no chief
@@ -129,7 +124,6 @@ def test_a_crashed_task_is_restarted_with_the_same_tf_config(make_cluster, tmp_p
     row = [r for r in result.summary().splitlines() if r.startswith("worker:0")][0]
     assert row.split()[2:4] == ["0", "1"]
 
-@pytest.mark.cluster
 def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_path):
     """A hand-written job's `restart_groups` (`--restart-group chief,worker`): the
     worker crashes, the chief still running is stopped and both start again."""
@@ -145,7 +139,6 @@ def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_pat
         assert chief.output_lines().count("ready") == 2
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_the_job_fails_when_restarts_run_out(make_cluster):
     with make_cluster(role("chief=serve", "worker=exit:170"), max_restarts=2) as cluster:
         result = cluster.wait(timeout=30)
@@ -156,7 +149,6 @@ def test_the_job_fails_when_restarts_run_out(make_cluster):
     assert "a peer task was lost, frozen or cut off (retryable)" in result.reason
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_a_permanent_exit_is_not_restarted_unless_the_policy_says_so(make_cluster,
                                                                      tmp_path):
     # Exit 3 (1-127) is permanent under the default ExitCode policy, as under TFJob's:
@@ -177,7 +169,6 @@ def test_a_permanent_exit_is_not_restarted_unless_the_policy_says_so(make_cluste
     assert cluster.task("worker").restarts == 1
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_interrupt_stops_the_job_like_a_signal(make_cluster):
     with make_cluster(role("chief=serve"), workers=0) as cluster:
         wait_ready(cluster, "chief")

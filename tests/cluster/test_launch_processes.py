@@ -16,8 +16,9 @@ from launch_clusters import make_cluster, wait_ready  # noqa: F401
 from processes import (GroupSignals, alive, assert_no_survivors, role, started_pids,
                        wait_until)
 
+pytestmark = pytest.mark.cluster
 
-@pytest.mark.cluster
+
 def test_tasks_outlive_the_short_lived_thread_that_started_them(make_cluster):
     # The parent-death signal fires when the *thread* that forked a task ends.
     cluster = make_cluster(role("chief=serve", "worker=serve"))
@@ -37,7 +38,6 @@ def test_tasks_outlive_the_short_lived_thread_that_started_them(make_cluster):
     assert [t.output_lines().count("got SIGTERM") for t in cluster.tasks] == [1, 2]
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_without_the_parent_death_signal_it_warns_and_still_runs(make_cluster, monkeypatch,
                                                                    caplog):
     monkeypatch.setattr(processes, "load_prctl", lambda: None)  # as on macOS
@@ -49,7 +49,6 @@ def test_without_the_parent_death_signal_it_warns_and_still_runs(make_cluster, m
                for w in warnings), warnings
     assert_no_survivors(started_pids(cluster))
 
-@pytest.mark.cluster
 def test_without_waitid_an_ended_tasks_group_is_left_alone(make_cluster, monkeypatch):
     # As on macOS before Python 3.13: an exit is only seen by reaping the task, so
     # its group id may be reused at once and must never be signalled after that.

@@ -38,6 +38,8 @@ from trainexec.launch import LocalCluster
 from processes import (GroupSignals, Launcher, alive, count_ready, printed_pids, role,
                        started_pids, survivors, wait_until)
 
+pytestmark = pytest.mark.cluster
+
 
 @dataclasses.dataclass
 class Seen:
@@ -184,7 +186,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.cluster
 @pytest.mark.parametrize("fault, expected, max_secs", FAULTS)
 def test_fault(fault, expected, max_secs, tmp_path, monkeypatch):
     seen = fault(tmp_path, monkeypatch)

@@ -1,0 +1,129 @@
+"""trainexec/keras_trainer.py (with keras_training.py and keras_serving.py): KerasTrainer
+jobs as real clusters of processes under LocalCluster (tests/keras_programs/job.py as
+every task): MultiWorkerMirroredStrategy and ParameterServerStrategy train to max_steps,
+evaluate and export the final checkpoint, and a restarted chief resumes at its last save.
+Local runs, in this process, are tests/test_keras_trainer.py.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+import tensorflow as tf
+
+from processes import ROOT, alive
+from trainexec.completion import read_training_complete
+from trainexec.launch import LocalCluster
+
+PROGRAMS = os.path.join(ROOT, "tests", "keras_programs")
+sys.path.insert(0, PROGRAMS)
+import keras_toy  # noqa: E402
+
+JOB = os.path.join(PROGRAMS, "job.py")
+needs_keras_2 = pytest.mark.skipif(
+    keras_toy.KERAS_3, reason="tf.keras is Keras 3, which cannot train with "
+    "MultiWorkerMirroredStrategy or ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 "
+    "(tf_keras) or on TensorFlow 2.15")
+pytestmark = [pytest.mark.cluster, pytest.mark.keras, needs_keras_2]
+
+
+def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0, wait_for="all"):
+    """Runs job.py as a cluster; `wait_for="all"` waits for every task, None leaves
+    the launcher's default (the chief, the evaluator, and the tasks that announce
+    they end by themselves)."""
+    model_dir = str(tmp_path / "model")
+    os.makedirs(model_dir)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    command = [sys.executable, JOB, "--model-dir", model_dir, *args]
+    if wait_for == "all":
+        wait_for = (["chief", "worker"] + (["ps"] if ps else [])
+                    + (["evaluator"] if evaluator else []))
+    lines = []
+    env = {"TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    with LocalCluster(command, workers=workers, ps=ps, evaluator=evaluator, grace_secs=3,
+                      output=lines.append, wait_for=wait_for, max_restarts=max_restarts,
+                      env=env) as cluster:
+        result = cluster.wait(timeout=120)
+        pids = [pid for task in cluster.tasks for pid in task.pids]
+    assert result.ok, result.reason + "\n" + "\n".join(lines[-60:])
+    for outcome in result.tasks:  # every task ended by itself, with 0
+        assert outcome.exit == "0" and not outcome.stopped, result.summary()
+    assert [p for p in pids if alive(p)] == []
+    # Non-chief MWMS workers took part in saving, in directories they then deleted.
+    saved_apart = [line.split(" writing to ")[1].split(" ")[0] for line in lines
+                   if "takes part in every save, writing to" in line]
+    assert all(path.startswith(str(tmp)) and not os.path.exists(path)
+               for path in saved_apart), saved_apart
+    return model_dir, lines, saved_apart
+
+
+def _check_final(model_dir, result_file, max_steps, model_name):
+    final = os.path.join(model_dir, f"ckpt-{max_steps}")
+    done = read_training_complete(model_dir)
+    assert (done.global_step, done.checkpoint) == (max_steps, final)
+    evaluated = json.loads(result_file.read_text())
+    metrics = evaluated["metrics"]
+    assert metrics["global_step"] == max_steps
+    fresh = keras_toy.evaluate_checkpoint(model_name, final)
+    assert {k: metrics[k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+    # Not just any checkpoint: an earlier one scores differently.
+    assert keras_toy.evaluate_checkpoint(
+        model_name, os.path.join(model_dir, "ckpt-160"))["loss"] != \
+        pytest.approx(fresh["loss"], rel=1e-3)
+    assert evaluated["exports"] == [os.path.join(model_dir, "export", "final", str(max_steps))]
+    if model_name == "custom":
+        restored = keras_toy.restore(keras_toy.build_custom, final)
+        assert float(restored.custom_steps.numpy()) == max_steps
+
+
+def _said(lines, task, text):
+    return any(line.startswith(f"[{task}] INFO trainexec.") and text in line
+               for line in lines)
+
+
+def test_multi_worker_mirrored_cluster(tmp_path):
+    result_file = tmp_path / "result.json"
+    model_dir, lines, saved_apart = _run_cluster(
+        tmp_path, workers=2, ps=0, evaluator=True,
+        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
+    _check_final(model_dir, result_file, 200, "custom")
+    for task in ("chief:0", "worker:0", "worker:1"):
+        assert _said(lines, task, f"Role: {task} trains (MultiWorkerMirroredStrategy)")
+        assert os.path.exists(os.path.join(model_dir, "trainexec", "finished",
+                                           task.replace(":", "-") + ".json"))
+    assert _said(lines, "chief:0", "Saved checkpoint")
+    assert not _said(lines, "worker:0", "Saved checkpoint")  # only the chief's count
+    assert len(saved_apart) == 2  # worker:0 and worker:1
+
+
+def test_parameter_server_cluster(tmp_path):
+    """With the launcher's default success rule: the workers and ps announced that
+    they end by themselves, so it waits for them instead of stopping them."""
+    result_file = tmp_path / "result.json"
+    model_dir, lines, _ = _run_cluster(
+        tmp_path, workers=2, ps=1, evaluator=True, wait_for=None,
+        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
+    _check_final(model_dir, result_file, 200, "custom")
+    assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")
+    for task in ("worker:0", "worker:1", "ps:0"):
+        assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
+
+
+def test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step(tmp_path):
+    """The chief dies at step 60 before saving it; the launcher restarts it. The
+    workers and ps keep serving (they stop only once the chief has finished)."""
+    model_dir, lines, _ = _run_cluster(
+        tmp_path, workers=1, ps=1, evaluator=False, max_restarts=1,
+        args=["--max-steps", "100", "--model", "custom", "--input", "global",
+              "--crash-at-step", "60"])
+    assert "[chief:0] job.py: crashing at step 60 as asked" in lines
+    assert _said(lines, "chief:0", f"Restored {model_dir}/ckpt-40: training resumes at step 40")
+    done = read_training_complete(model_dir)
+    assert (done.global_step, os.path.basename(done.checkpoint)) == (100, "ckpt-100")
+    restored = keras_toy.restore(keras_toy.build_custom, done.checkpoint)
+    assert float(restored.custom_steps.numpy()) == 100
+    assert tf.train.get_checkpoint_state(model_dir).all_model_checkpoint_paths[-3:] == [
+        os.path.join(model_dir, f"ckpt-{s}") for s in (60, 80, 100)]
