@@ -10,7 +10,8 @@ import types
 from fakes import point_state_file_at, write_checkpoint
 from trainexec.completion import record_training_complete
 
-__all__ = ["STEPS_PER_EPOCH", "finished_run", "input_fn", "keras_trainer", "loss_at"]
+__all__ = ["STEPS_PER_EPOCH", "finished_keras_run", "finished_run", "input_fn",
+           "keras_trainer", "loss_at"]
 
 STEPS_PER_EPOCH = 8
 
@@ -39,6 +40,14 @@ def keras_trainer(directory):
             directory, f"ckpt-{state.number}.weights.h5"), state.number * STEPS_PER_EPOCH,
             None)
     return save, finished
+
+
+def finished_keras_run(directory, *qualities):
+    """A finished Keras run in `directory`: one checkpoint per quality, then the record."""
+    save, finished = keras_trainer(directory)
+    for quality in qualities:
+        save(quality)
+    finished()
 
 
 def loss_at(quality, data_seed=0):

@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from fakes import FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator, write_checkpoint
-from finished_runs import finished_run, input_fn, keras_trainer, loss_at
+from finished_runs import finished_keras_run, finished_run, input_fn, loss_at
 from processes import wait_until
 from tf_configs import ps_cluster
 from trainexec.cluster import ClusterConfig
@@ -35,7 +35,7 @@ from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, La
 from trainexec.specs import EvalSpec, TrainSpec
 
 
-# -- evaluators of Keras checkpoints of known quality (finished_runs.keras_trainer) ------
+# -- evaluators of Keras checkpoints of known quality (finished_runs.finished_keras_run) ------
 
 def sidecar(directory, data_seed=0, **kwargs):
     from sidecar_programs import toy
@@ -69,10 +69,7 @@ def final_calls(recorder):
 
 @pytest.mark.keras
 def test_sidecar_killed_after_the_final_export_does_not_export_again(tmp_path):
-    save, finished = keras_trainer(tmp_path)
-    save(0.5)
-    save(0.9)
-    finished()
+    finished_keras_run(tmp_path, 0.5, 0.9)
     recorder = RecordingExporter("recorder")
     with pytest.raises(KeyboardInterrupt):
         sidecar(tmp_path, exporters=[FinalExporter(), recorder],
@@ -173,9 +170,7 @@ def test_final_export_interrupted_between_two_exporters_is_finished_not_repeated
 @pytest.mark.keras
 def test_evaluators_of_two_data_sets_keep_their_own_best_exports(tmp_path):
     checkpoints = tmp_path / "ckpts"
-    save, finished = keras_trainer(checkpoints)
-    save(0.9)
-    finished()
+    finished_keras_run(checkpoints, 0.9)
     exporters = lambda: [BestExporter(metric="loss"), FinalExporter()]  # noqa: E731
     results = {}
     for name, seed in (("easy", 0), ("hard", 7)):  # the second data set scores worse
@@ -201,9 +196,7 @@ def test_evaluators_of_other_state_dirs_run_side_by_side(tmp_path):
     from trainexec.evaluation.lease import EvaluatorAlreadyRunning, EvaluatorLease
 
     checkpoints = tmp_path / "ckpts"
-    save, finished = keras_trainer(checkpoints)
-    save(0.5)
-    finished()
+    finished_keras_run(checkpoints, 0.5)
     with EvaluatorLease(str(checkpoints), "an evaluator started by hand"):
         # another state_dir: fine
         assert sidecar(checkpoints, state_dir=tmp_path / "other").start() is not None
@@ -233,9 +226,7 @@ def test_exporter_named_to_escape_its_directory_is_refused_everywhere(tmp_path, 
     from trainexec.keras.sidecar import SidecarEvaluator
     from sidecar_programs import toy
 
-    save, finished = keras_trainer(tmp_path)
-    save(0.5)
-    finished()
+    finished_keras_run(tmp_path, 0.5)
     before = sorted(os.listdir(tmp_path))
     messages = []
     for make in (lambda: LatestExporter(name=name),

@@ -68,19 +68,20 @@ PLANS = [
                  (DEFAULT, EVALUATE, False, False), id="lone-chief-evaluator-keras-3"),
     pytest.param(None, "evaluator:0", False, 0, (DEFAULT, EVALUATE, False, False),
                  id="evaluator-without-cluster"),
-    # SageMaker's parameter-server mode: the master coordinates, as a chief would.
-    pytest.param(SAGEMAKER_PS, "master:0", False, 0, (PARAMETER_SERVER, COORDINATE, True, False),
-                 id="sagemaker-ps-master"),
-    pytest.param(SAGEMAKER_PS, "worker:0", False, 0, (PARAMETER_SERVER, SERVE, False, False),
-                 id="sagemaker-ps-worker"),
-    pytest.param(SAGEMAKER_PS, "ps:1", False, 0, (PARAMETER_SERVER, SERVE, False, False),
-                 id="sagemaker-ps-ps"),
-    # A master without ps trains with MultiWorkerMirroredStrategy, as the chief (the same
-    # rename: every task's resolver calls the master "chief").
-    pytest.param(MASTER_MWMS, "master:0", False, 0,
-                 (MULTI_WORKER_MIRRORED, TRAIN, True, False), id="master-mwms-master"),
-    pytest.param(MASTER_MWMS, "worker:0", False, 0,
-                 (MULTI_WORKER_MIRRORED, TRAIN, False, False), id="master-mwms-worker-0"),
+] + [
+    # A master, as SageMaker and TF 1.x write it, plans as the chief would: with ps it
+    # coordinates ParameterServerStrategy; without, MultiWorkerMirroredStrategy (the
+    # same rename: every task's resolver calls the master "chief"). (cluster, task,
+    # kind, action, is_chief), on Keras 2 without GPUs, a cluster task.
+    pytest.param(cluster, task, False, 0, (kind, action, chief, False), id=name)
+    for name, cluster, task, kind, action, chief in (
+        ("sagemaker-ps-master", SAGEMAKER_PS, "master:0", PARAMETER_SERVER, COORDINATE, True),
+        ("sagemaker-ps-worker", SAGEMAKER_PS, "worker:0", PARAMETER_SERVER, SERVE, False),
+        ("sagemaker-ps-ps", SAGEMAKER_PS, "ps:1", PARAMETER_SERVER, SERVE, False),
+        ("master-mwms-master", MASTER_MWMS, "master:0", MULTI_WORKER_MIRRORED, TRAIN, True),
+        ("master-mwms-worker-0", MASTER_MWMS, "worker:0", MULTI_WORKER_MIRRORED, TRAIN,
+         False),
+    )
 ]
 
 

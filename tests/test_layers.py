@@ -138,10 +138,9 @@ LAYERS: tuple[Layer, ...] = (
 # ---------------------------------------------------------------------------------------------
 # The checker (pure: a source tree and a table in, messages out).
 # ---------------------------------------------------------------------------------------------
-MODULE_LEVEL = "module level"
-IN_FUNCTION = "in a function"
-BY_NAME = "by name"
-LAZY = "lazy re-export"
+# How an import was written: where the `import` stands, or how the module is named.
+MODULE_LEVEL, IN_FUNCTION, BY_NAME, LAZY = (
+    "module level", "in a function", "by name", "lazy re-export")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -560,36 +559,28 @@ def test_checker_sees_every_kind_of_import(tmp_path):
     assert not any(i[0] == "pkg.base" for i in seen), "an import under TYPE_CHECKING was counted"
 
 
-def test_checker_names_a_cycle_in_order(tmp_path):
-    problems = _check(tmp_path, {"pkg/base.py": """
+@pytest.mark.parametrize("files, cycle", [
+    ({"pkg/base.py": """
         import os
 
         def late():
             from pkg.util import x
-        """})
-    assert problems == [
-        "import cycle pkg.base -> pkg.util -> pkg.base: "
-        "pkg/base.py:4 pkg.base imports pkg.util (in a function); "
-        "pkg/util.py:1 pkg.util imports pkg.base"]
-
-
-def test_checker_names_a_longer_cycle_in_order(tmp_path):
-    problems = _check(tmp_path, {
-        "pkg/mid/thing.py": "from pkg.mid import other\n",
-        "pkg/mid/other.py": "# line 1\n\nfrom . import third\n",
-        "pkg/mid/third.py": "import pkg.mid.thing\n",
-    })
-    assert problems == [
-        "import cycle pkg.mid.other -> pkg.mid.third -> pkg.mid.thing -> pkg.mid.other: "
-        "pkg/mid/other.py:3 pkg.mid.other imports pkg.mid.third; "
-        "pkg/mid/third.py:1 pkg.mid.third imports pkg.mid.thing; "
-        "pkg/mid/thing.py:1 pkg.mid.thing imports pkg.mid.other"]
-
-
-def test_checker_catches_a_module_importing_itself(tmp_path):
-    problems = _check(tmp_path, {"pkg/left.py": "from pkg import left\n"})
-    assert problems == [
-        "import cycle pkg.left -> pkg.left: pkg/left.py:1 pkg.left imports pkg.left"]
+        """},
+     "import cycle pkg.base -> pkg.util -> pkg.base: "
+     "pkg/base.py:4 pkg.base imports pkg.util (in a function); "
+     "pkg/util.py:1 pkg.util imports pkg.base"),
+    ({"pkg/mid/thing.py": "from pkg.mid import other\n",
+      "pkg/mid/other.py": "# line 1\n\nfrom . import third\n",
+      "pkg/mid/third.py": "import pkg.mid.thing\n"},
+     "import cycle pkg.mid.other -> pkg.mid.third -> pkg.mid.thing -> pkg.mid.other: "
+     "pkg/mid/other.py:3 pkg.mid.other imports pkg.mid.third; "
+     "pkg/mid/third.py:1 pkg.mid.third imports pkg.mid.thing; "
+     "pkg/mid/thing.py:1 pkg.mid.thing imports pkg.mid.other"),
+    ({"pkg/left.py": "from pkg import left\n"},
+     "import cycle pkg.left -> pkg.left: pkg/left.py:1 pkg.left imports pkg.left"),
+], ids=["two-modules-in-a-function", "three-modules-in-order", "a-module-importing-itself"])
+def test_checker_names_a_cycle_in_order(tmp_path, files, cycle):
+    assert _check(tmp_path, files) == [cycle]
 
 
 def test_checker_names_both_layers_and_the_line_of_an_upward_import(tmp_path):

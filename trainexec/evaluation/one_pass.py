@@ -100,8 +100,10 @@ class Evaluator:
 
     def __init__(self, target: EvaluationTarget, exporters: Sequence[Any] = (),
                  max_training_steps: int | None = None, clock: Clock | None = None,
-                 warn_interval_secs: float = 600.0) -> None:
+                 warn_interval_secs: float = 600.0, export_dir: str | None = None) -> None:
         self._target = target
+        # Exporter `name` writes under <export_dir>/<name> (default <model_dir>/export).
+        self._export_dir = export_dir
         self._exporters = tuple(exporters)
         self._max_training_steps = max_training_steps
         self._warnings = RateLimitedLog(clock, warn_interval_secs)
@@ -149,7 +151,7 @@ class Evaluator:
 
     def _export_with(self, exporters: Sequence[Any], result: EvalResult,
                      is_the_final_export: bool) -> list:
-        base = os.path.join(str(self._target.model_dir), "export")
+        base = self._export_dir or os.path.join(str(self._target.model_dir), "export")
         return [exporter.export(
             estimator=self._target.export_subject,
             export_path=os.path.join(base, exporter.name),

@@ -25,6 +25,7 @@ import time
 import tensorflow as tf
 
 from trainexec.errors import ConfigError
+from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
 from trainexec.estimator.availability import tf_estimator
@@ -100,19 +101,14 @@ def build_specs(max_steps: int | None, start_delay_secs: float = 0,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", required=True)
-    parser.add_argument("--max-steps", type=int, default=300)
-    parser.add_argument("--save-checkpoints-steps", type=int, default=50)
+    parser = job_parser(__doc__, throttle_secs=5)
     parser.add_argument("--start-delay-secs", type=float, default=0)
-    parser.add_argument("--throttle-secs", type=float, default=5)
     parser.add_argument("--worker-delay-secs", type=float, default=None,
                         help="trainexec only: seconds per worker index (default 5)")
     parser.add_argument("--late-chief-secs", type=float, default=0,
                         help="the chief sleeps this long first, like a chief pod "
                         "scheduled after its workers (for tests and benchmarks)")
     parser.add_argument("--api", choices=("trainexec", "tf"), default="trainexec")
-    parser.add_argument("--result-file", help="write final metrics as JSON here")
     args = parser.parse_args(argv)
     try:
         return _run(args)

@@ -18,7 +18,6 @@ trains it locally.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -26,6 +25,7 @@ import tensorflow as tf
 
 import trainexec
 from trainexec.errors import ConfigError
+from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
 from trainexec.keras.exporters import FinalExporter
@@ -63,13 +63,7 @@ def eval_input_fn() -> tf.data.Dataset:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", required=True)
-    parser.add_argument("--max-steps", type=int, default=300)
-    parser.add_argument("--save-checkpoints-steps", type=int, default=50)
-    parser.add_argument("--throttle-secs", type=float, default=0)
-    parser.add_argument("--result-file", help="the evaluator writes its final metrics "
-                        "and exports here as JSON")
+    parser = job_parser(__doc__, throttle_secs=0)
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:

@@ -221,7 +221,7 @@ class SidecarEvaluator:
             else self.checkpoint_dir, "export")
         self._exporter_names = [e.name for e in exporters or ()]
         self._exporters = tuple(
-            FinalOnce(_ExportUnder(e, self.export_dir), self._store.final_exports)
+            FinalOnce(e, self._store.final_exports)
             for e in exporters or ())
         self.target = KerasTarget(
             model, data, self.checkpoint_dir, steps, callbacks or [], verbose,
@@ -243,7 +243,8 @@ class SidecarEvaluator:
 
     def _start(self, lease: EvaluatorLease) -> dict[str, Any] | None:
         state = self._store.load(self._exporter_names)
-        evaluator = Evaluator(self.target, self._exporters, clock=self._clock)
+        evaluator = Evaluator(self.target, self._exporters, clock=self._clock,
+                              export_dir=self.export_dir)
         resumed = state.evaluated_result()
         if resumed is not None:
             # Evaluated before a restart: if the run turns out to be over at
@@ -317,20 +318,3 @@ def _own_dir(state_dir: str, checkpoint_dir: str) -> bool:
     def normal(path: str) -> str:
         return path.rstrip("/") if "://" in path else os.path.realpath(path)
     return normal(state_dir) != normal(checkpoint_dir)
-
-
-class _ExportUnder:
-    """An exporter whose exports go to `<base>/<name>`, wherever the engine says."""
-
-    def __init__(self, exporter: Any, base: str) -> None:
-        self.exporter = exporter
-        self.name = exporter.name
-        self._base = base
-
-    def export(self, estimator, export_path, checkpoint_path, eval_result,
-               is_the_final_export):
-        del export_path
-        return self.exporter.export(
-            estimator=estimator, export_path=os.path.join(self._base, self.name),
-            checkpoint_path=checkpoint_path, eval_result=eval_result,
-            is_the_final_export=is_the_final_export)
