@@ -129,7 +129,7 @@ def test_a_restart_group_restarts_together_for_one_restart(make_cluster, tmp_pat
     worker crashes, the chief still running is stopped and both start again."""
     with make_cluster(role("chief=sleep:3", "worker=crash-once:170"), max_restarts=1,
                       restart_groups=[["chief", "worker"]],
-                      env={"MARKER_DIR": str(tmp_path)}) as cluster:
+                      env={"MARKER_DIR": str(tmp_path), "CRASH_AFTER": "chief:0"}) as cluster:
         result = cluster.wait(timeout=30)
         chief, worker = cluster.task("chief"), cluster.task("worker")
         assert result.ok, result.reason

@@ -11,7 +11,8 @@ task name ("worker:1", which wins), and BEHAVIOUR is one of:
   serve         serve forever like a ps; exit 0 on SIGTERM
   spawn         start a grandchild that sleeps forever, then serve
   hang          ignore SIGTERM and sleep forever
-  crash-once:N  exit N unless $MARKER_DIR/<task>.marker exists (creates it first)
+  crash-once:N  exit N unless $MARKER_DIR/<task>.marker exists (creates it first);
+                with $CRASH_AFTER=<task>, only once that task is ready
   orphan:N      start a grandchild that sleeps forever, then exit N
   orphan-once:N start a grandchild that sleeps forever; on the first run write its
                 pid to $MARKER_DIR/<task>.marker and exit N; on the next run say
@@ -20,7 +21,8 @@ task name ("worker:1", which wins), and BEHAVIOUR is one of:
 
 Every task prints "TF_CONFIG <json>", "pid <pid>" and "env $ROLE_TAG
 $PYTHONUNBUFFERED", installs its SIGTERM handler, binds its address if it has
-one ("bound <address>"; exit 98 if the port is taken), then prints "ready".
+one ("bound <address>"; exit 98 if the port is taken), then prints "ready" (and,
+with $MARKER_DIR set, creates $MARKER_DIR/<task>.ready).
 """
 
 import json
@@ -88,6 +90,8 @@ def main(argv):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         print("grandchild pid", child.pid)
     print("ready")
+    if os.environ.get("MARKER_DIR"):
+        open(os.path.join(os.environ["MARKER_DIR"], name + ".ready"), "w").close()
     if kind == "ok":
         return 0
     if kind == "await-ps":
@@ -130,6 +134,11 @@ def main(argv):
     if kind == "crash-once":
         marker = os.path.join(os.environ["MARKER_DIR"], name + ".marker")
         if not os.path.exists(marker):
+            after = os.environ.get("CRASH_AFTER")  # a task that must be ready first
+            deadline = time.monotonic() + 20
+            while after and time.monotonic() < deadline and not os.path.exists(
+                    os.path.join(os.environ["MARKER_DIR"], after + ".ready")):
+                time.sleep(0.02)
             open(marker, "w").close()
             print("crashing on purpose")
             return int(arg)
