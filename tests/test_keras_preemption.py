@@ -26,8 +26,8 @@ def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):
     """One process, no TF_CONFIG: SIGTERM stops `fit` after the step in progress,
     the run saves that step and exits 143; run again, it resumes there."""
     model_dir = str(tmp_path / "model")
-    command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "1100",
-               "--save-steps", "1000"]
+    command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "3100",
+               "--save-steps", "3000"]  # a periodic save far past any SIGTERM
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env.pop("TF_CONFIG", None)
@@ -49,8 +49,8 @@ def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):
                          for line in lines) if m]
     assert len(saved) == 1, "".join(lines[-30:])
     step = int(saved[0].group(2))
-    assert 0 < step < 1000 and saved[0].group(1) == os.path.join(model_dir, f"ckpt-{step}")
+    assert 0 < step < 3000 and saved[0].group(1) == os.path.join(model_dir, f"ckpt-{step}")
     again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"Restored {model_dir}/ckpt-{step}: training resumes at step {step}" in again.stderr
-    assert read_training_complete(model_dir).global_step == 1100
+    assert read_training_complete(model_dir).global_step == 3100
