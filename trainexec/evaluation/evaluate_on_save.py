@@ -37,6 +37,7 @@ import logging
 from typing import Any, Callable
 
 from trainexec.clock import Clock
+from trainexec.evaluation.final_export import FinalExportSettler
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.evaluation.target import EvaluationTarget
@@ -142,10 +143,10 @@ class EvaluateOnSave:
             if self._listener.before_eval():
                 self._evaluate(step, checkpoint_path, is_final=True)
                 self._listener.after_eval(self.eval_result)
-        elif self.eval_result is not None and not self._evaluator.is_final_export_triggered:
+        elif self.eval_result is not None:
             # The last save was evaluated mid-training, before anyone knew it was
             # the last: exporters that declined it then get the final export.
-            self.export_results = self._evaluator.export_final(self.eval_result)
+            self.export_results = FinalExportSettler(self._evaluator).run_over()
 
     def _evaluate(self, step: int, checkpoint_path: str | None, is_final: bool) -> None:
         self._last_eval_at = self._clock.now()

@@ -27,7 +27,7 @@ import logging
 from typing import Sequence
 
 from trainexec.completion import (clear_training_complete, record_training_complete)
-from trainexec.checkpoints import checkpoint_step
+from trainexec.checkpoints import latest_checkpoint
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.finished_tasks import record_task_finished
 from trainexec.estimator.roles.context import TaskContext
@@ -106,7 +106,7 @@ def start_fresh_run(ctx: TaskContext) -> None:
 
 def record_completion(ctx: TaskContext) -> None:
     """Records that training returned, at the latest checkpoint."""
-    checkpoint = ctx.estimator.latest_checkpoint()
+    latest = latest_checkpoint(ctx.estimator.model_dir)
     record_training_complete(
-        ctx.estimator.model_dir, checkpoint,
-        checkpoint_step(checkpoint) if checkpoint else None, ctx.train_spec.max_steps)
+        ctx.estimator.model_dir, latest.path if latest else None,
+        latest.step if latest else None, ctx.train_spec.max_steps)
