@@ -91,10 +91,11 @@ def _role(key: str, replica: dict, notes: list[str]) -> tuple[Role, int]:
     if pod.get("initContainers"):
         notes.append(f"{where}.template.spec.initContainers do not run here")
     if container.get("volumeMounts"):
-        mounts = ", ".join(str(m.get("mountPath")) for m in container["volumeMounts"]
-                           if isinstance(m, dict))
-        notes.append(f"{path}.volumeMounts: nothing is mounted here ({mounts} are this "
-                     "machine's paths)")
+        mounts = [str(m.get("mountPath")) for m in container["volumeMounts"]
+                  if isinstance(m, dict)]
+        notes.append(f"{path}.volumeMounts: nothing is mounted here: "
+                     f"{', '.join(mounts)} {'is' if len(mounts) == 1 else 'are'} this "
+                     "machine's own")
     port = next((p["containerPort"] for p in container.get("ports") or ()
                  if p.get("name") == PORT_NAME), DEFAULT_PORT)
     role = Role(task_type_of(replica_type(key)),

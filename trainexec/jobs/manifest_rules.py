@@ -215,7 +215,8 @@ class _Checker:
                 self.add(f"{path}.{key}", _unknown_key(key, _REPLICA_KEYS, "a replica spec"))
         if "replicas" in replica and not (_is_int(replica["replicas"])
                                           and replica["replicas"] >= 0):
-            self.add(f"{path}.replicas", f"{replica['replicas']!r}: give a count >= 0")
+            self.add(f"{path}.replicas", f"{replica['replicas']!r} is not a count: give an "
+                     "integer >= 0, unquoted, e.g. replicas: 2")
         if "restartPolicy" in replica and replica["restartPolicy"] not in RESTART_POLICIES:
             self.add(f"{path}.restartPolicy", _one_of(replica["restartPolicy"],
                                                       RESTART_POLICIES, "a restart policy"))

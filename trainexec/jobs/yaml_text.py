@@ -105,6 +105,6 @@ def load_documents(text: str, source: str = "<text>") -> list[Any]:
         return [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(err, "problem", None) or str(err)
-        raise ConfigError(f"{source}:{where} is not valid YAML: {problem}") from None
+        raise ConfigError(f"{source} is not valid YAML{where}: {problem}") from None
