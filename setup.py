@@ -7,6 +7,9 @@ Two TensorFlow lines are supported and tested:
   (Keras 2, selected with ``TF_USE_LEGACY_KERAS=1``).
 * ``pip install "trainexec[estimator]"``: TensorFlow 2.15 with
   tensorflow-estimator 2.15 and Keras 2.15, the last line with Estimators.
+
+``pip install "trainexec[k8s]"`` adds PyYAML, for ``trainexec render`` and
+``trainexec launch --from FILE.yaml`` (Kubeflow TFJob manifests).
 """
 
 from setuptools import find_packages, setup
@@ -31,7 +34,12 @@ setup(
         # Keras 2 on current TensorFlow (TF_USE_LEGACY_KERAS=1); pip matches its
         # version to TensorFlow's.
         "tf-keras": ["tf-keras>=2.16"],
-        "test": ["pytest>=7", "psutil>=5.9"],
+        # `trainexec render` and `trainexec launch --from FILE.yaml` write and read
+        # Kubernetes manifests with PyYAML; nothing else needs it.
+        "k8s": ["pyyaml>=5.4"],
+        # jsonschema checks rendered TFJobs against ../shared/k8s/tfjob.schema.json;
+        # the tests render and read manifests too.
+        "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

@@ -111,11 +111,17 @@ LAYERS: tuple[Layer, ...] = (
     Layer(5, "executor", (
         "trainexec.executor",
     )),
-    # The local launcher runs processes; it needs TF_CONFIG and exit codes, never a trainer,
-    # the evaluation engine or the executor.
+    # Job specs: one description of a job's shape (roles, counts, command, env), its TFJob
+    # and Vertex AI forms, TFJob manifests read and checked. Plain data and pure rules: no
+    # cluster model, no trainer, no executor (PyYAML only inside jobs.yaml_text, on use).
+    Layer(5, "jobs", (
+        "trainexec.jobs.*",
+    ), may_import=("foundation",)),
+    # The local launcher runs processes; it needs TF_CONFIG, exit codes and the job's shape,
+    # never a trainer, the evaluation engine or the executor.
     Layer(6, "launch", (
         "trainexec.launch.*",
-    ), may_import=("foundation", "cluster model")),
+    ), may_import=("foundation", "cluster model", "jobs")),
     # The multi-host test bed and its TFJob-like kubelet: users' tests start jobs with
     # it; it runs programs, as the launcher does, and needs no trainer either.
     Layer(6, "testing", (
@@ -658,3 +664,40 @@ def test_checker_reports_a_broken_table():
         "pkg.x is in layer 'a' and in 'b'",
         "layer 'c' may import 'b', which is not below it",
         "layer 'c' may import 'nope': no such layer"]
+
+
+# ---------------------------------------------------------------------------------------------
+# PyYAML is the `k8s` extra's: `import trainexec`, the `trainexec` command and the job
+# renderers load it only when a manifest is written or read (trainexec.jobs.yaml_text).
+# ---------------------------------------------------------------------------------------------
+YAML_MODULE = f"{PACKAGE}.jobs.yaml_text"
+
+
+def test_only_yaml_text_imports_yaml_and_only_on_use(tree):
+    modules, _ = tree
+    problems = []
+    for module, path in modules.items():
+        finder = _ImportFinder(module, path.name == "__init__.py", modules)
+        finder.visit(ast.parse(path.read_text(encoding="utf-8")))
+        for name, line, kind in finder.found:
+            if name.split(".")[0] != "yaml":
+                continue
+            if module != YAML_MODULE:
+                problems.append(f"{path.relative_to(ROOT)}:{line}: {module} imports yaml: "
+                                f"only {YAML_MODULE} may")
+            elif kind == MODULE_LEVEL:
+                problems.append(f"{path.relative_to(ROOT)}:{line}: yaml imported at module "
+                                "level: import it in the function that needs it")
+    _fail_on(problems)
+
+
+def test_import_trainexec_and_its_command_do_not_load_yaml():
+    import subprocess
+    import sys
+    code = ("import sys, trainexec, trainexec.cli, trainexec.jobs.render, "
+            "trainexec.jobs.manifest, trainexec.launch.cluster\n"
+            "print(sorted(m for m in sys.modules if m == 'yaml' or m.startswith('yaml.')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]", f"yaml was loaded: {done.stdout}"

@@ -2,12 +2,16 @@
 
 Subcommands:
   tfconfig   show how this process's TF_CONFIG is understood (exit 2 if malformed)
-  launch     start a whole cluster on this machine (see `trainexec launch --help`)
+  launch     start a whole cluster on this machine (see `trainexec launch --help`),
+             or a Kubeflow TFJob manifest's (`--from FILE.yaml`)
+  render     print a job as a Kubeflow TFJob (with a NetworkPolicy) or a Vertex AI
+             CustomJob (see `trainexec render tfjob --help`)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import signal
@@ -18,8 +22,15 @@ from trainexec.cluster import ClusterConfig
 from trainexec.cluster_verdicts import explain, trainer_support
 from trainexec.errors import ConfigError
 from trainexec.installation import Installation
+from trainexec.jobs.manifest import read_manifest, require_commands
+from trainexec.jobs.naming import DEFAULT_PORT
+from trainexec.jobs.policies import local_success
+from trainexec.jobs.render import TFJOB, VERTEX, render_shape, tfjob_yaml, vertex_json
+from trainexec.jobs.shape import EXIT_CODE
 from trainexec.launch import LocalCluster
-from trainexec.launch.options import FLAGS, check_options
+from trainexec.launch.options import FLAGS, check_options, check_run_options
+from trainexec.launch.spec import TFJOB as TFJOB_TF_CONFIG
+from trainexec.launch.spec import TFJOB_SPARSE
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
 
 __all__ = ["main"]
@@ -49,7 +60,8 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
     """Adds `trainexec launch` to the `trainexec` subcommands."""
     parser = commands.add_parser(
         "launch", help="run a command as every task of a local cluster",
-        usage="trainexec launch [options] -- COMMAND [ARGS...]",
+        usage="trainexec launch [options] -- COMMAND [ARGS...]\n"
+        "       trainexec launch --from FILE.yaml [options] [-- COMMAND [ARGS...]]",
         description="Start COMMAND once per task (chief, workers, ps, evaluator) on this "
         "machine, each with its own TF_CONFIG and free port; stream their output "
         "prefixed with the task name. Succeeds when the chief (or worker:0 with "
@@ -58,18 +70,34 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
         "restarts left. Exit codes: 0 ok, 1 failed or timed out, 2 bad arguments, "
         "130 on Ctrl-C, 143 on SIGTERM; every task is stopped first (a second Ctrl-C "
         "skips the grace period).")
-    parser.add_argument("--workers", type=int, default=1, metavar="N",
+    # The role flags default to None: `--from FILE` refuses them (the manifest says the roles).
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="worker tasks besides the chief (default 1)")
-    parser.add_argument("--ps", type=int, default=0, metavar="N",
+    parser.add_argument("--ps", type=int, default=None, metavar="N",
                         help="parameter server tasks (default 0)")
-    parser.add_argument("--evaluator", action="store_true",
+    parser.add_argument("--evaluator", action="store_true", default=None,
                         help="add an evaluator task outside the training cluster")
-    parser.add_argument("--no-chief", dest="chief", action="store_false",
+    parser.add_argument("--no-chief", dest="chief", action="store_false", default=None,
                         help="no chief: worker:0 leads the job")
+    parser.add_argument("--from", dest="from_file", metavar="FILE.yaml", default=None,
+                        help="run a Kubeflow TFJob manifest here instead of the role flags: "
+                        "one process per replica with its tensorflow container's command, "
+                        "args and env (not its image), TF_CONFIG as the training operator "
+                        "writes it (127.0.0.1 ports for its service names), each replica's "
+                        "restartPolicy and the job's successPolicy and cleanPodPolicy. "
+                        "COMMAND after -- replaces every replica's command and args (needed "
+                        "where a replica has none: its image's entrypoint would run). "
+                        "runPolicy.backoffLimit and activeDeadlineSeconds stand for "
+                        "--max-restarts and --timeout unless given. A manifest the operator "
+                        "would not accept, or that names a field wrongly, exits 2 naming it")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="start nothing: print one JSON object per task, one a line: "
+                        '{"task": "worker:0", "command": [...], "env": {...}}, env being '
+                        "what the task adds to this environment, TF_CONFIG included")
     parser.add_argument("--host", default="127.0.0.1", help="address to use (default 127.0.0.1)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
                         help="stop everything and fail after SECS (default: no limit)")
-    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
+    parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
                         help="restart a failed task up to N times (default 0)")
     parser.add_argument("--grace", type=float, default=5.0, metavar="SECS",
                         help="seconds between SIGTERM and SIGKILL when stopping (default 5)")
@@ -84,12 +112,13 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "KerasTrainer jobs need none: their tasks tell the launcher. "
                         "A task exiting with the preempted code (143) saved a checkpoint: "
                         "its group is given the grace period to end")
-    parser.add_argument("--restart-policy", default="ExitCode",
+    parser.add_argument("--restart-policy", default=None,
                         choices=("ExitCode", "OnFailure", "Always", "Never"),
                         help="which failures --max-restarts covers, as Kubeflow TFJob "
                         "names them: ExitCode (default) restarts only retryable exits (128 "
                         "and up, or killed by a signal; see the README's exit-code table), "
-                        "OnFailure and Always any failure, Never none")
+                        "OnFailure and Always any failure, Never none; with --from, every "
+                        "replica's instead of its own")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
     return parser
@@ -98,24 +127,89 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
 def _run_launch(args: argparse.Namespace) -> int:
     if args.command and args.command[0] == "--":
         args.command = args.command[1:]
+    if args.from_file is not None:
+        return _run_launch_from(args)
+    workers = 1 if args.workers is None else args.workers
+    ps = 0 if args.ps is None else args.ps
+    chief = args.chief is not False
+    max_restarts = 0 if args.max_restarts is None else args.max_restarts
     try:
-        check_options(args.command, workers=args.workers, ps=args.ps, chief=args.chief,
-                      max_restarts=args.max_restarts, grace_secs=args.grace,
+        check_options(args.command, workers=workers, ps=ps, chief=chief,
+                      max_restarts=max_restarts, grace_secs=args.grace,
                       timeout=args.timeout, host=args.host, spelling=FLAGS)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
     try:
-        cluster = LocalCluster(args.command, workers=args.workers, ps=args.ps,
-                               evaluator=args.evaluator, chief=args.chief, host=args.host,
-                               max_restarts=args.max_restarts, grace_secs=args.grace,
+        cluster = LocalCluster(args.command, workers=workers, ps=ps,
+                               evaluator=bool(args.evaluator), chief=chief, host=args.host,
+                               max_restarts=max_restarts, grace_secs=args.grace,
                                wait_for=args.wait_for, restart_groups=args.restart_group,
-                               restart_policy=args.restart_policy)
+                               restart_policy=args.restart_policy or EXIT_CODE)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
+    if args.dry_run:
+        return _print_plan(cluster)
+    return _run_cluster(cluster, args.timeout)
+
+
+def _run_launch_from(args: argparse.Namespace) -> int:
+    """`trainexec launch --from FILE.yaml`: the manifest's job, run here."""
+    source = args.from_file
+    role_flags = [flag for flag, value in (("--workers", args.workers), ("--ps", args.ps),
+                                           ("--evaluator", args.evaluator),
+                                           ("--no-chief", args.chief)) if value is not None]
+    try:
+        if role_flags:
+            raise ConfigError(f"--from {source} takes the roles from the manifest: drop "
+                              f"{', '.join(role_flags)} (change the replicas in the file)")
+        check_run_options(max_restarts=args.max_restarts or 0, grace_secs=args.grace,
+                          timeout=args.timeout, host=args.host, spelling=FLAGS)
+        manifest = read_manifest(source)
+        shape = manifest.shape
+        if args.command:
+            shape = shape.with_command(args.command)
+        if args.restart_policy:
+            shape = shape.with_restart_policy(args.restart_policy)
+        if not shape.trains:
+            raise ConfigError(f"spec.tfReplicaSpecs in {source} has no Chief, Master or Worker "
+                              "replica: nothing trains, so the operator never marks the job "
+                              "succeeded: add a Worker (or a Chief)")
+        require_commands(shape, source)
+        success = local_success(shape, manifest.policies)
+        max_restarts = (args.max_restarts if args.max_restarts is not None
+                        else manifest.backoff_limit or 0)
+        timeout = args.timeout if args.timeout is not None else manifest.active_deadline_secs
+        cluster = LocalCluster.from_job(
+            shape, tf_config=TFJOB_SPARSE if manifest.dynamic_workers else TFJOB_TF_CONFIG,
+            host=args.host, max_restarts=max_restarts, grace_secs=args.grace,
+            wait_for=args.wait_for or success.wait_for,
+            wait_for_ending=success.wait_for_ending and not args.wait_for,
+            restart_groups=args.restart_group)
+    except ConfigError as err:
+        print(f"trainexec launch: {err}", file=sys.stderr)
+        return 2
+    for note in manifest.notes:
+        print(f"trainexec launch: note: {note}", file=sys.stderr)
+    if args.dry_run:
+        return _print_plan(cluster)
+    print(f"trainexec launch: TFJob {manifest.name} from {source}: "
+          + (f"succeeds when {' and '.join(args.wait_for)} exit 0 (--wait-for)"
+             if args.wait_for else success.summary), flush=True)
+    return _run_cluster(cluster, timeout)
+
+
+def _print_plan(cluster: LocalCluster) -> int:
+    for plan in cluster.plan():
+        print(json.dumps(plan), flush=True)
+    return 0
+
+
+def _run_cluster(cluster: LocalCluster, timeout: float | None) -> int:
+    """Runs a built cluster to its end, printing its header and summary; its exit status."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
     print(f"trainexec launch: {cluster.describe()}", flush=True)
     previous = {sig: signal.signal(sig, lambda signum, _frame: cluster.interrupt(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -123,10 +217,10 @@ def _run_launch(args: argparse.Namespace) -> int:
         try:
             cluster.start()
         except OSError as err:
-            print(f"trainexec launch: cannot run {args.command[0]!r}: {err.strerror or err}",
-                  file=sys.stderr)
+            print(f"trainexec launch: cannot run {err.filename or cluster.command[0]!r}: "
+                  f"{err.strerror or err}", file=sys.stderr)
             return 2
-        result = cluster.wait(timeout=args.timeout)
+        result = cluster.wait(timeout=timeout)
     finally:
         cluster.stop_all()
         for sig, handler in previous.items():
@@ -136,6 +230,82 @@ def _run_launch(args: argparse.Namespace) -> int:
     if not result.ok:
         print(f"trainexec launch: job failed: {result.reason}", file=sys.stderr, flush=True)
     return result.exit_status
+
+
+# -- trainexec render -----------------------------------------------------------------------
+def add_render_parser(commands: Any) -> argparse.ArgumentParser:
+    """Adds `trainexec render tfjob|vertex` to the `trainexec` subcommands."""
+    parser = commands.add_parser(
+        "render", help="print a job as a Kubeflow TFJob or a Vertex AI CustomJob",
+        description="Print the job that `trainexec launch` runs here, for a cluster: a "
+        "Kubeflow TFJob as YAML (tfjob) or a Vertex AI CustomJob as JSON (vertex). The role "
+        "flags mean what they mean for `trainexec launch`. Bad input exits 2 naming it.")
+    targets = parser.add_subparsers(dest="target", metavar="TARGET")
+    targets.required = True
+    roles = argparse.ArgumentParser(add_help=False)
+    roles.add_argument("name", metavar="NAME", help="the job's name")
+    roles.add_argument("--image", required=True, help="the container image every task runs")
+    roles.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker replicas besides the chief (default 1)")
+    roles.add_argument("--ps", type=int, default=0, metavar="N",
+                       help="parameter server replicas (default 0)")
+    roles.add_argument("--evaluator", action="store_true", help="add an evaluator replica")
+    roles.add_argument("--no-chief", dest="chief", action="store_false",
+                       help="no chief: worker 0 leads the job")
+    roles.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                       help="an environment variable of every replica; repeat for several")
+    roles.set_defaults(run=_run_render, command=[])
+    tfjob = targets.add_parser(
+        TFJOB, parents=[roles], help="a Kubeflow TFJob (kubeflow.org/v1) as YAML",
+        usage="trainexec render tfjob NAME --image IMAGE [options] -- COMMAND [ARG ...]",
+        description="Print a kubeflow.org/v1 TFJob: one replica spec per role (Chief, "
+        "Worker, PS, Evaluator), each running COMMAND in a container named tensorflow with "
+        "a port named tfjob-port; restartPolicy ExitCode by default (trainexec's exit "
+        "codes: 128 and up restart the pod, 1 and 2 fail the job); cleanPodPolicy and "
+        "successPolicy chosen for the job's shape, the reasons in comments; and a "
+        "NetworkPolicy admitting the TF port only from the job's own pods. Try it here "
+        "first with `trainexec launch --from FILE.yaml`, then `kubectl apply -f FILE.yaml`.")
+    tfjob.add_argument("--namespace", default=None, metavar="NS",
+                       help="the namespace (default: kubectl's current one)")
+    tfjob.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
+                       help=f"the TensorFlow port, tfjob-port (default {DEFAULT_PORT})")
+    tfjob.add_argument("--restart-policy", default=EXIT_CODE, choices=(EXIT_CODE, "OnFailure"),
+                       help="ExitCode (default): restart the exits trainexec calls retryable; "
+                       "OnFailure: any failure, even one a restart repeats")
+    tfjob.add_argument("--network-policy", action=argparse.BooleanOptionalAction, default=True,
+                       help="add a NetworkPolicy admitting ingress to the job's pods on the "
+                       "TF port only from its own pods (default: on): TensorFlow's gRPC "
+                       "servers have no authentication")
+    vertex = targets.add_parser(
+        VERTEX, parents=[roles], help="a Vertex AI CustomJob as JSON",
+        usage="trainexec render vertex NAME --image IMAGE --machine-type TYPE [options] "
+        "-- COMMAND [ARG ...]",
+        description="Print a Vertex AI CustomJob: displayName and jobSpec.workerPoolSpecs in "
+        "Vertex's order (chief, workers, parameter servers, evaluator; an empty pool {} for "
+        "a role left out), each with replicaCount, machineSpec.machineType and "
+        "containerSpec (imageUri, command, args, env). Vertex AI writes each replica's "
+        "TF_CONFIG from the pools.")
+    vertex.add_argument("--machine-type", required=True, metavar="TYPE",
+                        help="the machine type of every pool, e.g. n1-standard-4")
+    return parser
+
+
+def _run_render(args: argparse.Namespace) -> int:
+    try:
+        shape = render_shape(args.target, args.name, args.command, workers=args.workers,
+                             ps=args.ps, evaluator=args.evaluator, chief=args.chief,
+                             env=args.env,
+                             restart_policy=getattr(args, "restart_policy", EXIT_CODE))
+        if args.target == TFJOB:
+            text = tfjob_yaml(shape, image=args.image, namespace=args.namespace,
+                              port=args.port, network_policy=args.network_policy)
+        else:
+            text = vertex_json(shape, image=args.image, machine_type=args.machine_type)
+    except ConfigError as err:
+        print(f"trainexec render {args.target}: {err}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,12 +329,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "a ps that sees only itself at its own index)")
     tfconfig.set_defaults(run=_run_tfconfig)
     add_launch_parser(commands)
+    add_render_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = None
+    if argv[:1] == ["render"] and "--" in argv:  # NAME is positional: split COMMAND off first
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1:]
     args = parser.parse_args(argv)
+    if command is not None:
+        args.command = command
     return args.run(args)
 
 

@@ -16,6 +16,11 @@ Example::
 
     $ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
 
+`LocalCluster.from_job(shape)` runs a `trainexec.jobs.JobShape` instead, each
+role with its own command, environment and restart policy and, by default,
+TF_CONFIG as the Kubeflow training operator writes it (`trainexec launch
+--from FILE.yaml` reads the shape from a TFJob manifest).
+
 Exit policy: the job succeeds when the primary tasks (the chief, or worker:0
 without a chief, and the evaluator; or those named by `wait_for`) exit 0;
 tasks still running then (ps, serving workers) are stopped: SIGTERM, then
@@ -42,7 +47,8 @@ No process is left behind, even if the launcher is SIGKILLed: see
 Modules:
   cluster                LocalCluster: builds the tasks; starts, stops, restarts them
   options                the checks of the launcher's options (LocalCluster and CLI)
-  spec                   free ports, the cluster spec, one TF_CONFIG per task
+  spec                   free ports, the cluster spec, one TF_CONFIG per task (the
+                         launcher's shape, or the TFJob operator's)
   task                   Task: one task's runs and output
   processes              starting a task, its output, exits, group signals, reaping
   orphan_reaper          the process that kills the task groups if the launcher dies

@@ -23,18 +23,21 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from trainexec.cluster import TF_CONFIG
+from trainexec.cluster import EVALUATOR, TF_CONFIG
+from trainexec.errors import ConfigError
 from trainexec.exit_codes import ExitCodes
+from trainexec.jobs.policies import RunPolicies, local_success
+from trainexec.jobs.shape import JobShape
 from trainexec.launch import processes
-from trainexec.launch.options import (check_options, default_wait_for, expand_restart_groups,
-                                      expand_restart_policy,
+from trainexec.launch.options import (check_options, check_run_options, default_wait_for,
+                                      expand_restart_groups, expand_restart_policy,
                                       expand_wait_for)
 from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
-from trainexec.launch.spec import plan_tasks
+from trainexec.launch.spec import LAUNCH, TFJOB, plan_job
 from trainexec.launch.supervisor import Supervisor, TaskActions
 from trainexec.launch.task import Task
 from trainexec.task_logging import LAUNCHED_TASK_ENV
@@ -86,20 +89,72 @@ class LocalCluster:
                  restart_policy: str | Mapping[str, str] = EXIT_CODE) -> None:
         check_options(command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=grace_secs)
-        self.command = [str(arg) for arg in command]
+        job = JobShape.from_counts(command, workers=workers, ps=ps, evaluator=evaluator,
+                                   chief=chief)
+        self._setup(job, LAUNCH, host=host, env=env, max_restarts=max_restarts,
+                    grace_secs=grace_secs, output=output,
+                    wait_for=(default_wait_for(chief, evaluator) if wait_for is None
+                              else wait_for),
+                    # Without wait_for, tasks that announce they end by themselves
+                    # (KerasTrainer's) are waited for too, once the primaries are done.
+                    wait_for_ending=wait_for is None, restart_groups=restart_groups,
+                    restart_policy=restart_policy)
+
+    @classmethod
+    def from_job(cls, job: JobShape, *, tf_config: str = TFJOB, host: str = "127.0.0.1",
+                 env: Mapping[str, str] | None = None, max_restarts: int = 0,
+                 grace_secs: float = 5.0, output: Output | None = None,
+                 wait_for: Sequence[str] | None = None, wait_for_ending: bool = True,
+                 restart_groups: Sequence[Sequence[str] | str] = ()) -> "LocalCluster":
+        """Runs a job described by a `trainexec.jobs.JobShape` (read from a TFJob
+        manifest, say): each role's tasks with the role's own command, environment
+        and restart policy, TF_CONFIG in the `tf_config` shape
+        (`trainexec.launch.spec`: by default as the Kubeflow training operator
+        writes it, 127.0.0.1 ports standing in for its service names).
+
+        `wait_for` defaults to the operator's success rule with its default
+        policies (the chief, master or worker 0) and the evaluators, which its
+        default `cleanPodPolicy: None` leaves to finish; with `wait_for_ending`
+        tasks that announce they end by themselves are waited for too. A role
+        with tasks but no command, or a job with no training task, is a
+        ConfigError naming the role (its `where`).
+        """
+        check_run_options(max_restarts=max_restarts, grace_secs=grace_secs)
+        if not job.trains:
+            raise ConfigError(f"job {job.name or '(unnamed)'} has no training task: give it a "
+                              "chief, a master or a worker")
+        missing = job.without_command()
+        if missing:
+            raise ConfigError(f"{', '.join(r.where or r.task_type for r in missing)}: no "
+                              "command to run: give the role a command")
+        cluster = cls.__new__(cls)
+        cluster._setup(job, tf_config, host=host, env=env, max_restarts=max_restarts,
+                       grace_secs=grace_secs, output=output,
+                       wait_for=(local_success(job, RunPolicies()).wait_for
+                                 if wait_for is None else wait_for),
+                       wait_for_ending=wait_for_ending, restart_groups=restart_groups,
+                       restart_policy={role.task_type: role.restart_policy
+                                       for role in job.roles if role.count})
+        return cluster
+
+    def _setup(self, job: JobShape, tf_config: str, *, host: str,
+               env: Mapping[str, str] | None, max_restarts: int, grace_secs: float,
+               output: Output | None, wait_for: Sequence[str], wait_for_ending: bool,
+               restart_groups: Sequence[Sequence[str] | str],
+               restart_policy: str | Mapping[str, str]) -> None:
+        first = next(role for role in job.roles if role.count)
+        self.command = [str(arg) for arg in first.command or ()]
+        self.job = job
         self.env = {str(k): str(v) for k, v in (env or {}).items()}
         self.max_restarts = max_restarts
         self.grace_secs = float(grace_secs)
         self.output = output
-        self.evaluator = bool(evaluator)
-        spec, tasks = plan_tasks(host, chief, workers, ps, evaluator)  # validates
+        self.evaluator = job.count(EVALUATOR) > 0
+        self.tf_config_shape = tf_config
+        spec, tasks = plan_job(job, host, tf_config)  # validates
         self._tasks: list[Task] = tasks
         self.cluster_spec: dict[str, list[str]] = spec
-        # Without wait_for, tasks that announce they end by themselves (KerasTrainer's)
-        # are waited for too, once the primaries are done.
-        self._wait_for_announced = wait_for is None
-        if wait_for is None:
-            wait_for = default_wait_for(chief, evaluator)
+        self._wait_for_announced = wait_for_ending
         self.primary = expand_wait_for(wait_for, self._tasks)
         self.restart_groups = expand_restart_groups(restart_groups,
                                                     [t.name for t in self._tasks])
@@ -131,10 +186,33 @@ class LocalCluster:
                        f"{', '.join(t.name for t in self._tasks)}")
 
     def describe(self) -> str:
-        """One line: the cluster spec, the evaluator if any, and the command."""
-        extra = " + evaluator:0 (outside the cluster)" if self.evaluator else ""
-        return (f"cluster {json.dumps(self.cluster_spec)}{extra}; "
-                f"command: {subprocess.list2cmdline(self.command)}")
+        """One line: the cluster spec, the evaluator if outside it, and the command
+        (each job's, when they differ)."""
+        extra = (" + evaluator:0 (outside the cluster)"
+                 if self.evaluator and self.tf_config_shape == LAUNCH else "")
+        commands = {}
+        for task in self._tasks:
+            commands.setdefault(task.task_type, subprocess.list2cmdline(self._command(task)))
+        if len(set(commands.values())) == 1:
+            text = f"command: {next(iter(commands.values()))}"
+        else:
+            text = "commands: " + "; ".join(f"{job}: {cmd}" for job, cmd in commands.items())
+        return f"cluster {json.dumps(self.cluster_spec)}{extra}; {text}"
+
+    def plan(self) -> list[dict[str, Any]]:
+        """What `start()` runs, task by task, starting nothing: `{"task": "worker:0",
+        "command": [...], "env": {...}}`, `env` being what the task adds to this
+        process's environment, its TF_CONFIG included (`trainexec launch --dry-run`)."""
+        plans = []
+        for task in self._tasks:
+            env = {**self.env, **task.env}
+            if task.tf_config is not None:
+                env[TF_CONFIG] = task.tf_config
+            plans.append({"task": task.name, "command": self._command(task), "env": env})
+        return plans
+
+    def _command(self, task: Task) -> list[str]:
+        return list(task.command) or list(self.command)
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> "LocalCluster":
@@ -172,12 +250,17 @@ class LocalCluster:
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.update(self.env)
-        env[TF_CONFIG] = task.tf_config
+        env.update(task.env)
+        if task.tf_config is None:  # a one-task TFJob: the operator sets none
+            env.pop(TF_CONFIG, None)
+        else:
+            env[TF_CONFIG] = task.tf_config
         env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
         if self._launch_dir:
             env[LAUNCH_DIR_ENV] = self._launch_dir
         preexec = processes.die_with_parent(self._prctl, os.getpid()) if self._prctl else None
-        proc = processes.start(task, self.command, env, preexec, self._reaper, self._write)
+        proc = processes.start(task, self._command(task), env, preexec, self._reaper,
+                               self._write)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
         if task.started_at is None:

@@ -26,7 +26,7 @@ from trainexec.launch.policy import EXIT_CODE, RESTART_POLICIES
 from trainexec.launch.restart_groups import parse_group_flag
 from trainexec.launch.task import Task
 
-__all__ = ["FLAGS", "KEYWORDS", "check_options", "default_wait_for", "expand_restart_groups",
+__all__ = ["FLAGS", "KEYWORDS", "check_options", "check_run_options", "default_wait_for", "expand_restart_groups",
            "expand_restart_policy", "expand_wait_for"]
 
 KEYWORDS = "keywords"  # LocalCluster(workers=...)
@@ -71,24 +71,42 @@ def check_options(command: Any, *, workers: Any, ps: Any, chief: bool, max_resta
     `command` is a non-empty list of arguments. `LocalCluster` leaves `timeout`
     to `wait()` and `host` to the TF_CONFIG address check.
     """
-
-    def fail(words: _Words, **fields: Any) -> None:
-        text = words.flags if spelling == FLAGS else words.keywords
-        raise ConfigError(text.format(**fields))
-
     for (option, flag, example), value in zip(_COUNTS, (workers, ps, max_restarts)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            fail(_COUNT, option=option, flag=flag, example=example, value=value)
+        _check_count(option, flag, example, value, spelling)
     if not chief and workers == 0:
-        fail(_NO_TRAINING_TASK)
-    if timeout is not None and timeout <= 0:
-        fail(_TIMEOUT, value=timeout)
-    if grace_secs < 0:
-        fail(_GRACE, value=grace_secs)
-    if host is not None and (not host or any(c.isspace() or c in "/," for c in host)):
-        fail(_HOST, value=host)
+        _fail(_NO_TRAINING_TASK, spelling)
+    _check_run(timeout, grace_secs, host, spelling)
     if isinstance(command, str) or not command:
-        fail(_COMMAND, value=command)
+        _fail(_COMMAND, spelling, value=command)
+
+
+def check_run_options(*, max_restarts: Any, grace_secs: float, timeout: float | None = None,
+                      host: str | None = None, spelling: str = KEYWORDS) -> None:
+    """The rules of `check_options` that do not depend on the job's shape (a job
+    read from a manifest brings its own roles and commands): `max_restarts`,
+    `timeout`, `grace_secs`, `host`."""
+    _check_count(*_COUNTS[2], max_restarts, spelling)
+    _check_run(timeout, grace_secs, host, spelling)
+
+
+def _fail(words: _Words, spelling: str, **fields: Any) -> None:
+    text = words.flags if spelling == FLAGS else words.keywords
+    raise ConfigError(text.format(**fields))
+
+
+def _check_count(option: str, flag: str, example: int, value: Any, spelling: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        _fail(_COUNT, spelling, option=option, flag=flag, example=example, value=value)
+
+
+def _check_run(timeout: float | None, grace_secs: float, host: str | None,
+               spelling: str) -> None:
+    if timeout is not None and timeout <= 0:
+        _fail(_TIMEOUT, spelling, value=timeout)
+    if grace_secs < 0:
+        _fail(_GRACE, spelling, value=grace_secs)
+    if host is not None and (not host or any(c.isspace() or c in "/," for c in host)):
+        _fail(_HOST, spelling, value=host)
 
 
 def expand_restart_policy(restart_policy: str | Mapping[str, str],

@@ -22,6 +22,8 @@ TAIL_LINES = 20  # lines of a failed task shown in the failure reason
 class Task:
     """One process of the cluster (restarts reuse the same Task and TF_CONFIG).
 
+    `command` and `env` are the task's own, when its role has them (a job read
+    from a TFJob manifest); otherwise it runs the cluster's command.
     `returncode` is None while running (negative: killed by that signal);
     `stopped` is True when the launcher stopped it; `pids` lists every run;
     `restarts` counts automatic and `LocalCluster.restart()` restarts (only
@@ -30,8 +32,10 @@ class Task:
 
     task_type: str
     index: int
-    tf_config: str
+    tf_config: str | None  # None: the task runs without TF_CONFIG (a one-task TFJob)
     address: str | None
+    command: tuple[str, ...] = ()  # its own program and arguments; () runs the cluster's
+    env: dict[str, str] = dataclasses.field(default_factory=dict)  # what it adds to os.environ
     returncode: int | None = None
     restarts: int = 0
     stopped: bool = False

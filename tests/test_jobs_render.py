@@ -1,0 +1,267 @@
+"""trainexec/jobs/{tfjob,network_policy,vertex,render}.py and `trainexec render`: a job's
+shape as a Kubeflow TFJob (valid against the shared TFJob schema for every combination of
+roles), its NetworkPolicy (read back: the TF port admitted only from the job's own pods),
+and a Vertex AI CustomJob (pools in Vertex's order). Nothing is started.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+import yaml
+
+from job_manifests import schema_errors
+from trainexec import cli
+from trainexec.jobs.naming import JOB_NAME_LABEL
+from trainexec.jobs.network_policy import render_network_policy
+from trainexec.jobs.render import render_shape, tfjob_yaml, vertex_json
+from trainexec.jobs.shape import JobShape
+from trainexec.jobs.tfjob import render_tfjob
+from trainexec.jobs.vertex import render_vertex
+
+COMMAND = ["python", "-m", "trainexec.examples.keras_job", "--max-steps", "300"]
+TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS", "evaluator": "Evaluator"}
+
+# Every combination of the launcher's roles that trains: (chief, workers, ps, evaluator).
+COMBINATIONS = [combo for combo in itertools.product((True, False), (0, 1, 3), (0, 2),
+                                                     (False, True)) if combo[0] or combo[1]]
+
+
+def _render(*args: str, capsys) -> tuple[int, str, str]:
+    code = cli.main(["render", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- TFJob ------------------------------------------------------------------------------
+@pytest.mark.parametrize("restart, namespace", [("ExitCode", None), ("OnFailure", "ml")])
+@pytest.mark.parametrize("chief, workers, ps, evaluator", COMBINATIONS)
+def test_every_role_combination_renders_a_valid_tfjob_with_what_was_asked(
+        chief, workers, ps, evaluator, restart, namespace, capsys):
+    flags = ["--workers", str(workers), "--ps", str(ps), "--port", "2345",
+             "--restart-policy", restart, "--env", "TF_USE_LEGACY_KERAS=1",
+             "--env", "MODEL_DIR=gs://bucket/run 1"]
+    flags += ["--evaluator"] if evaluator else []
+    flags += [] if chief else ["--no-chief"]
+    flags += ["--namespace", namespace] if namespace else []
+    code, out, err = _render("tfjob", "demo-1", "--image", "gcr.io/p/train:7", *flags, "--",
+                             *COMMAND, capsys=capsys)
+    assert code == 0, err
+    tfjob, policy = yaml.safe_load_all(out)
+    assert schema_errors(tfjob) == []
+    assert tfjob["metadata"] == ({"name": "demo-1", "namespace": namespace} if namespace
+                                 else {"name": "demo-1"})
+    asked = {"chief": int(chief), "worker": workers, "ps": ps, "evaluator": int(evaluator)}
+    replicas = tfjob["spec"]["tfReplicaSpecs"]
+    assert {key: spec["replicas"] for key, spec in replicas.items()} == {
+        TYPES[t]: n for t, n in asked.items() if n}
+    assert list(replicas) == [TYPES[t] for t in ("chief", "worker", "ps", "evaluator")
+                              if asked[t]]  # TF_CONFIG order
+    for spec in replicas.values():
+        assert spec["restartPolicy"] == restart
+        (container,) = spec["template"]["spec"]["containers"]
+        assert container == {
+            "name": "tensorflow", "image": "gcr.io/p/train:7",
+            "command": ["python"], "args": COMMAND[1:],
+            "env": [{"name": "TF_USE_LEGACY_KERAS", "value": "1"},
+                    {"name": "MODEL_DIR", "value": "gs://bucket/run 1"}],
+            "ports": [{"name": "tfjob-port", "containerPort": 2345}]}
+    assert tfjob["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert tfjob["spec"]["successPolicy"] == ("" if chief else "AllWorkers")
+    assert policy["kind"] == "NetworkPolicy"
+
+
+def test_render_tfjob_is_plain_data_from_the_shape():
+    shape = JobShape.from_counts(["python", "train.py"], workers=0, evaluator=True,
+                                 env={"A": "1"}, name="small")
+    assert render_tfjob(shape, image="img:1") == {
+        "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "small"},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "None"},
+            "successPolicy": "",
+            "tfReplicaSpecs": {
+                job: {"replicas": 1, "restartPolicy": "ExitCode", "template": {"spec": {
+                    "containers": [{"name": "tensorflow", "image": "img:1",
+                                    "command": ["python"], "args": ["train.py"],
+                                    "env": [{"name": "A", "value": "1"}],
+                                    "ports": [{"name": "tfjob-port",
+                                               "containerPort": 2222}]}]}}}
+                for job in ("Chief", "Evaluator")}}}
+
+
+@pytest.mark.parametrize("workers, ps, evaluator, chief, said, not_said", [
+    (2, 0, True, True, ["cleanPodPolicy None", "evaluator runs its final evaluation",
+                        "Running or All would delete it", 'successPolicy "": the job succeeds '
+                        "when the chief exits 0", "restartPolicy ExitCode", "143 preempted"],
+     ["ps exit 0"]),
+    (1, 1, False, True, ["trainexec's ps exit 0 once every training task has finished"],
+     ["evaluator runs"]),
+    (3, 0, False, False, ["successPolicy AllWorkers: without a chief every worker trains"],
+     ["evaluator runs", 'successPolicy ""']),
+])
+def test_the_policies_reasons_are_comments_above_them(workers, ps, evaluator, chief, said,
+                                                       not_said):
+    shape = render_shape("tfjob", "demo", COMMAND, workers=workers, ps=ps,
+                         evaluator=evaluator, chief=chief)
+    text = tfjob_yaml(shape, image="img:1")
+    lines = text.splitlines()
+    comments = " ".join(line.strip().lstrip("#").strip() for line in lines
+                        if line.lstrip().startswith("#"))
+    for words in said:
+        assert words in comments
+    for words in not_said:
+        assert words not in comments
+    # Each reason sits right above its field, and the comments change no data.
+    at = lines.index("  runPolicy:")
+    assert lines[at - 1].lstrip().startswith("#") and "successPolicy" not in lines[at - 1]
+    assert lines[lines.index("  tfReplicaSpecs:") - 1].lstrip().startswith("#")
+    assert next(yaml.safe_load_all(text)) == render_tfjob(shape, image="img:1")
+    assert max(len(line) for line in lines if line.lstrip().startswith("#")) <= 100
+
+
+@pytest.mark.parametrize("args, words", [
+    (["Demo_1", "--image", "i", "--", "python"], "NAME 'Demo_1' is not a DNS-1035 label"),
+    (["1demo", "--image", "i", "--", "python"], "e.g. 'demo'"),
+    (["a" * 64, "--image", "i", "--", "python"], "a DNS-1035 label of at most 63"),
+    (["demo", "--image", "i", "--no-chief", "--workers", "0", "--", "python"],
+     "--no-chief with --workers 0 leaves no training task"),
+    (["demo", "--image", "i", "--workers", "-1", "--", "python"], "--workers -1 is negative"),
+    (["demo", "--image", "i", "--env", "FOO", "--", "python"],
+     "--env 'FOO' has no '=': give NAME=VALUE"),
+    (["demo", "--image", "i", "--env", "1X=2", "--", "python"],
+     "is not an environment variable name"),
+    (["demo", "--image", "i", "--env", "TF_CONFIG={}", "--", "python"],
+     "TF_CONFIG is set for every pod by the training operator"),
+    (["demo", "--image", "i"], "no command given: put the program every replica runs after --"),
+    (["demo", "--image", "i", "--"], "no command given"),
+    (["demo", "--image", "", "--", "python"], "--image '' is not an image"),
+    (["demo", "--image", "i", "--port", "0", "--", "python"], "--port 0 is not a port number"),
+    (["demo", "--image", "i", "--namespace", "My_NS", "--", "python"],
+     "--namespace: 'My_NS' is not a DNS-1123 label"),
+])
+def test_bad_render_tfjob_input_exits_2_naming_it_and_the_fix(args, words, capsys):
+    code, out, err = _render("tfjob", *args, capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("trainexec render tfjob: ") and words in err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["demo"], "the following arguments are required: --image"),
+    (["demo", "--image", "i", "--restart-policy", "Never", "--", "x"],
+     "argument --restart-policy: invalid choice: 'Never'"),
+])
+def test_missing_or_unknown_render_flags_exit_2(args, words, capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["render", "tfjob", *args])
+    assert exited.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+# -- NetworkPolicy ----------------------------------------------------------------------
+def _admits(policy: dict, namespace: str, labels: dict, port: int) -> bool:
+    """Whether `policy` lets a pod in `namespace` with `labels` reach `port` of the pods
+    it selects (NetworkPolicy semantics: a peer with only a podSelector is a pod of the
+    policy's own namespace; a rule with ports admits only those)."""
+    own = policy["metadata"].get("namespace", "default")
+    for rule in policy["spec"].get("ingress", []):
+        peers = rule.get("from")
+        peer_ok = peers is None or any(
+            set(peer) == {"podSelector"} and namespace == own
+            and peer["podSelector"]["matchLabels"].items() <= labels.items()
+            for peer in peers)
+        ports = rule.get("ports")
+        port_ok = ports is None or any(p.get("port") == port and p.get("protocol", "TCP")
+                                       == "TCP" for p in ports)
+        if peer_ok and port_ok:
+            return True
+    return False
+
+
+JOB_POD = {JOB_NAME_LABEL: "demo", "training.kubeflow.org/replica-type": "worker"}
+
+
+@pytest.mark.parametrize("namespace, labels, port, admitted", [
+    ("ml", JOB_POD, 2345, True),                                  # the job's own pod
+    ("ml", {JOB_NAME_LABEL: "demo"}, 2345, True),
+    ("ml", {JOB_NAME_LABEL: "other"}, 2345, False),               # another job's pod
+    ("ml", {}, 2345, False),                                      # any other pod
+    ("ml", {"app": "notebook"}, 2345, False),
+    ("other", JOB_POD, 2345, False),                              # same labels, elsewhere
+    ("ml", JOB_POD, 6006, False),                                 # another port
+    ("ml", JOB_POD, 2222, False),
+])
+def test_the_network_policy_admits_the_tf_port_only_from_the_jobs_own_pods(
+        namespace, labels, port, admitted, capsys):
+    code, out, err = _render("tfjob", "demo", "--image", "i", "--namespace", "ml", "--port",
+                             "2345", "--", "python", capsys=capsys)
+    assert code == 0, err
+    _, policy = yaml.safe_load_all(out)
+    assert policy["apiVersion"] == "networking.k8s.io/v1"
+    assert policy["metadata"] == {"name": "demo-tf-port", "namespace": "ml"}
+    assert policy["spec"]["podSelector"] == {"matchLabels": {JOB_NAME_LABEL: "demo"}}
+    assert policy["spec"]["policyTypes"] == ["Ingress"]  # all else refused
+    assert _admits(policy, namespace, labels, port) is admitted
+
+
+@pytest.mark.parametrize("name, namespace, port", [("demo", None, 2222), ("a-b-9", "ml", 1)])
+def test_render_network_policy_reads_back(name, namespace, port):
+    policy = render_network_policy(name, namespace=namespace, port=port)
+    selector = {"matchLabels": {JOB_NAME_LABEL: name}}
+    assert policy["spec"] == {"podSelector": selector, "policyTypes": ["Ingress"],
+                              "ingress": [{"from": [{"podSelector": selector}],
+                                           "ports": [{"protocol": "TCP", "port": port}]}]}
+    assert ("namespace" in policy["metadata"]) is (namespace is not None)
+
+
+def test_no_network_policy_leaves_one_document(capsys):
+    code, out, _ = _render("tfjob", "demo", "--image", "i", "--no-network-policy", "--",
+                           "python", capsys=capsys)
+    assert code == 0
+    assert [doc["kind"] for doc in yaml.safe_load_all(out)] == ["TFJob"]
+
+
+# -- Vertex AI --------------------------------------------------------------------------
+@pytest.mark.parametrize("workers, ps, evaluator, pools", [
+    (1, 0, False, [1, 1]),
+    (0, 0, False, [1]),
+    (2, 0, True, [1, 2, None, 1]),
+    (0, 1, False, [1, None, 1]),
+    (0, 0, True, [1, None, None, 1]),
+    (3, 2, True, [1, 3, 2, 1]),
+])
+def test_vertex_lists_the_pools_in_vertex_order_with_the_counts_asked(
+        workers, ps, evaluator, pools, capsys):
+    flags = ["--workers", str(workers), "--ps", str(ps)] + (["--evaluator"] if evaluator
+                                                            else [])
+    code, out, err = _render("vertex", "my job", "--image", "gcr.io/p/t:1", "--machine-type",
+                             "n1-standard-8", *flags, "--env", "A=1", "--", *COMMAND,
+                             capsys=capsys)
+    assert code == 0, err
+    job = json.loads(out)
+    assert job["displayName"] == "my job"
+    specs = job["jobSpec"]["workerPoolSpecs"]
+    assert [spec.get("replicaCount") for spec in specs] == pools
+    for spec in specs:
+        if spec:
+            assert spec["machineSpec"] == {"machineType": "n1-standard-8"}
+            assert spec["containerSpec"] == {"imageUri": "gcr.io/p/t:1",
+                                             "command": ["python"], "args": COMMAND[1:],
+                                             "env": [{"name": "A", "value": "1"}]}
+        else:
+            assert spec == {}  # a role left out in the middle: Vertex's empty pool
+
+
+def test_vertex_has_no_workers_only_form(capsys):
+    code, _, err = _render("vertex", "demo", "--image", "i", "--machine-type", "n1",
+                           "--no-chief", "--workers", "2", "--", "python", capsys=capsys)
+    assert code == 2 and "--no-chief has no Vertex AI form" in err
+    with pytest.raises(ValueError, match="needs a chief"):
+        render_vertex(JobShape.from_counts(["x"], chief=False), image="i", machine_type="t")
+
+
+def test_vertex_json_refuses_an_empty_machine_type():
+    shape = render_shape("vertex", "demo", ["python"])
+    with pytest.raises(Exception, match="--machine-type '' is not a machine type"):
+        vertex_json(shape, image="i", machine_type="")

@@ -1,0 +1,63 @@
+"""A job's shape as a Kubeflow TFJob (`kubeflow.org/v1`), as plain data: pure, no YAML.
+
+One replica spec per role (Chief, Worker, PS, Evaluator: the operator's
+spellings), each with `replicas`, its `restartPolicy` and a pod template whose
+one container is named `tensorflow` (the operator gives TF_CONFIG only to that
+container) with the image, the command (the program as `command`, its arguments
+as `args`), the environment, and the TensorFlow port named `tfjob-port`.
+`runPolicy.cleanPodPolicy` and `successPolicy` come from
+`trainexec.jobs.policies.choose_policies` unless given; their reasons go in
+the YAML as comments (`trainexec.jobs.yaml_text`).
+
+Example::
+
+    job = JobShape.from_counts(["python", "train.py"], workers=2, evaluator=True, name="demo")
+    manifest = render_tfjob(job, image="gcr.io/me/train:1")
+    manifest["spec"]["tfReplicaSpecs"]["Worker"]["replicas"]   # 2
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainexec.jobs.naming import CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, REPLICA_TYPES
+from trainexec.jobs.policies import RunPolicies, choose_policies
+from trainexec.jobs.shape import JobShape, Role
+
+__all__ = ["API_VERSION", "KIND", "container_spec", "render_tfjob"]
+
+API_VERSION = "kubeflow.org/v1"
+KIND = "TFJob"
+
+
+def container_spec(role: Role, image: str, port: int = DEFAULT_PORT) -> dict[str, Any]:
+    """The `tensorflow` container of one role's pods."""
+    container: dict[str, Any] = {"name": CONTAINER_NAME, "image": image}
+    if role.command:
+        container["command"] = list(role.command[:1])
+        if len(role.command) > 1:
+            container["args"] = list(role.command[1:])
+    if role.env:
+        container["env"] = [{"name": name, "value": value} for name, value in role.env]
+    container["ports"] = [{"name": PORT_NAME, "containerPort": port}]
+    return container
+
+
+def render_tfjob(shape: JobShape, *, image: str, namespace: str | None = None,
+                 port: int = DEFAULT_PORT, policies: RunPolicies | None = None
+                 ) -> dict[str, Any]:
+    """The TFJob running `shape` (its `name` is the job's) from `image`."""
+    policies = policies or choose_policies(shape)
+    metadata: dict[str, Any] = {"name": shape.name}
+    if namespace:
+        metadata["namespace"] = namespace
+    replicas = {
+        REPLICA_TYPES[role.task_type]: {
+            "replicas": role.count,
+            "restartPolicy": role.restart_policy,
+            "template": {"spec": {"containers": [container_spec(role, image, port)]}},
+        } for role in shape.roles if role.count}
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata,
+            "spec": {"runPolicy": {"cleanPodPolicy": policies.clean_pod_policy},
+                     "successPolicy": policies.success_policy,
+                     "tfReplicaSpecs": replicas}}
