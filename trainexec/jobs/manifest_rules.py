@@ -30,7 +30,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Iterator
 
 from trainexec.jobs.naming import (CONTAINER_NAME, REPLICA_TYPES, closest, label_problem,
                                    name_problem, replica_type)
@@ -278,17 +278,25 @@ class _Checker:
         if "ports" in container:
             self.ports(container["ports"], f"{path}.ports")
 
-    def env(self, env: Any, path: str) -> None:
-        if not isinstance(env, list):
-            self.add(path, "env must be a list of {name: ..., value: ...}")
+    def entries(self, value: Any, path: str, shape: str, what: str,
+                keys: Any) -> Iterator[tuple[str, dict]]:
+        """(path, entry) of each mapping in the list `value`, its unknown keys reported;
+        a value that is not a list is reported as not `shape`."""
+        if not isinstance(value, list):
+            self.add(path, f"{path.rsplit('.', 1)[-1]} must be a list of {shape}")
             return
-        for i, var in enumerate(env):
+        for i, entry in enumerate(value):
             where = f"{path}[{i}]"
-            if not self.mapping(var, where, "an env entry"):
+            if not self.mapping(entry, where, what):
                 continue
-            for key in var:
-                if key not in _ENV_KEYS:
-                    self.add(f"{where}.{key}", _unknown_key(key, _ENV_KEYS, "an env entry"))
+            for key in entry:
+                if key not in keys:
+                    self.add(f"{where}.{key}", _unknown_key(key, keys, what))
+            yield where, entry
+
+    def env(self, env: Any, path: str) -> None:
+        for where, var in self.entries(env, path, "{name: ..., value: ...}", "an env entry",
+                                       _ENV_KEYS):
             if not isinstance(var.get("name"), str) or not var["name"]:
                 self.add(f"{where}.name", "missing: name the variable")
             if "value" in var and not isinstance(var["value"], str):
@@ -298,16 +306,9 @@ class _Checker:
                 self.mapping(var["valueFrom"], f"{where}.valueFrom", "valueFrom")
 
     def ports(self, ports: Any, path: str) -> None:
-        if not isinstance(ports, list):
-            self.add(path, "ports must be a list of {name: tfjob-port, containerPort: 2222}")
-            return
-        for i, port in enumerate(ports):
-            where = f"{path}[{i}]"
-            if not self.mapping(port, where, "a port"):
-                continue
-            for key in port:
-                if key not in _PORT_KEYS:
-                    self.add(f"{where}.{key}", _unknown_key(key, _PORT_KEYS, "a port"))
+        for where, port in self.entries(ports, path,
+                                        "{name: tfjob-port, containerPort: 2222}", "a port",
+                                        _PORT_KEYS):
             number = port.get("containerPort")
             if not (_is_int(number) and 1 <= number <= 65535):
                 self.add(f"{where}.containerPort", f"{number!r}: give a port number "
