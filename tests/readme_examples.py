@@ -99,9 +99,23 @@ def launch_stand_ins(tmp_path, monkeypatch):
     return {}
 
 
+def multihost_stand_ins(tmp_path):
+    # `program`: plays any role of a TFJob: the chief says it saved, every pod ends
+    # by itself a little later (a killed one again, once restarted).
+    program = tmp_path / "my_program.py"
+    program.write_text(
+        "import json, os, sys, time\n"
+        "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
+        "if task['type'] == 'chief':\n"
+        "    print('Saved checkpoint ckpt-1', flush=True)\n"
+        "time.sleep(3)\n")
+    return dict(program=str(program), model_dir=str(tmp_path / "run"))
+
+
 STAND_INS = {"estimator": estimator_stand_ins, "keras": keras_stand_ins,
              "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
-             "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins}
+             "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins,
+             "multihost": multihost_stand_ins}
 
 
 def run_group(group, tmp_path, monkeypatch):
