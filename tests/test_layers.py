@@ -126,7 +126,7 @@ LAYERS: tuple[Layer, ...] = (
     # it; it runs programs, as the launcher does, and needs no trainer either.
     Layer(6, "testing", (
         "trainexec.testing.*",
-    ), may_import=("foundation", "cluster model")),
+    ), may_import=("foundation", "cluster model", "jobs")),
     # Entry points and the public surface. `trainexec/__init__.py` and
     # `trainexec/launch/__init__.py` re-export lazily by name (`lazy_exports`); the shims
     # `trainexec.exporters` and `trainexec.keras_strategy` keep documented import paths.

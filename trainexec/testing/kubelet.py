@@ -42,6 +42,7 @@ import threading
 import time
 from typing import Callable, Mapping, Sequence, TextIO
 
+from trainexec.jobs.tf_config import tfjob_tf_config
 from trainexec.testing.netns import TestBed
 
 __all__ = ["FAILED", "RUNNING", "SUCCEEDED", "Event", "JobOutcome", "Pod", "Replicas",
@@ -110,16 +111,11 @@ class TFJobSpec:
 
 
 def tf_config_for(job: TFJobSpec, task_type: str, index: int) -> str:
-    """The TF_CONFIG the operator writes for one pod."""
-    cluster: dict[str, list[str]] = {}
-    for rtype in REPLICA_TYPES:
-        count = job.replicas.get(rtype, Replicas(0)).count
-        if rtype in job.replicas:
-            cluster[rtype.lower()] = [
-                f"{job.pod_name(rtype.lower(), i)}.{job.domain}:{job.port}"
-                for i in range(count)]
-    return json.dumps({"cluster": cluster, "task": {"type": task_type, "index": index},
-                       "environment": "cloud"})
+    """The TF_CONFIG the operator writes for one pod (`trainexec.jobs.tf_config`)."""
+    cluster = {rtype.lower(): [f"{job.pod_name(rtype.lower(), i)}.{job.domain}:{job.port}"
+                               for i in range(job.replicas[rtype].count)]
+               for rtype in REPLICA_TYPES if rtype in job.replicas}
+    return tfjob_tf_config(cluster, task_type, index)
 
 
 def exit_code_of(returncode: int) -> int:
