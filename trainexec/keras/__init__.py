@@ -5,6 +5,7 @@
 * `training`: `model.fit` to `max_steps`, with checkpoints;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
 * `serving`: ParameterServerStrategy workers and ps serve until training is over;
+* `keepalive`: gRPC keepalive, so a ParameterServerStrategy peer cut off is noticed;
 * `restart_rule`: the restart group a task announces to `trainexec launch`;
 * `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;
 * `exporters`: SavedModel exporters for Keras models;

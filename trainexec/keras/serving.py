@@ -13,7 +13,9 @@ server lasts until it does):
   run is over, and a server restarted after its end stops at once instead of
   waiting for a chief that will never train again.
 
-A worker then records that it finished, as training tasks do.
+A worker then records that it finished, as training tasks do. Its gRPC
+channels get keepalive (`trainexec.keras.keepalive`), so a step waiting on a
+ps that is cut off fails instead of hanging.
 
 Example::
 
@@ -29,6 +31,7 @@ from trainexec.checkpoints import latest_checkpoint
 from trainexec.clock import Clock
 from trainexec.cluster import CHIEF, WORKER
 from trainexec.finished_tasks import record_task_finished
+from trainexec.keras.keepalive import apply_keepalive
 from trainexec.keras.strategy import StrategyPlan
 from trainexec.serving import ServingJob
 from trainexec.serving import serve_until_training_over as serve
@@ -54,6 +57,7 @@ def serve_until_training_over(plan: StrategyPlan, model_dir: str, max_steps: int
         latest = latest_checkpoint(model_dir)
         return latest.step if latest else None
 
+    apply_keepalive()  # before the server makes its gRPC channels (to the ps)
     server, _ = serve(
         ServingJob(task=task, model_dir=model_dir, waited_for=frozenset({CHIEF_TASK}),
                    max_steps=max_steps, serves="ParameterServerStrategy training"),

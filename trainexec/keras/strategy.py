@@ -39,6 +39,7 @@ from typing import Any
 from trainexec.cluster import CHIEF, EVALUATOR, KERAS, MASTER, PS, ClusterConfig
 from trainexec.cluster_verdicts import trainer_support
 from trainexec.errors import ConfigError
+from trainexec.keras.keepalive import apply_keepalive
 
 __all__ = [
     "COORDINATE",
@@ -191,7 +192,8 @@ def make_strategy(plan: StrategyPlan) -> Any:
     """The `tf.distribute.Strategy` of a task that runs `model.fit` or evaluates.
 
     A serving task (PSS worker or ps) has none: it runs a server instead
-    (`trainexec.server.start_standard_server`).
+    (`trainexec.server.start_standard_server`). The ParameterServerStrategy
+    chief's channels get gRPC keepalive (`trainexec.keras.keepalive`).
     """
     import tensorflow as tf
 
@@ -206,5 +208,6 @@ def make_strategy(plan: StrategyPlan) -> Any:
         return tf.distribute.MultiWorkerMirroredStrategy(
             cluster_resolver=cluster_resolver(plan.cluster))
     if plan.kind == PARAMETER_SERVER:
+        apply_keepalive()  # before the strategy makes its gRPC channels
         return tf.distribute.ParameterServerStrategy(cluster_resolver(plan.cluster))
     raise ValueError(f"unknown strategy kind {plan.kind!r}")

@@ -1,0 +1,219 @@
+"""gRPC keepalive for ParameterServerStrategy tasks (trainexec.keras.keepalive)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from trainexec.cluster import ClusterConfig
+from trainexec.errors import ConfigError
+from trainexec.keras import keepalive
+from trainexec.keras.keepalive import (DEFAULT_KEEPALIVE_SECS, OPTIONS_VAR, SETTING_VAR,
+                                       apply_keepalive, keepalive_options, keepalive_secs)
+from trainexec.keras.strategy import make_strategy, plan_for
+
+PSS = {"chief": ["127.0.0.1:2000"], "worker": ["127.0.0.1:2001", "127.0.0.1:2002"],
+       "ps": ["127.0.0.1:2003"]}
+
+
+def _options(millis, *names):
+    return ",".join(f"{name}={millis}" for name in names or keepalive.OPTIONS)
+
+
+FIVE_SECS = _options(5000)
+USER_SET = ("grpc.keepalive_time_ms=60000,grpc.keepalive_timeout_ms=20000,"
+            "grpc.http2.ping_timeout_ms=20000,grpc.min_reconnect_backoff_ms=20000")
+
+
+def test_the_options_are_keepalive_ping_timeouts_and_the_connect_timeout():
+    assert FIVE_SECS == ("grpc.keepalive_time_ms=5000,grpc.keepalive_timeout_ms=5000,"
+                         "grpc.http2.ping_timeout_ms=5000,grpc.min_reconnect_backoff_ms=5000")
+
+
+@pytest.mark.parametrize("existing, secs, expected", [
+    ("", 5.0, FIVE_SECS),
+    ("", 0.25, _options(250)),
+    ("grpc.max_metadata_size=16384", 5.0, "grpc.max_metadata_size=16384," + FIVE_SECS),
+    # what the user set wins, option by option
+    (USER_SET, 5.0, USER_SET),
+    ("grpc.keepalive_time_ms=60000", 5.0,
+     "grpc.keepalive_time_ms=60000," + _options(5000, *keepalive.OPTIONS[1:])),
+    (" grpc.keepalive_timeout_ms = 20000 ", 5.0,
+     "grpc.keepalive_timeout_ms = 20000," + _options(5000, *(
+         name for name in keepalive.OPTIONS if name != "grpc.keepalive_timeout_ms"))),
+    ("grpc.max_metadata_size=16384", 0.0, "grpc.max_metadata_size=16384"),
+    ("", 0.0, ""),
+])
+def test_keepalive_options(existing, secs, expected):
+    assert keepalive_options(existing, secs) == expected
+
+
+@pytest.mark.parametrize("value, secs", [(None, DEFAULT_KEEPALIVE_SECS), ("", 5.0),
+                                         ("2.5", 2.5), ("0", 0.0), (" 10 ", 10.0)])
+def test_keepalive_secs(value, secs):
+    environ = {} if value is None else {SETTING_VAR: value}
+    assert keepalive_secs(environ) == secs
+
+
+@pytest.mark.parametrize("value", ["-1", "five", "nan", "inf"])
+def test_keepalive_secs_refuses_what_is_not_seconds(value):
+    with pytest.raises(ConfigError, match=f"{SETTING_VAR}=.* must be a number of seconds"):
+        keepalive_secs({SETTING_VAR: value})
+
+
+def test_apply_keepalive_sets_the_tensorflow_variable_once():
+    environ = {}
+    assert apply_keepalive(environ) == FIVE_SECS
+    assert environ == {OPTIONS_VAR: FIVE_SECS}
+    assert apply_keepalive(environ) == FIVE_SECS  # again: unchanged
+    assert environ == {OPTIONS_VAR: FIVE_SECS}
+
+
+def test_apply_keepalive_off_leaves_the_environment_alone():
+    environ = {SETTING_VAR: "0"}
+    assert apply_keepalive(environ) is None
+    assert environ == {SETTING_VAR: "0"}
+    environ = {SETTING_VAR: "0", OPTIONS_VAR: "grpc.max_metadata_size=1"}
+    assert apply_keepalive(environ) == "grpc.max_metadata_size=1"
+
+
+def _plan(task):
+    job, index = task.split(":")
+    return plan_for(ClusterConfig.from_dict({"cluster": PSS,
+                                             "task": {"type": job, "index": int(index)}}),
+                    keras_3=False, gpus=0)
+
+
+def test_the_parameter_server_chief_gets_keepalive_before_its_strategy(monkeypatch):
+    import tensorflow as tf
+
+    monkeypatch.delenv(OPTIONS_VAR, raising=False)
+    monkeypatch.delenv(SETTING_VAR, raising=False)
+    seen = []
+    monkeypatch.setattr(tf.distribute, "ParameterServerStrategy",
+                        lambda resolver: seen.append(os.environ.get(OPTIONS_VAR)) or "pss")
+    assert make_strategy(_plan("chief:0")) == "pss"
+    assert seen == [FIVE_SECS]
+
+
+@pytest.mark.parametrize("task", ["worker:1", "ps:0"])
+def test_a_serving_task_gets_keepalive_before_its_server(monkeypatch, tmp_path, task):
+    from fakes import FakeClock
+    from trainexec.completion import record_training_complete
+    from trainexec.keras.serving import serve_until_training_over
+
+    monkeypatch.delenv(OPTIONS_VAR, raising=False)
+    monkeypatch.setenv(SETTING_VAR, "3")
+    seen = []
+
+    class Server:
+        def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
+            seen.append(os.environ.get(OPTIONS_VAR))
+
+        def start(self):
+            pass
+
+    clock = FakeClock()
+    clock.on_sleep = lambda clock: record_training_complete(str(tmp_path), None, 0, None)
+    serve_until_training_over(_plan(task), str(tmp_path), None, clock=clock,
+                              server_factory=Server)
+    assert seen == [_options(3000)]
+
+
+def test_the_module_doc_states_the_bound_and_the_switch():
+    doc = keepalive.__doc__
+    assert "TF_GRPC_DEFAULT_OPTIONS" in doc and SETTING_VAR in doc and "3 * secs" in doc
+    assert all(name in doc for name in keepalive.OPTIONS)
+
+
+_SERVERS = textwrap.dedent("""
+    import sys
+    from trainexec.cluster import ClusterConfig
+    from trainexec.server import start_standard_server
+
+    cluster = ClusterConfig.from_json(sys.argv[1])
+    servers = [start_standard_server(cluster.for_task(job, int(index)))
+               for job, index in (task.split(":") for task in sys.argv[2:])]
+    print("serving", flush=True)
+    sys.stdin.read()  # until the test closes it
+""")
+
+_CHIEF = textwrap.dedent("""
+    import json, os, sys, time
+    import tensorflow as tf
+    from trainexec.cluster import ClusterConfig
+    from trainexec.keras.strategy import make_strategy, plan_for
+
+    chief = ClusterConfig.from_json(sys.argv[1])
+    strategy = make_strategy(plan_for(chief, keras_3=False, gpus=0))
+    with strategy.scope():
+        total = tf.Variable(0.0)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+
+    @tf.function
+    def step():
+        total.assign_add(1.0)
+
+    for _ in range(20):
+        coordinator.schedule(step)
+    coordinator.join()
+    print("ready", flush=True)
+    sys.stdin.readline()  # the test froze worker:1
+    start = time.monotonic()
+    for _ in range(100):
+        coordinator.schedule(step)
+    coordinator.join()
+    print(json.dumps({"join_secs": time.monotonic() - start,
+                      "total": float(total.numpy())}), flush=True)
+    os._exit(0)  # the coordinator's threads still wait for worker:1
+""")
+
+
+@pytest.mark.cluster
+def test_a_frozen_worker_stalls_parameter_server_training_for_a_bounded_time(tmp_path):
+    """worker:1 stops answering (SIGSTOP: its kernel still acknowledges TCP, as
+    a host whose network hangs does not): the chief's steps go on on worker:0
+    within 2 * keepalive + a moment, instead of waiting for worker:1."""
+    from trainexec.launch.spec import pick_ports
+
+    ports = pick_ports(4)
+    spec = {"chief": [f"127.0.0.1:{ports[0]}"],
+            "worker": [f"127.0.0.1:{ports[1]}", f"127.0.0.1:{ports[2]}"],
+            "ps": [f"127.0.0.1:{ports[3]}"]}
+
+    def tf_config(job):
+        return json.dumps({"cluster": spec, "task": {"type": job, "index": 0}})
+
+    env = {**os.environ, SETTING_VAR: "2"}
+    env.pop(OPTIONS_VAR, None)
+    popen = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                 text=True, env=env)
+    servers = subprocess.Popen([sys.executable, "-c", _SERVERS, tf_config("worker"),
+                                "worker:0", "ps:0"], **popen)
+    frozen = subprocess.Popen([sys.executable, "-c", _SERVERS, tf_config("worker"),
+                               "worker:1"], **popen)
+    chief = subprocess.Popen([sys.executable, "-c", _CHIEF, tf_config("chief")], **popen)
+    try:
+        assert servers.stdout.readline().strip() == "serving"
+        assert frozen.stdout.readline().strip() == "serving"
+        assert chief.stdout.readline().strip() == "ready"
+        os.kill(frozen.pid, signal.SIGSTOP)
+        chief.stdin.write("go\n")
+        chief.stdin.flush()
+        result = json.loads(chief.stdout.readline())
+        assert chief.wait(timeout=30) == 0
+    finally:
+        os.kill(frozen.pid, signal.SIGCONT)
+        for proc in (chief, servers, frozen):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=30)
+    # 100 steps take well under a second; the frozen worker's costs at most 3 * 2 s
+    # (measured 2.2 s; 60 s with no ping timeout, for as long as it is frozen without)
+    assert result["join_secs"] < 3 * 2 + 2, result
+    assert 120 <= result["total"] <= 121, result  # a step run twice counts twice
