@@ -48,6 +48,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import strategy as strategies
+from trainexec.keras.peer_watchdog import PeerWatchdog
 from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, StrategyPlan, is_keras_3, plan_for,
@@ -304,6 +305,30 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
     chief_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
                    if strategy.kind == MULTI_WORKER_MIRRORED and not plan.writes_checkpoints
                    else None)
+    # ... and leaves by itself if, the chief done, it is still in this role (inside
+    # TensorFlow, or waiting below); the watchdog ends when the role returns or raises.
+    watchdog = (PeerWatchdog(chief_watch, _chief_of(strategy.cluster),
+                             strategy.cluster.task_name, trainer.model_dir).start()
+                if chief_watch is not None else None)
+    try:
+        trained = _train_and_record(trainer, plan, strategy, train_spec, on_save,
+                                    chief_watch, clock)
+    finally:
+        if watchdog is not None:
+            watchdog.stop()
+    if on_save is not None and trained.checkpoint is not None:
+        on_save.finish(trained.step, trained.checkpoint)
+    if on_save is None or not plan.is_local:
+        return None, []  # no evaluation in this role
+    result = on_save.eval_result
+    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+
+
+def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+                      train_spec: TrainSpec, on_save: EvaluateOnSave | None,
+                      chief_watch: FinishedTasks | None, clock: Clock) -> Any:
+    """Trains to max_steps, records completion (the chief) and finishing; a
+    MultiWorkerMirroredStrategy peer then waits for the chief (`chief_watch`)."""
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
@@ -324,12 +349,7 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
         logger.info("Waiting for %s to finish training before leaving", chief)
         wait_for_tasks_to_finish(chief_watch, frozenset({chief}), PEER_EXIT_WAIT_SECS,
                                  clock=clock)
-    if on_save is not None and trained.checkpoint is not None:
-        on_save.finish(trained.step, trained.checkpoint)
-    if on_save is None or not plan.is_local:
-        return None, []  # no evaluation in this role
-    result = on_save.eval_result
-    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+    return trained
 
 
 def _chief_of(cluster: ClusterConfig) -> str:
