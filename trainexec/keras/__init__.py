@@ -4,6 +4,8 @@
 * `trainer`: `KerasTrainer` and `run_keras_job`, one job in every role;
 * `training`: `model.fit` to `max_steps`, with checkpoints;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
+* `peer_watchdog`: a MultiWorkerMirroredStrategy peer leaves once the chief is done;
+* `scratch`: the temporary directories a task makes, removed if it leaves early;
 * `serving`: ParameterServerStrategy workers and ps serve until training is over;
 * `keepalive`: gRPC keepalive, so a ParameterServerStrategy peer cut off is noticed;
 * `restart_rule`: the restart group a task announces to `trainexec launch`;

@@ -47,12 +47,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 import signal
-import tempfile
 import threading
 from typing import Any, Callable, Iterator
 
+from trainexec.keras import scratch
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
 from trainexec.exit_codes import PREEMPTED, ExitCodes
 
@@ -217,11 +216,11 @@ def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
 
     # The handler's own counter lives in a throwaway checkpoint in a directory of
     # our own (its non-chief temp directory goes beside it, in the same place).
-    scratch = tempfile.mkdtemp(prefix="trainexec-preemption-")
+    counter_dir = scratch.make("trainexec-preemption-")
     try:
         handler = _handler_class()(
             strategy.cluster_resolver, tf.train.Checkpoint(),
-            checkpoint_dir=f"{scratch}/counter",
+            checkpoint_dir=f"{counter_dir}/counter",
             termination_config=tf.distribute.experimental.TerminationConfig(
                 exit_fn=exit_fn, save_fn=save_fn, grace_period=0))
         logger.info("On SIGTERM, every MultiWorkerMirroredStrategy task saves after the "
@@ -230,4 +229,4 @@ def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
         yield _step_callback(handler.save_checkpoint_if_preempted)
         handler.stop_watching()
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.remove(counter_dir)

@@ -48,6 +48,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import strategy as strategies
+from trainexec.keras.peer_watchdog import PeerWatchdog
 from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, StrategyPlan, is_keras_3, plan_for,
@@ -300,9 +301,34 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
             run_evaluation=_off_the_training_thread)
     if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
-    # MultiWorkerMirroredStrategy tasks leave together (see below).
+    # MultiWorkerMirroredStrategy tasks leave together (see `_train_and_record`).
     peers_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
                    if strategy.kind == MULTI_WORKER_MIRRORED else None)
+    # A peer also leaves by itself if, the chief done, it is still in this role (inside
+    # TensorFlow, or waiting): the watchdog ends when the role returns or raises.
+    watchdog = (PeerWatchdog(FinishedTasks(trainer.model_dir, peers_watch.since_nsec),
+                             _chief_of(strategy.cluster),
+                             strategy.cluster.task_name, trainer.model_dir).start()
+                if peers_watch is not None and not plan.writes_checkpoints else None)
+    try:
+        trained = _train_and_record(trainer, plan, strategy, train_spec, on_save,
+                                    peers_watch, clock)
+    finally:
+        if watchdog is not None:
+            watchdog.stop()
+    if on_save is not None and trained.checkpoint is not None:
+        on_save.finish(trained.step, trained.checkpoint)
+    if on_save is None or not plan.is_local:
+        return None, []  # no evaluation in this role
+    result = on_save.eval_result
+    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+
+
+def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+                      train_spec: TrainSpec, on_save: EvaluateOnSave | None,
+                      peers_watch: FinishedTasks | None, clock: Clock) -> Any:
+    """Trains to max_steps, records completion (the chief) and finishing; under
+    MultiWorkerMirroredStrategy then waits for every peer (`peers_watch`)."""
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
@@ -323,12 +349,12 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
         logger.info("Waiting for %s to finish training before leaving",
                     ", ".join(sorted(peers)))
         wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
-    if on_save is not None and trained.checkpoint is not None:
-        on_save.finish(trained.step, trained.checkpoint)
-    if on_save is None or not plan.is_local:
-        return None, []  # no evaluation in this role
-    result = on_save.eval_result
-    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+    return trained
+
+
+def _chief_of(cluster: ClusterConfig) -> str:
+    """The task that writes checkpoints: chief:0, else worker:0."""
+    return "chief:0" if "chief" in cluster.cluster else "worker:0"
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:

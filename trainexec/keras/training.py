@@ -34,12 +34,11 @@ import contextlib
 import dataclasses
 import inspect
 import logging
-import shutil
-import tempfile
 from typing import Any, Callable, Iterator, Sequence
 
 from trainexec import checkpoints
 from trainexec.errors import ConfigError
+from trainexec.keras import scratch
 from trainexec.keras.preemption import preemption_saves
 from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
 
@@ -173,13 +172,13 @@ def _checkpoint_dir(model_dir: str, plan: StrategyPlan) -> Iterator[str]:
         yield model_dir
         return
     name = plan.cluster.task_name.replace(":", "-")
-    directory = tempfile.mkdtemp(prefix=f"trainexec-{name}-checkpoints-")
+    directory = scratch.make(f"trainexec-{name}-checkpoints-")
     logger.info("%s takes part in every save, writing to %s (deleted when training "
                 "ends); the chief writes to %s", plan.cluster.task_name, directory, model_dir)
     try:
         yield directory
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        scratch.remove(directory)
 
 
 class _Saver:
