@@ -214,3 +214,15 @@ def test_tfjob_evaluator_is_inside_the_cluster_but_outside_training():
     assert config.environment == "cloud"
     assert config.training_tasks == ("chief:0", "worker:0", "worker:1")
     assert "evaluator" not in config.training_cluster and "evaluator" in config.cluster
+
+
+@pytest.mark.parametrize("cluster, task, chief", [
+    (None, None, None),
+    ({"chief": ["h0:1"], "worker": ["h1:1"]}, "worker:0", "chief:0"),
+    ({"master": ["h0:1"], "worker": ["h1:1"], "ps": ["h2:1"]}, "ps:0", "master:0"),
+    ({"worker": ["h1:1", "h2:1"]}, "worker:1", "worker:0"),
+])
+def test_chief_task_is_the_one_that_writes_checkpoints(cluster, task, chief):
+    data = {} if cluster is None else {
+        "cluster": cluster, "task": {"type": task.split(":")[0], "index": int(task[-1])}}
+    assert ClusterConfig.from_dict(data).chief_task == chief

@@ -318,3 +318,10 @@ def test_dry_run_of_the_launchers_own_flags_prints_its_tasks(capsys):
     evaluator = json.loads(plans[2]["env"]["TF_CONFIG"])
     assert "evaluator" not in evaluator["cluster"]  # trainexec launch: outside the cluster
     assert all(p["command"] == ["python", "t.py"] for p in plans)
+
+
+def test_a_file_that_is_not_text_exits_2(tmp_path, capsys):
+    binary = tmp_path / "job.yaml"
+    binary.write_bytes(b"\xff\xfe\x00kind: TFJob")
+    code, _, err = _launch("--from", str(binary), "--dry-run", capsys=capsys)
+    assert code == 2 and "it is not UTF-8 text" in err

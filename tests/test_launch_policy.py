@@ -144,6 +144,10 @@ PSS_CLUSTER = {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4", "h:5"]}
     ("chief", 0, PSS_CLUSTER, ("chief:0",), False),
     ("evaluator", 0, MWMS_CLUSTER, ("evaluator:0",), False),
     ("chief", 0, {"chief": ["h:1"]}, ("chief:0",), False),
+    # A master (SageMaker, TF 1.x) is the chief of its group.
+    ("worker", 0, {"master": ["h:1"], "worker": ["h:2"]}, ("master:0", "worker:0"), False),
+    ("ps", 0, {"master": ["h:1"], "worker": ["h:2"], "ps": ["h:3"]}, ("ps:0", "master:0"),
+     False),
 ])
 def test_keras_tasks_announce_the_group_their_strategy_needs(job, index, cluster, group,
                                                             carry_on):

@@ -202,6 +202,17 @@ class ClusterConfig:
                 and not self.is_sparse)
 
     @property
+    def chief_task(self) -> str | None:
+        """The task that writes checkpoints and records completion: `chief:0`,
+        `master:0`, else `worker:0`; None for a local run."""
+        if not self.cluster and not self.sparse_jobs:
+            return None
+        for job in (CHIEF, MASTER):
+            if job in self.jobs:
+                return f"{job}:0"
+        return f"{WORKER}:0"
+
+    @property
     def num_workers(self) -> int:
         """Training tasks: chief/master plus workers (1 for a local run); those
         listed, in a sparse cluster."""

@@ -64,6 +64,7 @@ __all__ = [
     "ExitCodes",
     "ServerUnavailableError",
     "classify",
+    "flush_logs",
     "install_exit_hook",
 ]
 
@@ -220,7 +221,10 @@ def install_exit_hook(task: str, in_cluster: bool = True,
 
     Only the interpreter's last word changes: until then the exception goes
     through the user's code as it is. Installing again replaces the task name.
+    Nothing is installed in an interactive session (a REPL, `python -i`).
     """
+    if exit_fn is None and (hasattr(sys, "ps1") or sys.flags.interactive):
+        return  # an interactive session: an uncaught error must not end it
     codes = codes or ExitCodes.from_env()
     exit_fn = exit_fn or os._exit
     previous = _installed.get("previous") or sys.excepthook
@@ -235,16 +239,17 @@ def install_exit_hook(task: str, in_cluster: bool = True,
             cause = classify(error, in_cluster)
             code = codes.code_for(cause)
         logger.error("%s exits %s: %s", task, code, codes.describe(code))
-        _flush()
+        flush_logs()
         atexit._run_exitfuncs()
-        _flush()
+        flush_logs()
         exit_fn(code)
 
     _installed["previous"] = previous
     sys.excepthook = hook
 
 
-def _flush() -> None:
+def flush_logs() -> None:
+    """Flushes the root logger's handlers and the standard streams (before an os._exit)."""
     for handler in logging.getLogger().handlers:
         try:
             handler.flush()

@@ -148,6 +148,9 @@ def read_manifest(path: str) -> Manifest:
             text = file.read()
     except OSError as err:
         raise ConfigError(f"cannot read {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"cannot read {path}: it is not UTF-8 text ({err.reason} at byte "
+                          f"{err.start}); give a YAML file") from None
     return parse_manifest(text, path)
 
 

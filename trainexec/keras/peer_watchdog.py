@@ -42,6 +42,7 @@ import threading
 from typing import Callable
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.exit_codes import flush_logs
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import scratch
 
@@ -84,7 +85,13 @@ class PeerWatchdog:
         self._stopped.set()
 
     def _run(self) -> None:
-        while not self._stopped.is_set() and not self.check():
+        while not self._stopped.is_set():
+            try:
+                if self.check():
+                    return
+            except Exception as err:  # a file system hiccup: look again, never die
+                logger.warning("%s watchdog could not read the finished records: %s",
+                               self.task, err)
             self._clock.sleep(self.poll_secs)
 
     def check(self) -> bool:
@@ -103,32 +110,21 @@ class PeerWatchdog:
         return True
 
     def _leave(self, waited: float) -> None:
-        logger.warning(
-            "%s finished training %.0fs ago and %s is still running inside TensorFlow "
-            "(its threads' stacks follow on stderr): leaving now with exit code 0, the "
-            "job's result is the chief's", self.chief, waited, self.task)
-        _flush()
         try:
-            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-        except (OSError, ValueError, AttributeError):  # no usable stderr
-            pass
-        try:
-            record_task_finished(self.model_dir, self.task)
-        except OSError as err:
-            logger.warning("Could not record that %s finished: %s", self.task, err)
-        scratch.remove_all()
-        _flush()
-        self._exit(0)
-
-
-def _flush() -> None:
-    for handler in logging.getLogger().handlers:
-        try:
-            handler.flush()
-        except Exception:  # a closed stream
-            pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
+            logger.warning(
+                "%s finished training %.0fs ago and %s is still running inside TensorFlow "
+                "(its threads' stacks follow on stderr): leaving now with exit code 0, the "
+                "job's result is the chief's", self.chief, waited, self.task)
+            flush_logs()
+            try:
+                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+            except (OSError, ValueError, AttributeError):  # no usable stderr
+                pass
+            try:
+                record_task_finished(self.model_dir, self.task)
+            except Exception as err:  # OSError, or TensorFlow's file system error
+                logger.warning("Could not record that %s finished: %s", self.task, err)
+            scratch.remove_all()
+            flush_logs()
+        finally:
+            self._exit(0)

@@ -29,13 +29,12 @@ def rule_for_plan(plan: StrategyPlan) -> RestartRule:
     task = cluster.task_name
     training = cluster.training_cluster
     if plan.kind == MULTI_WORKER_MIRRORED and cluster.task_type in training:
-        group = tuple(f"{job}:{i}" for job in (CHIEF, WORKER)
-                      for i in range(len(training.get(job, ()))))
+        group = cluster.training_tasks  # the chief (or master) and every worker
         return RestartRule(task, group, strategy=plan.kind, ends_by_itself=True)
     if plan.kind == PARAMETER_SERVER and cluster.task_type == WORKER:
         return RestartRule(task, (task,), carry_on=True, strategy=plan.kind,
                            ends_by_itself=True)
     if plan.kind == PARAMETER_SERVER and cluster.task_type == PS:
-        return RestartRule(task, (task, f"{CHIEF}:0"), strategy=plan.kind,
-                           ends_by_itself=True)
+        return RestartRule(task, (task, cluster.chief_task or f"{CHIEF}:0"),
+                           strategy=plan.kind, ends_by_itself=True)
     return RestartRule(task, (task,), strategy=plan.kind, ends_by_itself=True)

@@ -59,7 +59,8 @@ def serve_until_training_over(plan: StrategyPlan, model_dir: str, max_steps: int
 
     apply_keepalive()  # before the server makes its gRPC channels (to the ps)
     server, _ = serve(
-        ServingJob(task=task, model_dir=model_dir, waited_for=frozenset({CHIEF_TASK}),
+        ServingJob(task=task, model_dir=model_dir,
+                   waited_for=frozenset({plan.cluster.chief_task or CHIEF_TASK}),
                    max_steps=max_steps, serves="ParameterServerStrategy training"),
         start_server=lambda: start_standard_server(plan.cluster,
                                                    server_factory=server_factory),

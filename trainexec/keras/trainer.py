@@ -307,7 +307,7 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
     # A peer also leaves by itself if, the chief done, it is still in this role (inside
     # TensorFlow, or waiting): the watchdog ends when the role returns or raises.
     watchdog = (PeerWatchdog(FinishedTasks(trainer.model_dir, peers_watch.since_nsec),
-                             _chief_of(strategy.cluster),
+                             strategy.cluster.chief_task,
                              strategy.cluster.task_name, trainer.model_dir).start()
                 if peers_watch is not None and not plan.writes_checkpoints else None)
     try:
@@ -350,11 +350,6 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
                     ", ".join(sorted(peers)))
         wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
     return trained
-
-
-def _chief_of(cluster: ClusterConfig) -> str:
-    """The task that writes checkpoints: chief:0, else worker:0."""
-    return "chief:0" if "chief" in cluster.cluster else "worker:0"
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:

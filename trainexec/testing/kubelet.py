@@ -209,16 +209,17 @@ class TFJobRun:
 
     def close(self) -> None:
         """Stops watching and kills every pod's program (and its session)."""
-        self._stop.set()
-        for timer in self._timers:
-            timer.cancel()
-        for pod in self.pods:
-            if pod.proc is not None and pod.proc.poll() is None:
-                try:
-                    os.killpg(pod.proc.pid, signal.SIGCONT)
-                    os.killpg(pod.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        with self._lock:  # no restart starts a program after this
+            self._stop.set()
+            for timer in self._timers:
+                timer.cancel()
+            for pod in self.pods:
+                if pod.proc is not None and pod.proc.poll() is None:
+                    try:
+                        os.killpg(pod.proc.pid, signal.SIGCONT)
+                        os.killpg(pod.proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
             if pod.proc is not None:
                 try:
                     pod.proc.wait(timeout=10)
@@ -281,8 +282,9 @@ class TFJobRun:
         """Sends `sig` to the pod's program (SIGKILL: the node lost it; SIGTERM: a
         preemption or an eviction)."""
         pod = self.pod(task_type, index)
-        self._event(pod, "fault", signal.Signals(sig).name)
-        os.kill(pod.proc.pid, sig)
+        with self._lock:
+            self._event(pod, "fault", signal.Signals(sig).name)
+            os.killpg(pod.proc.pid, sig)
 
     def freeze(self, task_type: str, index: int, secs: float) -> None:
         """Stops the pod's program (SIGSTOP) for `secs`, then lets it go on."""
