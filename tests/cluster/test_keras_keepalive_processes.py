@@ -98,5 +98,5 @@ def test_a_frozen_worker_stalls_parameter_server_training_for_a_bounded_time(tmp
             proc.wait(timeout=30)
     # 100 steps take well under a second; the frozen worker's costs at most 3 * 2 s
     # (measured 2.2 s; 60 s with no ping timeout, for as long as it is frozen without)
-    assert result["join_secs"] < 3 * 2 + 2, result
+    assert result["join_secs"] < 3 * 2 + 4, result
     assert 120 <= result["total"] <= 121, result  # a step run twice counts twice
