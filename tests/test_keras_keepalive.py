@@ -4,12 +4,13 @@ import os
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from tf_configs import keras_plan
+
 from trainexec.errors import ConfigError
 from trainexec.keras import keepalive
 from trainexec.keras.keepalive import (DEFAULT_KEEPALIVE_SECS, OPTIONS_VAR, SETTING_VAR,
                                        apply_keepalive, keepalive_options, keepalive_secs)
-from trainexec.keras.strategy import make_strategy, plan_for
+from trainexec.keras.strategy import make_strategy
 
 PSS = {"chief": ["127.0.0.1:2000"], "worker": ["127.0.0.1:2001", "127.0.0.1:2002"],
        "ps": ["127.0.0.1:2003"]}
@@ -77,10 +78,7 @@ def test_apply_keepalive_off_leaves_the_environment_alone():
 
 
 def _plan(task):
-    job, index = task.split(":")
-    return plan_for(ClusterConfig.from_dict({"cluster": PSS,
-                                             "task": {"type": job, "index": int(index)}}),
-                    keras_3=False, gpus=0)
+    return keras_plan(PSS, task)
 
 
 def test_the_parameter_server_chief_gets_keepalive_before_its_strategy(monkeypatch):

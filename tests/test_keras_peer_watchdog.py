@@ -88,12 +88,16 @@ def test_a_peer_that_returned_is_left_alone(tmp_path):
     assert not watchdog.check() and exits.codes == []
 
 
+def _started_on_the_real_clock(model_dir, exits):
+    watch = FinishedTasks.starting_now(model_dir, "worker:1")
+    return PeerWatchdog(watch, "chief:0", "worker:1", model_dir, linger_secs=0.2,
+                        poll_secs=0.02, exit_fn=exits).start()
+
+
 def test_the_thread_ends_the_process_on_the_real_clock(tmp_path):
     model_dir = str(tmp_path)
     exits = Exits()
-    watch = FinishedTasks.starting_now(model_dir, "worker:1")
-    watchdog = PeerWatchdog(watch, "chief:0", "worker:1", model_dir, linger_secs=0.2,
-                            poll_secs=0.02, exit_fn=exits).start()
+    watchdog = _started_on_the_real_clock(model_dir, exits)
     assert not exits.done.wait(0.3)
     record_task_finished(model_dir, "chief:0")
     assert exits.done.wait(5.0) and exits.codes == [0]
@@ -103,9 +107,7 @@ def test_the_thread_ends_the_process_on_the_real_clock(tmp_path):
 def test_the_thread_stops_when_told(tmp_path):
     model_dir = str(tmp_path)
     exits = Exits()
-    watch = FinishedTasks.starting_now(model_dir, "worker:1")
-    watchdog = PeerWatchdog(watch, "chief:0", "worker:1", model_dir, linger_secs=0.2,
-                            poll_secs=0.02, exit_fn=exits).start()
+    watchdog = _started_on_the_real_clock(model_dir, exits)
     watchdog.stop()
     record_task_finished(model_dir, "chief:0")
     assert not exits.done.wait(0.6) and not watchdog.left

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from fakes import ClockedLog, FakeClock, write_checkpoint
 from processes import ROOT
+from tf_configs import keras_plan
 from trainexec.cluster import ClusterConfig
 from trainexec.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
@@ -21,7 +22,6 @@ from trainexec.errors import ConfigError
 from trainexec.keras.exporters import FinalExporter
 from trainexec.finished_tasks import record_task_finished
 from trainexec.keras.serving import serve_until_training_over
-from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
 from trainexec.keras.training import segments
@@ -145,10 +145,7 @@ PSS_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.
 
 
 def _serving_plan(task):
-    job, index = task.split(":")
-    return plan_for(ClusterConfig.from_dict({"cluster": PSS_CLUSTER,
-                                             "task": {"type": job, "index": int(index)}}),
-                    keras_3=False, gpus=0)
+    return keras_plan(PSS_CLUSTER, task)
 
 
 def test_a_worker_serves_until_the_chief_finishes_saying_what_it_waits_for(tmp_path):

@@ -8,7 +8,7 @@ import json
 
 __all__ = ["CLUSTER", "H", "RAY_WORKERS", "SAGEMAKER_MWMS", "SAGEMAKER_PS", "TFJOB",
            "TFJOB_DYNAMIC_PS", "TFJOB_MASTER_EVALUATOR", "TFJOB_NO_WORKERS",
-           "TFJOB_TWO_EVALUATORS", "ps_cluster", "tf_config", "tfjob_address",
+           "TFJOB_TWO_EVALUATORS", "keras_plan", "ps_cluster", "tf_config", "tfjob_address",
            "tfjob_dynamic_view"]
 
 CLUSTER = {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"], "ps": ["h3:2222"]}
@@ -72,3 +72,14 @@ def ps_cluster(ports):
     """A chief, a worker and a ps on 127.0.0.1 at `ports` (three of them)."""
     return {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
             "ps": [f"127.0.0.1:{ports[2]}"]}
+
+
+def keras_plan(cluster, task):
+    """The Keras 2 StrategyPlan (no GPUs) of `task` ("worker:1") in `cluster`."""
+    from trainexec.cluster import ClusterConfig
+    from trainexec.keras.strategy import plan_for
+
+    job, index = task.split(":")
+    return plan_for(ClusterConfig.from_dict({"cluster": cluster,
+                                             "task": {"type": job, "index": int(index)}}),
+                    keras_3=False, gpus=0)

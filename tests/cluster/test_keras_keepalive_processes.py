@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from pss_programs import COUNTING
 from trainexec.keras.keepalive import OPTIONS_VAR, SETTING_VAR
 
 pytestmark = pytest.mark.cluster
@@ -27,31 +28,18 @@ _SERVERS = textwrap.dedent("""
     sys.stdin.read()  # until the test closes it
 """)
 
-_CHIEF = textwrap.dedent("""
+_CHIEF = COUNTING + textwrap.dedent("""
     import json, os, sys, time
-    import tensorflow as tf
     from trainexec.cluster import ClusterConfig
     from trainexec.keras.strategy import make_strategy, plan_for
 
     chief = ClusterConfig.from_json(sys.argv[1])
-    strategy = make_strategy(plan_for(chief, keras_3=False, gpus=0))
-    with strategy.scope():
-        total = tf.Variable(0.0)
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-
-    @tf.function
-    def step():
-        total.assign_add(1.0)
-
-    for _ in range(20):
-        coordinator.schedule(step)
-    coordinator.join()
+    total, run = counting(make_strategy(plan_for(chief, keras_3=False, gpus=0)))
+    run(20)
     print("ready", flush=True)
     sys.stdin.readline()  # the test froze worker:1
     start = time.monotonic()
-    for _ in range(100):
-        coordinator.schedule(step)
-    coordinator.join()
+    run(100)
     print(json.dumps({"join_secs": time.monotonic() - start,
                       "total": float(total.numpy())}), flush=True)
     os._exit(0)  # the coordinator's threads still wait for worker:1

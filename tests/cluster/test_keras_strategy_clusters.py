@@ -9,11 +9,12 @@ import textwrap
 
 import pytest
 
+from pss_programs import COUNTING
+
 pytestmark = pytest.mark.cluster
 
-_MASTER_COORDINATES = textwrap.dedent("""
+_MASTER_COORDINATES = COUNTING + textwrap.dedent("""
     import json, sys
-    import tensorflow as tf
     from trainexec.cluster import ClusterConfig
     from trainexec.keras.strategy import COORDINATE, make_strategy, plan_for
     from trainexec.server import start_standard_server
@@ -25,18 +26,8 @@ _MASTER_COORDINATES = textwrap.dedent("""
     jobs = sorted(job.name for job in servers[0].server_def.cluster.job)
     plan = plan_for(master, keras_3=False, gpus=0)
     assert plan.action == COORDINATE, plan
-    strategy = make_strategy(plan)
-    with strategy.scope():
-        total = tf.Variable(0.0)
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-
-    @tf.function
-    def step():
-        total.assign_add(1.0)
-
-    for _ in range(5):
-        coordinator.schedule(step)
-    coordinator.join()
+    total, run = counting(make_strategy(plan))
+    run(5)
     print(json.dumps({"total": float(total.numpy()), "device": total.device,
                       "server_jobs": jobs}), flush=True)
 """)
