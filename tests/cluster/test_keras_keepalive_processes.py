@@ -46,6 +46,16 @@ _CHIEF = COUNTING + textwrap.dedent("""
 """)
 
 
+def _tf_2_15() -> bool:
+    import tensorflow as tf
+
+    return tf.__version__.startswith("2.15")
+
+
+@pytest.mark.skipif(_tf_2_15(), reason=(
+    "TensorFlow 2.15's gRPC ignores grpc.http2.ping_timeout_ms: a ping in flight when the "
+    "worker froze holds the keepalive back, so the bound is not kept there (measured "
+    "302 s once); the README says so"))
 def test_a_frozen_worker_stalls_parameter_server_training_for_a_bounded_time(tmp_path):
     """worker:1 stops answering (SIGSTOP: its kernel still acknowledges TCP, as
     a host whose network hangs does not): the chief's steps go on on worker:0

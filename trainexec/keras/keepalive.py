@@ -17,8 +17,9 @@ each set to `TRAINEXEC_GRPC_KEEPALIVE_SECS` (default 5 s; 0 adds nothing):
   ping is not answered in time (gRPC then also sets `TCP_USER_TIMEOUT`, so
   unacknowledged data ends the connection as fast: a partition);
 * `grpc.http2.ping_timeout_ms` (known to TensorFlow 2.21's gRPC; 2.15's
-  ignores it): the same timeout for gRPC's other pings; otherwise a flow-control ping in flight when
-  the peer froze holds the keepalive ping back for the default 60 s;
+  ignores it, so there the bound below does not hold: a frozen worker stalled
+  the job 302 s once): the same timeout for gRPC's other pings; otherwise a
+  flow-control ping in flight when the peer froze holds the keepalive ping back;
 * `grpc.min_reconnect_backoff_ms`: a connection attempt to a peer whose host
   accepts TCP but whose server does not answer (a frozen process) gives up
   after that long instead of 20 s; TensorFlow makes some calls to every task
