@@ -4,7 +4,8 @@ pod, TFJob's exact TF_CONFIG on port 2222, its restartPolicy ExitCode), with fau
 Every row asserts what a user of a TFJob sees: the job Succeeded, the evaluator wrote its
 final metrics at max_steps, the faulty pod was restarted when the fault ends it, and no pod
 was still running 10 s after the chief succeeded (TFJob's default cleanPodPolicy None would
-leave it holding its node). The default run covers one fault per job; `-m multihost` (see
+leave it holding its node), and training went on (a newer checkpoint) within 30 s of the
+last pod start or the fault's end. The default run covers one fault per job; `-m multihost` (see
 tests/conftest.py) runs the whole matrix. Root only: skipped, saying why, elsewhere.
 """
 
@@ -12,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
+import threading
+import time
 
 import pytest
 
@@ -24,6 +28,7 @@ from trainexec.testing.netns import TestBed, unavailable
 WHY_NOT = unavailable()
 MAX_STEPS = 1200
 SETTLE_SECS = 10.0  # every pod ends by itself within this after the chief succeeded
+RECOVERY_SECS = 30.0  # training again within this of the last restarted pod starting
 
 pytestmark = [pytest.mark.cluster, pytest.mark.multihost,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
@@ -63,12 +68,67 @@ def _job(mode: str, model_dir: str) -> TFJobSpec:
     return TFJobSpec("demo", replicas, command=command, env=env)
 
 
-def _checkpoint_written(model_dir: str) -> bool:
+_CHECKPOINT_INDEX = re.compile(r"^(?:model\.)?ckpt-(\d+)\.index$")
+
+
+def _newest_step(model_dir: str) -> int:
+    """The step of the newest checkpoint the chief has written (0: none yet)."""
     try:
-        return any(name.startswith(("ckpt-2", "model.ckpt-2")) for name in
-                   os.listdir(model_dir))
+        names = os.listdir(model_dir)
     except FileNotFoundError:
-        return False
+        return 0
+    return max((int(m.group(1)) for m in map(_CHECKPOINT_INDEX.match, names) if m),
+               default=0)
+
+
+class _Progress:
+    """Watches the chief's checkpoints: (monotonic time, newest step) at every change."""
+
+    def __init__(self, model_dir: str, poll_secs: float = 0.2) -> None:
+        self.model_dir, self.poll_secs = model_dir, poll_secs
+        self.steps: list[tuple[float, int]] = [(time.monotonic(), 0)]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "_Progress":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_secs):
+            step = _newest_step(self.model_dir)
+            if step != self.steps[-1][1]:
+                self.steps.append((time.monotonic(), step))
+
+    def step_at(self, moment: float) -> int:
+        return max([step for at, step in self.steps if at <= moment], default=0)
+
+    def training_again(self, since: float) -> float | None:
+        """Seconds from `since` until a checkpoint newer than any before it appeared."""
+        before = self.step_at(since)
+        return next((at - since for at, step in self.steps if at > since and step > before),
+                    None)
+
+
+def _recovery_start(events, fault_at: float) -> float:
+    """When the job could train again: the last pod start after the fault, or the
+    fault's end (a thaw, a link up) when that is later."""
+    after = [e.at for e in events if e.at >= fault_at
+             and (e.what == "started" or (e.what == "fault" and e.detail in
+                                          ("thawed", "link up")))]
+    return max(after, default=fault_at)
+
+
+def _report(row: dict) -> None:
+    """Appends the row's figures to $TRAINEXEC_MATRIX_REPORT (JSON lines), if set."""
+    path = os.environ.get("TRAINEXEC_MATRIX_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(row) + "\n")
 
 
 FAULTS = {
@@ -111,16 +171,28 @@ def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
     os.makedirs(model_dir)
     job = _job(mode, model_dir)
     log = open(tmp_path / "pods.log", "w")
+    fault_at = None
     with TestBed(job.hosts(), domain=job.domain) as bed, \
-            TFJobRun(job, bed, output=log) as run:
+            TFJobRun(job, bed, output=log) as run, _Progress(model_dir) as progress:
         if fault is not None:
             kind, task, index = fault
-            run.wait_for(lambda: _checkpoint_written(model_dir), 240, "a checkpoint")
+            run.wait_for(lambda: _newest_step(model_dir) >= 200, 240, "a checkpoint")
+            fault_at = time.monotonic()
             FAULTS[kind](run, task, index)
         outcome = run.wait(timeout=600, settle_secs=SETTLE_SECS)
         left = run.still_running()
     log.close()
     tail = "".join(open(tmp_path / "pods.log").readlines()[-40:])
+    recovered_at = recovery = None
+    if fault_at is not None:
+        recovered_at = _recovery_start(outcome.events, fault_at)
+        recovery = (progress.training_again(recovered_at)
+                    if progress.step_at(recovered_at) < MAX_STEPS else 0.0)
+    _report({"mode": mode, "fault": fault and "-".join(map(str, fault)),
+             "phase": outcome.phase, "wall_secs": outcome.wall_secs,
+             "recovery_secs": recovery,
+             "restarts": sum(e.what == "restarting" for e in outcome.events),
+             "exits": [(e.pod, e.code) for e in outcome.events if e.what == "exited"]})
     assert outcome.phase == SUCCEEDED, f"{outcome.reason}\n{tail}"
     assert left == [], f"still running {SETTLE_SECS:g}s after the chief succeeded: {left}"
     with open(os.path.join(model_dir, "final_result.json")) as f:
@@ -132,3 +204,7 @@ def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
         restarted = [e for e in outcome.events
                      if e.what == "restarting" and e.pod == f"demo-{fault[1]}-{fault[2]}"]
         assert restarted, f"{fault[1]}:{fault[2]} was not restarted: {exits}"
+    if fault is not None:
+        assert recovery is not None and recovery <= RECOVERY_SECS, (
+            f"training again {recovery}s after the last restart or the fault's end "
+            f"(step {progress.step_at(recovered_at)} then): {progress.steps}")

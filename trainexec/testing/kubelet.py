@@ -148,7 +148,7 @@ class Pod:
     started: float | None = None  # time.monotonic() of the current run's start
     ended: float | None = None
     done: bool = False  # ended and not restarted
-    lines: list[str] = dataclasses.field(default_factory=list)
+    lines: list[str] = dataclasses.field(default_factory=list)  # the current run's output
 
     @property
     def running(self) -> bool:
@@ -233,6 +233,7 @@ class TFJobRun:
         return next(p for p in self.pods if (p.task_type, p.index) == (task_type, index))
 
     def said(self, task_type: str, index: int, words: str) -> bool:
+        """Whether the pod's current run has printed a line containing `words`."""
         return any(words in line for line in list(self.pod(task_type, index).lines))
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float,
@@ -289,9 +290,10 @@ class TFJobRun:
     def freeze(self, task_type: str, index: int, secs: float) -> None:
         """Stops the pod's program (SIGSTOP) for `secs`, then lets it go on."""
         pod = self.pod(task_type, index)
-        proc = pod.proc
-        self._event(pod, "fault", f"frozen for {secs:g}s")
-        os.killpg(proc.pid, signal.SIGSTOP)
+        with self._lock:
+            proc = pod.proc
+            self._event(pod, "fault", f"frozen for {secs:g}s")
+            os.killpg(proc.pid, signal.SIGSTOP)
 
         def thaw() -> None:
             with self._lock:
@@ -328,15 +330,17 @@ class TFJobRun:
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, bufsize=1)
         pod.started, pod.ended, pod.exit_code, pod.done = time.monotonic(), None, None, False
+        pod.lines = []  # `said()` speaks of this run only
         reader = threading.Thread(target=self._read, args=(pod, pod.proc), daemon=True)
         reader.start()
         self._event(pod, "started", f"pid {pod.proc.pid}")
 
     def _read(self, pod: Pod, proc: subprocess.Popen) -> None:
         prefix = f"[{pod.task_type}:{pod.index}] "
+        lines = pod.lines  # this run's list: a restart gives the pod a new one
         for line in proc.stdout:
             line = line.rstrip("\n")
-            pod.lines.append(line)
+            lines.append(line)
             if self.output is not None:
                 try:
                     self.output.write(f"{time.monotonic() - self.started:7.1f} {prefix}{line}\n")
