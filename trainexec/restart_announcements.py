@@ -42,6 +42,7 @@ import logging
 import os
 from typing import Iterable, Mapping
 
+from trainexec.records import task_file_name
 
 __all__ = ["LAUNCH_DIR_ENV", "RestartRule", "announce", "read_rules"]
 
@@ -78,10 +79,6 @@ class RestartRule:
                            "ends_by_itself": self.ends_by_itself})
 
 
-def _file_name(task: str) -> str:
-    return task.replace(":", "-") + ".json"
-
-
 def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str | None:
     """Writes `rule` into the launcher's directory, if a launcher set one.
 
@@ -92,7 +89,7 @@ def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str
     directory = environ.get(LAUNCH_DIR_ENV)
     if not directory:
         return None
-    path = os.path.join(directory, _file_name(rule.task))
+    path = os.path.join(directory, task_file_name(rule.task))
     temporary = f"{path}.tmp-{os.getpid()}"
     try:
         with open(temporary, "w") as f:
@@ -119,7 +116,7 @@ def read_rules(directory: str | None, tasks: Iterable[str]) -> dict[str, Restart
         return rules
     for task in tasks:
         try:
-            with open(os.path.join(directory, _file_name(task))) as f:
+            with open(os.path.join(directory, task_file_name(task))) as f:
                 data = json.load(f)
             group = tuple(str(name) for name in data["restart_group"])
             rules[task] = RestartRule(task, group, bool(data.get("carry_on", False)),
