@@ -83,3 +83,21 @@ def test_a_bad_override_is_named(text, words):
     (None, "still running")])
 def test_describe(code, words):
     assert words in ExitCodes().describe(code)
+
+
+def test_a_bad_override_ends_the_task_as_a_config_error(monkeypatch):
+    """Installing the hook under a bad TRAINEXEC_EXIT_CODES raises the ConfigError with
+    the hook in place, so the process ends with the default config-error code (2)."""
+    import sys
+
+    from trainexec.exit_codes import install_exit_hook
+
+    monkeypatch.setattr(sys, "excepthook", lambda *args: None)
+    monkeypatch.setattr("trainexec.exit_codes._installed", {})
+    monkeypatch.setenv("TRAINEXEC_EXIT_CODES", "peer_lost=0")
+    exits = []
+    with pytest.raises(ConfigError) as raised:
+        install_exit_hook("chief:0", exit_fn=exits.append)
+    monkeypatch.setattr("atexit._run_exitfuncs", lambda: None)
+    sys.excepthook(ConfigError, raised.value, None)
+    assert exits == [2]

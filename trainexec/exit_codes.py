@@ -225,7 +225,12 @@ def install_exit_hook(task: str, in_cluster: bool = True,
     """
     if exit_fn is None and (hasattr(sys, "ps1") or sys.flags.interactive):
         return  # an interactive session: an uncaught error must not end it
-    codes = codes or ExitCodes.from_env()
+    bad_setting = None
+    if codes is None:
+        try:
+            codes = ExitCodes.from_env()
+        except ConfigError as error:  # ends the task as a config error, with the
+            codes, bad_setting = ExitCodes(), error  # default codes (2), once installed
     exit_fn = exit_fn or os._exit
     previous = _installed.get("previous") or sys.excepthook
 
@@ -246,6 +251,8 @@ def install_exit_hook(task: str, in_cluster: bool = True,
 
     _installed["previous"] = previous
     sys.excepthook = hook
+    if bad_setting is not None:
+        raise bad_setting
 
 
 def flush_logs() -> None:

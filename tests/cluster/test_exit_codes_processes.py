@@ -51,3 +51,9 @@ def test_a_platform_can_set_its_own_codes(tmp_path):
     assert returncode == 75, stderr[-2000:]
     returncode, stderr = _end("preempted", tmp_path, TRAINEXEC_EXIT_CODES="preempted=42")
     assert returncode == 42, stderr[-2000:]
+
+
+def test_a_bad_exit_code_setting_is_a_config_error(tmp_path):
+    returncode, stderr = _end("done", tmp_path, TRAINEXEC_EXIT_CODES="preempted=300")
+    assert returncode == 2, stderr[-2000:]  # the contract's default code for a bad setting
+    assert "TRAINEXEC_EXIT_CODES entry 'preempted=300'" in stderr, stderr[-2000:]
