@@ -94,25 +94,40 @@ def test_plan_for(cluster, task, keras_3, gpus, expected):
     assert plan.runs_fit == (plan.action in (TRAIN, COORDINATE))
 
 
-KERAS_3_FIX = ('pip install "trainexec[tf-keras]"', "TF_USE_LEGACY_KERAS=1", "2.15")
+# On Keras 3 (whose model.fit cannot train under MWMS or PSS) the tasks that train a cluster
+# use trainexec's own loop; serving tasks, the evaluator and single-process runs do not.
+# (cluster, task) -> (kind, action, own_loop), on Keras 3 without GPUs.
+KERAS_3_PLANS = [
+    pytest.param(MWMS, "chief:0", (MULTI_WORKER_MIRRORED, TRAIN, True), id="mwms-chief"),
+    pytest.param(MWMS, "worker:1", (MULTI_WORKER_MIRRORED, TRAIN, True), id="mwms-worker"),
+    pytest.param(WORKERS_ONLY, "worker:0", (MULTI_WORKER_MIRRORED, TRAIN, True),
+                 id="workers-only"),
+    pytest.param(MASTER_MWMS, "master:0", (MULTI_WORKER_MIRRORED, TRAIN, True),
+                 id="master-mwms"),
+    pytest.param(PSS, "chief:0", (PARAMETER_SERVER, COORDINATE, True), id="pss-chief"),
+    pytest.param(SAGEMAKER_PS, "master:0", (PARAMETER_SERVER, COORDINATE, True),
+                 id="sagemaker-ps-master"),
+    pytest.param(PSS, "worker:0", (PARAMETER_SERVER, SERVE, False), id="pss-worker"),
+    pytest.param(PSS, "ps:0", (PARAMETER_SERVER, SERVE, False), id="pss-ps"),
+    pytest.param({**MWMS, "evaluator": ["h9:1"]}, "evaluator:0", (DEFAULT, EVALUATE, False),
+                 id="mwms-evaluator"),
+    pytest.param(LONE_CHIEF, "chief:0", (DEFAULT, TRAIN, False), id="lone-chief"),
+    pytest.param(None, None, (DEFAULT, TRAIN, False), id="local"),
+]
+
+
+@pytest.mark.parametrize("cluster, task, expected", KERAS_3_PLANS)
+def test_keras_3_trains_a_cluster_with_trainexecs_loop(cluster, task, expected):
+    plan = plan_for(config(cluster, task), keras_3=True, gpus=0)
+    assert (plan.kind, plan.action, plan.own_loop) == expected
+    assert ("trainexec's loop for Keras 3" in plan.describe()) == plan.own_loop
+    # The same cluster on Keras 2 plans alike, with model.fit.
+    keras_2 = plan_for(config(cluster, task), keras_3=False, gpus=0)
+    assert (keras_2.kind, keras_2.action, keras_2.own_loop) == (*expected[:2], False)
+
 
 # (cluster, task, keras_3) -> words the ConfigError must say
 REFUSED = [
-    pytest.param(MWMS, "chief:0", True,
-                 ("MultiWorkerMirroredStrategy", "Keras 3", *KERAS_3_FIX), id="keras-3-mwms"),
-    pytest.param(MWMS, "worker:1", True, ("MultiWorkerMirroredStrategy", *KERAS_3_FIX),
-                 id="keras-3-mwms-worker"),
-    pytest.param(WORKERS_ONLY, "worker:0", True, ("MultiWorkerMirroredStrategy",),
-                 id="keras-3-workers-only"),
-    pytest.param(PSS, "chief:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
-                 id="keras-3-pss-chief"),
-    pytest.param(PSS, "ps:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
-                 id="keras-3-pss-ps"),
-    # The evaluator fails too: its cluster could never train.
-    pytest.param({**MWMS, "evaluator": ["h9:1"]}, "evaluator:0", True,
-                 ("MultiWorkerMirroredStrategy", *KERAS_3_FIX), id="keras-3-mwms-evaluator"),
-    pytest.param(SAGEMAKER_PS, "master:0", True, ("ParameterServerStrategy", *KERAS_3_FIX),
-                 id="keras-3-sagemaker-ps-master"),
     pytest.param({"master": ["h0:1"], "ps": ["h3:1"]}, "master:0", False,
                  ("ParameterServerStrategy", "at least one worker"),
                  id="master-ps-without-workers"),

@@ -113,22 +113,6 @@ def test_run_keras_job_rejects(tmp_path, change, words):
     assert not (tmp_path / "m").exists()
 
 
-@pytest.mark.skipif(not keras_toy.KERAS_3, reason="only Keras 3 refuses distributed plans")
-def test_keras_3_refuses_a_cluster_before_anything_starts(tmp_path):
-    built = []
-
-    def build():
-        built.append(1)
-        return keras_toy.build_dense()
-
-    cluster = ClusterConfig.from_dict({"cluster": {"chief": ["127.0.0.1:1"],
-                                                   "worker": ["127.0.0.1:2"]},
-                                       "task": {"type": "worker", "index": 0}})
-    with pytest.raises(ConfigError, match="TF_USE_LEGACY_KERAS=1"):
-        run_keras_job(KerasTrainer(build, str(tmp_path / "m")), *_specs(), cluster)
-    assert built == [] and not (tmp_path / "m").exists()
-
-
 # -- serving (PSS workers and ps) ----------------------------------------------------
 
 class FakeServer:

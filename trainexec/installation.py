@@ -3,8 +3,8 @@ importing TensorFlow (so `trainexec tfconfig` stays fast).
 
 `trainexec tfconfig` judges a cluster by its shape (`cluster_verdicts.trainer_support`);
 this adds whether the trainers can run *here*: TensorFlow 2.16 and newer have no
-`tf.estimator`, and their `tf.keras` is Keras 3, which trains only locally unless
-tf_keras is selected with `TF_USE_LEGACY_KERAS=1`.
+`tf.estimator`, and `TF_USE_LEGACY_KERAS=1` there needs tf_keras installed. (Keras 3
+trains clusters too: with trainexec's own loop, `trainexec.keras.distributed_fit`.)
 
 Example::
 
@@ -89,11 +89,9 @@ class Installation:
         elif not self.estimator_installed:
             notes["Estimator"] = ("not here: tensorflow-estimator is not installed; "
                                   'pip install "trainexec[estimator]"')
-        if self.keras_3:
-            fix = ("set TF_USE_LEGACY_KERAS=1 in every task's environment"
-                   if self.tf_keras_installed else
-                   'pip install "trainexec[tf-keras]" and set TF_USE_LEGACY_KERAS=1 in '
-                   "every task's environment")
-            notes["Keras"] = (f"not here for a cluster: tf.keras is Keras 3 on TensorFlow "
-                              f"{self.tensorflow}, which trains only locally; {fix}")
+        if (_minor(self.tensorflow) >= (2, 16) and self.legacy_keras_selected
+                and not self.tf_keras_installed):
+            notes["Keras"] = ("not here: TF_USE_LEGACY_KERAS=1 selects tf_keras, which is not "
+                              'installed; pip install "trainexec[tf-keras]", or unset '
+                              "TF_USE_LEGACY_KERAS to train with Keras 3")
         return notes

@@ -30,10 +30,6 @@ JOB = os.path.join(PROGRAMS, "job.py")
 pytestmark = [
     pytest.mark.cluster,
     pytest.mark.keras,
-    pytest.mark.skipif(keras_toy.KERAS_3, reason=(
-        "tf.keras is Keras 3, which cannot train with MultiWorkerMirroredStrategy or "
-        "ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 (tf_keras) or on "
-        "TensorFlow 2.15")),
 ]
 
 

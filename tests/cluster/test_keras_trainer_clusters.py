@@ -21,11 +21,7 @@ sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
 JOB = os.path.join(PROGRAMS, "job.py")
-needs_keras_2 = pytest.mark.skipif(
-    keras_toy.KERAS_3, reason="tf.keras is Keras 3, which cannot train with "
-    "MultiWorkerMirroredStrategy or ParameterServerStrategy; run with TF_USE_LEGACY_KERAS=1 "
-    "(tf_keras) or on TensorFlow 2.15")
-pytestmark = [pytest.mark.cluster, pytest.mark.keras, needs_keras_2]
+pytestmark = [pytest.mark.cluster, pytest.mark.keras]
 
 
 def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0, wait_for="all"):

@@ -72,17 +72,9 @@ def run_cli_render(*args: str) -> str:
 
 
 # -- the demo's Keras job, rendered then run --------------------------------------------
-def _needs_keras_2():
-    import keras_toy  # imports TensorFlow: only for the test that trains
-    if keras_toy.KERAS_3:
-        pytest.skip("tf.keras is Keras 3, which cannot train a cluster; run with "
-                    "TF_USE_LEGACY_KERAS=1 (tf_keras) or on TensorFlow 2.15")
-
-
 @pytest.mark.keras
 def test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics(
         tmp_path):
-    _needs_keras_2()
     model_dir, result_file = tmp_path / "model", tmp_path / "final_result.json"
     env = ["--env", "TF_CPP_MIN_LOG_LEVEL=3", "--env", f"TMPDIR={tmp_path}"]
     if "TF_USE_LEGACY_KERAS" in os.environ:  # the manifest carries this line's Keras

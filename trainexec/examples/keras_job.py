@@ -7,9 +7,9 @@ ParameterServerStrategy with ps), starts servers, writes checkpoints and the
 completion record, and evaluates on the evaluator. The data (three Gaussian
 classes in 4 dimensions, fixed seed) is generated in-process.
 
-A cluster needs Keras 2: TensorFlow 2.15, or tf_keras on current TensorFlow
-with TF_USE_LEGACY_KERAS=1 (`pip install "trainexec[tf-keras]"`). Keras 3
-trains it locally.
+It runs on Keras 3 (current TensorFlow: clusters train with trainexec's own
+loop, as Keras 3's `model.fit` cannot) and on Keras 2 (tf_keras with
+TF_USE_LEGACY_KERAS=1, or TensorFlow 2.15: `model.fit`).
 
     python -m trainexec.examples.keras_job --model-dir /tmp/blobs --max-steps 300
     trainexec launch --workers 2 --evaluator -- \\
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             trainexec.EvalSpec(eval_input_fn, steps=None, start_delay_secs=0,
                                throttle_secs=args.throttle_secs,
                                exporters=[FinalExporter("final")]))
-    except ConfigError as err:  # Keras 3 with a cluster, a malformed TF_CONFIG, ...
+    except ConfigError as err:  # a malformed TF_CONFIG, ...
         print(f"{parser.prog}: {err}", file=sys.stderr)
         return 2
     report_result(result, args.result_file, time.monotonic() - started)

@@ -3,6 +3,7 @@
 * `strategy`: which `tf.distribute` strategy a task uses, and what it does;
 * `trainer`: `KerasTrainer` and `run_keras_job`, one job in every role;
 * `training`: `model.fit` to `max_steps`, with checkpoints;
+* `distributed_fit`: the loop that stands in for `fit` for Keras 3 under MWMS and PSS;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
 * `peer_watchdog`: a MultiWorkerMirroredStrategy peer leaves once the chief is done;
 * `scratch`: the temporary directories a task makes, removed if it leaves early;

@@ -27,7 +27,8 @@ would exit 42, which TFJob reads as permanent.
   nothing to agree on, and TensorFlow's handler refuses ParameterServerStrategy,
   so a SIGTERM handler sets `model.stop_training`: `fit` ends its epoch after
   the step in progress (ParameterServerStrategy allows no batch-level
-  callbacks, but `fit` checks the flag after every step); at the epoch's end the
+  callbacks, but `fit` checks the flag after every step, and trainexec's loop
+  for Keras 3 after each call it schedules); at the epoch's end the
   task waits for the steps dispatched to PSS workers (`ClusterCoordinator.join`),
   saves, and raises `Preempted`.
 

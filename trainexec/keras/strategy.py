@@ -19,9 +19,10 @@ A master (SageMaker's parameter-server mode, a TFJob Master replica) plays the
 chief: tf.distribute has no "master" job, so `cluster_resolver` hands it over
 as "chief" (in the cluster spec and as the task type), on every task.
 
-Keras 3 cannot train with `MultiWorkerMirroredStrategy` or
-`ParameterServerStrategy` (keras-team/keras#20585): a plan needing either
-raises `ConfigError` on every task of the cluster, before anything starts.
+Keras 3's `model.fit` cannot train with `MultiWorkerMirroredStrategy` or
+`ParameterServerStrategy` (keras-team/keras#20585, #18624): on Keras 3 a task
+that trains under either has `own_loop` set, and trains with trainexec's loop
+(`trainexec.keras.distributed_fit`) instead of `fit`.
 
 Example::
 
@@ -72,10 +73,6 @@ COORDINATE = "coordinate"  # runs model.fit, dispatching steps to PSS workers (P
 SERVE = "serve"            # only runs a TensorFlow server (PSS worker and ps)
 EVALUATE = "evaluate"      # evaluates checkpoints (the evaluator)
 
-KERAS_3_FIX = ('install tf_keras (pip install "trainexec[tf-keras]") and set '
-               "TF_USE_LEGACY_KERAS=1 in every task's environment, or use TensorFlow "
-               "2.15 (Keras 2)")
-
 
 @dataclasses.dataclass(frozen=True)
 class StrategyPlan:
@@ -88,6 +85,8 @@ class StrategyPlan:
       cluster: the task's cluster config.
       is_chief: this task writes checkpoints to model_dir and records completion.
       is_local: no cluster: the task also evaluates while it trains.
+      own_loop: the task trains with trainexec's loop for Keras 3
+        (`trainexec.keras.distributed_fit`), not `model.fit`.
     """
 
     kind: str
@@ -95,6 +94,7 @@ class StrategyPlan:
     cluster: ClusterConfig
     is_chief: bool = False
     is_local: bool = False
+    own_loop: bool = False
 
     @property
     def runs_fit(self) -> bool:
@@ -105,8 +105,9 @@ class StrategyPlan:
         what = {TRAIN: "trains", COORDINATE: "coordinates training",
                 SERVE: "serves variables and steps", EVALUATE: "evaluates checkpoints"}
         chief = " and writes checkpoints" if self.is_chief and self.runs_fit else ""
+        loop = ", trainexec's loop for Keras 3" if self.own_loop else ""
         return (f"{self.cluster.task_name} {what[self.action]}{chief} "
-                f"(strategy: {self.kind})")
+                f"(strategy: {self.kind}{loop})")
 
 
 def _training_kind(cluster: ClusterConfig, gpus: int) -> str:
@@ -121,8 +122,9 @@ def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
     """The plan of the task `cluster` describes (pure; see the module doc).
 
     Raises ConfigError for a cluster Keras cannot train (ps without a chief or
-    master, or without workers; a sparse cluster) and for a distributed plan on
-    Keras 3. A master plans as the chief does.
+    master, or without workers; a sparse cluster). On Keras 3 (`keras_3`) a
+    MultiWorkerMirroredStrategy task or the ParameterServerStrategy chief trains
+    with trainexec's own loop (`own_loop`). A master plans as the chief does.
     """
     if cluster.training_cluster:
         verdict = trainer_support(cluster).get(KERAS, "yes")
@@ -131,25 +133,16 @@ def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
                 f"KerasTrainer cannot train this TF_CONFIG cluster "
                 f"({cluster.task_name}): {verdict.split(':', 1)[-1].strip()}")
     kind = _training_kind(cluster, gpus)
-    if keras_3 and kind in DISTRIBUTED_KINDS:
-        strategy = ("MultiWorkerMirroredStrategy" if kind == MULTI_WORKER_MIRRORED
-                    else "ParameterServerStrategy")
-        shape = ", ".join(f"{len(addresses)} {job}"
-                          for job, addresses in cluster.training_cluster.items())
-        raise ConfigError(
-            f"TF_CONFIG's training cluster ({shape}) trains with {strategy}, but tf.keras "
-            "is Keras 3, whose model.fit supports neither MultiWorkerMirroredStrategy "
-            "(keras-team/keras#20585) nor ParameterServerStrategy. To train this cluster, "
-            f"{KERAS_3_FIX}. Keras 3 trains in a single process (no TF_CONFIG, or a "
-            "chief alone)")
+    own_loop = keras_3 and kind in DISTRIBUTED_KINDS
     if cluster.task_type is None:
         return StrategyPlan(kind, TRAIN, cluster, is_chief=True, is_local=True)
     if cluster.task_type == EVALUATOR:
         return StrategyPlan(DEFAULT, EVALUATE, cluster)
     if kind == PARAMETER_SERVER:
         action = COORDINATE if cluster.is_chief else SERVE
-        return StrategyPlan(kind, action, cluster, is_chief=cluster.is_chief)
-    return StrategyPlan(kind, TRAIN, cluster, is_chief=cluster.is_chief)
+        return StrategyPlan(kind, action, cluster, is_chief=cluster.is_chief,
+                            own_loop=own_loop and action == COORDINATE)
+    return StrategyPlan(kind, TRAIN, cluster, is_chief=cluster.is_chief, own_loop=own_loop)
 
 
 def is_keras_3() -> bool:

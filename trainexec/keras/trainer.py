@@ -86,7 +86,9 @@ class KerasTrainer:
         shared by every task of a cluster.
       save_checkpoints_steps: save a checkpoint every this many training steps
         (and at the end).
-      callbacks: Keras callbacks for `model.fit` on every training task.
+      callbacks: Keras callbacks for `model.fit` on every training task (on a
+        Keras 3 cluster, for trainexec's loop, which calls them as `fit` does:
+        `trainexec.keras.distributed_fit`).
       keep_checkpoint_max: how many checkpoints to keep (None keeps all).
       verbose: `model.fit` / `model.evaluate` verbosity (0, 1, 2 or "auto").
     """
@@ -130,7 +132,7 @@ class KerasTrainer:
         """The strategy and action of the task `cluster` describes.
 
         Raises ConfigError, before anything starts, for a cluster Keras cannot
-        train (a distributed one on Keras 3 among them). Decided once per cluster:
+        train. Decided once per cluster:
         the executor plans the role, then runs it.
         """
         if cluster not in self._plans:
@@ -243,7 +245,7 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     `(None, [])` for the other roles (no evaluation there), so that one line,
     `metrics, exports = trainexec.train_and_evaluate(...)`, runs in every
     role. Raises ConfigError, before anything starts, for a cluster
-    Keras cannot train (a distributed one on Keras 3 among them).
+    Keras cannot train.
     """
     if not isinstance(trainer, KerasTrainer):
         raise TypeError(f"`trainer` must be a trainexec.KerasTrainer, got "

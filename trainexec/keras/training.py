@@ -7,7 +7,10 @@ ParameterServerStrategy chief):
 1. build the model with `build_model()` inside the strategy's scope;
 2. restore the newest checkpoint in `model_dir`, if any: a restarted task
    resumes at the optimizer step it saved last;
-3. run `model.fit` in epochs of `save_checkpoints_steps` steps (`segments`),
+3. run `model.fit` in epochs of `save_checkpoints_steps` steps (`segments`)
+   (Keras 3 under MultiWorkerMirroredStrategy or ParameterServerStrategy, where
+   Keras 3's `fit` cannot train: `trainexec.keras.distributed_fit.DistributedFit`,
+   which takes the same arguments and calls the same callbacks),
    saving `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
    optimizer=model.optimizer), ...)` checkpoints named by the optimizer step
    after each epoch, so that training takes exactly `max_steps` steps in total
@@ -39,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 from trainexec import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras import scratch
+from trainexec.keras.distributed_fit import DistributedFit
 from trainexec.keras.preemption import preemption_saves
 from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
 
@@ -289,7 +293,7 @@ def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, star
     if not segments(start, max_steps, save_every):
         logger.info("Nothing to train: step %s has reached max_steps %s", start, max_steps)
         return ""
-    data = training_data(strategy, plan, input_fn)
+    fit = _fit_function(model, strategy, plan, input_fn)
     realign = _realign_callback(save_every, plan.kind == PARAMETER_SERVER)
     epoch = 0
     while True:
@@ -301,8 +305,8 @@ def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, star
                     max_steps, " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
         steps_per_epoch, epochs = plan_steps[0]
         realign.expect(before, steps_per_epoch)
-        model.fit(data, steps_per_epoch=steps_per_epoch, epochs=epoch + epochs,
-                  initial_epoch=epoch, callbacks=[*callbacks, realign], verbose=verbose)
+        fit(steps_per_epoch=steps_per_epoch, epochs=epoch + epochs, initial_epoch=epoch,
+            callbacks=[*callbacks, realign], verbose=verbose)
         epoch += realign.epochs_ended or epochs
         if on_save.stop_reason:
             return on_save.stop_reason
@@ -318,6 +322,24 @@ def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, star
         logger.warning("Training ended at optimizer step %s, not max_steps %s: %s", step,
                        max_steps, realign.why_more_steps())
     return ""
+
+
+def _fit_function(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable
+                  ) -> Callable[..., Any]:
+    """`model.fit` on the training data, or, for Keras 3 under MultiWorkerMirroredStrategy
+    or ParameterServerStrategy, `DistributedFit.fit` (same arguments, same callbacks)."""
+    if plan.own_loop:
+        loop = DistributedFit(model, strategy, plan, input_fn)
+        logger.info("Keras 3 under %s: training with trainexec's loop (strategy.run of "
+                    "%s.train_step, %s step(s) per call), as Keras 3's model.fit cannot",
+                    loop.strategy_name, type(model).__name__, loop.steps_per_call)
+        return loop.fit
+    data = training_data(strategy, plan, input_fn)
+
+    def fit(**arguments: Any) -> Any:
+        return model.fit(data, **arguments)
+
+    return fit
 
 
 def _realign_callback(save_every: int, parameter_server: bool) -> Any:

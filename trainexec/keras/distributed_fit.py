@@ -1,0 +1,346 @@
+"""Training a Keras 3 model under MultiWorkerMirroredStrategy or ParameterServerStrategy.
+
+Keras 3's `model.fit` cannot train under either strategy (keras-team/keras#20585:
+it builds the model from a `PerReplica` batch and fails; keras-team/keras#18624:
+no ParameterServerStrategy at all), yet the strategies themselves train Keras 3
+models. `DistributedFit` is trainexec's loop for those clusters. Its `fit` takes
+`model.fit`'s arguments that `trainexec.keras.training` uses (`steps_per_epoch`,
+`epochs`, `initial_epoch`, `callbacks`, `verbose`) and keeps `fit`'s contract
+with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
+`KerasTrainer` job, and a user's own, run unchanged:
+
+* the step is the model's own `train_step` (Keras's, with the compiled loss,
+  the model's regularization losses, the compiled metrics and the optimizer with
+  its learning-rate schedule and loss scaling; or the model's override), run in
+  a replica context by `strategy.run`;
+* before the first step, in the strategy's scope and cross-replica context, the
+  compiled loss and metrics are built from the dataset's element spec (what
+  `fit` fails to do), and the step function is traced: a `train_step` that
+  cannot run in a replica context fails then, before any step, with a
+  ConfigError naming the limitation and the fix;
+* several steps run per `tf.function` call (`steps_per_call`: the model's
+  compiled `steps_per_execution`, else `DEFAULT_STEPS_PER_CALL`), as `fit` does
+  with `steps_per_execution`: batch-level callbacks see the call's last batch;
+* MultiWorkerMirroredStrategy: every task runs the same calls on
+  `experimental_distribute_dataset` (an `input_fn` returning global batches) or
+  `distribute_datasets_from_function` (an `input_fn` taking an `InputContext`);
+  the logs are the replicas' metrics averaged across all workers, as `fit`
+  reports them;
+* ParameterServerStrategy (the chief): the calls are scheduled with
+  `ClusterCoordinator.schedule` on per-worker datasets; a worker that fails has
+  its call run again on another one (the coordinator's at-least-once rule); the
+  epoch ends with `join()`, and its logs are the last call's. `model.stop_training`
+  is checked after each call is scheduled, as `fit` does after each step. A Keras 3
+  variable's `assign_add` / `assign_sub` reads, adds and assigns, so two workers'
+  concurrent steps lose updates (measured: the optimizer's `iterations` counted
+  245 of 300 steps with 2 workers); while the loop traces its steps, they are
+  the underlying `tf.Variable`'s own, atomic on the ps, as on tf_keras
+  (`atomic_updates`).
+
+The one iterator lasts across `fit` calls: a job's data goes on where the
+previous save interval left it.
+
+Example::
+
+    loop = DistributedFit(model, strategy, plan, train_spec.input_fn)
+    loop.fit(steps_per_epoch=100, epochs=3, callbacks=[...])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from typing import Any, Callable, Iterator, Sequence
+
+from trainexec.errors import ConfigError
+from trainexec.keras.strategy import (MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
+                                      StrategyPlan)
+
+__all__ = ["DEFAULT_STEPS_PER_CALL", "DistributedFit", "atomic_updates", "steps_per_call"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STEPS_PER_CALL = 10
+
+_STRATEGY_NAMES = {MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
+                   PARAMETER_SERVER: "ParameterServerStrategy"}
+
+
+def steps_per_call(model: Any) -> int:
+    """Steps per `tf.function` call: the model's `steps_per_execution` when it was
+    compiled with more than 1, else `DEFAULT_STEPS_PER_CALL`."""
+    compiled = getattr(model, "steps_per_execution", 1)
+    try:
+        compiled = int(compiled)
+    except (TypeError, ValueError):
+        compiled = 1
+    return compiled if compiled > 1 else DEFAULT_STEPS_PER_CALL
+
+
+@contextlib.contextmanager
+def atomic_updates(variable_type: type) -> Iterator[None]:
+    """Within the block, `assign_add` and `assign_sub` of Keras 3 variables
+    (`variable_type`, e.g. `type(optimizer.iterations)`) update their `tf.Variable`
+    in one op (atomic on a ps) instead of reading, adding and assigning; the
+    methods are put back after. A variable without a `tf.Variable` yet (or one
+    inside a stateless scope) keeps Keras's own update."""
+    import tensorflow as tf
+
+    originals = {name: variable_type.__dict__.get(name)
+                 for name in ("assign_add", "assign_sub")}
+
+    def atomic(name: str, keras_update: Callable) -> Callable:
+        def update(self, value):
+            variable = getattr(self, "_value", None)
+            if not isinstance(variable, tf.Variable):
+                return keras_update(self, value)
+            return getattr(variable, name)(tf.cast(value, variable.dtype))
+        return update
+
+    for name in originals:
+        setattr(variable_type, name, atomic(name, getattr(variable_type, name)))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            if original is None:
+                delattr(variable_type, name)
+            else:
+                setattr(variable_type, name, original)
+
+
+def _overrides_train_step(model: Any) -> bool:
+    import tensorflow as tf
+
+    own = getattr(type(model), "train_step", None)
+    return own is not None and own is not getattr(tf.keras.Model, "train_step", None)
+
+
+def _dataset(value: Any) -> Any:
+    import tensorflow as tf
+
+    if not isinstance(value, tf.data.Dataset):
+        raise TypeError(
+            f"train_spec.input_fn returned {type(value).__name__}; KerasTrainer needs a "
+            "tf.data.Dataset of (features, labels) batches, repeated (dataset.repeat()) "
+            "so that it does not run out before max_steps")
+    return value
+
+
+def _takes_context(input_fn: Callable) -> bool:
+    try:
+        parameters = inspect.signature(input_fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+               for p in parameters)
+
+
+def _call(input_fn: Callable, context: Any) -> Any:
+    return _dataset(input_fn(context) if _takes_context(input_fn) else input_fn())
+
+
+class DistributedFit:
+    """`model.fit` for a Keras 3 model under MWMS or PSS (see the module doc).
+
+    Args:
+      model: the compiled model, built in `strategy`'s scope (with its optimizer).
+      strategy: the task's MultiWorkerMirroredStrategy or ParameterServerStrategy.
+      plan: the task's `StrategyPlan` (its kind picks the loop).
+      input_fn: the training `input_fn` (global batches, or per-replica batches
+        of the `InputContext`'s shard when it takes one).
+    """
+
+    def __init__(self, model: Any, strategy: Any, plan: StrategyPlan,
+                 input_fn: Callable) -> None:
+        if plan.kind not in _STRATEGY_NAMES:
+            raise ValueError(f"DistributedFit trains under MultiWorkerMirroredStrategy or "
+                             f"ParameterServerStrategy, not {plan.kind!r}")
+        self.model = model
+        self.strategy = strategy
+        self.plan = plan
+        self.input_fn = input_fn
+        self.steps_per_call = steps_per_call(model)
+        self._coordinator = None
+        self._iterator = None
+        self._functions: dict[int, Any] = {}
+        self._build_compiled_state()
+
+    @property
+    def strategy_name(self) -> str:
+        return _STRATEGY_NAMES[self.plan.kind]
+
+    # -- set-up ------------------------------------------------------------------------
+    def _element_spec(self) -> Any:
+        import tensorflow as tf
+
+        return _call(self.input_fn, tf.distribute.InputContext()).element_spec
+
+    def _build_compiled_state(self) -> None:
+        """Creates the compiled loss's and metrics' variables in the strategy's
+        scope, cross-replica, from the dataset's element spec (shapes only)."""
+        model = self.model
+        if not model.built or not model.weights:
+            raise ConfigError(
+                f"build_model() returned a {type(model).__name__} whose weights are not "
+                f"created yet; under {self.strategy_name} they must exist before "
+                "training: give a Sequential or functional model an Input layer, or call "
+                "a subclassed model once on a batch (model(x)) in build_model")
+        build = getattr(model, "_symbolic_build", None)
+        if build is None:
+            return
+        with self.strategy.scope():
+            build(data_batch=self._element_spec())
+
+    def _distributed_iterator(self) -> Any:
+        strategy = self.strategy
+        if self.plan.kind == PARAMETER_SERVER:
+            import tensorflow as tf
+
+            self._coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+            input_fn = self.input_fn
+
+            def per_worker():
+                return strategy.distribute_datasets_from_function(
+                    lambda context: _call(input_fn, context))
+
+            return iter(self._coordinator.create_per_worker_dataset(per_worker))
+        if _takes_context(self.input_fn):
+            return iter(strategy.distribute_datasets_from_function(
+                lambda context: _call(self.input_fn, context)))
+        return iter(strategy.experimental_distribute_dataset(_call(self.input_fn, None)))
+
+    def _reduce(self, outputs: Any) -> Any:
+        """The replicas' step outputs as `fit` logs them: averaged over replicas
+        (all workers' under MWMS; this worker's under PSS)."""
+        import tensorflow as tf
+
+        strategy = self.strategy
+
+        def reduce(value):
+            if self.plan.kind == MULTI_WORKER_MIRRORED:
+                return strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None)
+            local = strategy.experimental_local_results(value)
+            return local[0] if len(local) == 1 else tf.add_n(list(local)) / len(local)
+
+        return tf.nest.map_structure(reduce, outputs)
+
+    def _function(self, steps: int) -> Any:
+        """The `tf.function` that runs `steps` steps on the iterator, traced once per
+        number of steps; the first trace checks that `train_step` can run in a
+        replica context."""
+        if steps in self._functions:
+            return self._functions[steps]
+        import tensorflow as tf
+
+        strategy, model = self.strategy, self.model
+
+        @tf.function
+        def train_steps(iterator):
+            for _ in tf.range(steps - 1):
+                strategy.run(model.train_step, args=(next(iterator),))
+            return self._reduce(strategy.run(model.train_step, args=(next(iterator),)))
+
+        if self._iterator is None:
+            self._iterator = self._distributed_iterator()
+        try:
+            if self.plan.kind == MULTI_WORKER_MIRRORED:
+                train_steps.get_concrete_function(self._iterator)
+        except (ConfigError, KeyboardInterrupt):
+            raise
+        except Exception as err:
+            if not _overrides_train_step(model):
+                raise
+            raise self._cannot_run(err) from err
+        self._functions[steps] = train_steps
+        return train_steps
+
+    def _cannot_run(self, err: BaseException) -> ConfigError:
+        name = type(self.model).__name__
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        return ConfigError(
+            f"{name}.train_step cannot run in a replica context under "
+            f"{self.strategy_name}, where trainexec trains Keras 3 models with "
+            f"strategy.run(model.train_step) because Keras 3's model.fit cannot "
+            f"({type(err).__name__}: {first}). Write train_step for one replica's batch "
+            "(no cross-replica calls such as strategy.reduce or merge_call, no new "
+            "variables; use self.compute_loss, self.optimizer.apply_gradients and "
+            "self.compute_metrics), or train this cluster with tf_keras "
+            "(TF_USE_LEGACY_KERAS=1, pip install \"trainexec[tf-keras]\")")
+
+    # -- the loop ------------------------------------------------------------------------
+    def fit(self, steps_per_epoch: int, epochs: int = 1, initial_epoch: int = 0,
+            callbacks: Sequence[Any] = (), verbose: int | str = 0) -> Any:
+        """Trains `epochs - initial_epoch` epochs of `steps_per_epoch` steps, calling
+        `callbacks` as `model.fit` does; returns the History callback."""
+        import tensorflow as tf
+
+        model = self.model
+        atomic = (atomic_updates(type(model.optimizer.iterations))
+                  if self.plan.kind == PARAMETER_SERVER else contextlib.nullcontext())
+        with atomic:
+            return self._fit(steps_per_epoch, epochs, initial_epoch, callbacks, verbose)
+
+    def _fit(self, steps_per_epoch: int, epochs: int, initial_epoch: int,
+             callbacks: Sequence[Any], verbose: int | str) -> Any:
+        import tensorflow as tf
+
+        model = self.model
+        callback_list = tf.keras.callbacks.CallbackList(
+            list(callbacks), add_history=True, add_progbar=verbose != 0, model=model,
+            verbose=verbose, epochs=epochs, steps=steps_per_epoch)
+        model.stop_training = False
+        callback_list.on_train_begin()
+        epoch_logs: dict = {}
+        for epoch in range(initial_epoch, epochs):
+            model.reset_metrics()
+            callback_list.on_epoch_begin(epoch)
+            logs = self._epoch(steps_per_epoch, callback_list)
+            epoch_logs = dict(logs)
+            callback_list.on_epoch_end(epoch, epoch_logs)
+            if model.stop_training:
+                break
+        finalize = getattr(model.optimizer, "finalize_variable_values", None)
+        if callable(finalize):
+            finalize(model.trainable_weights)
+        callback_list.on_train_end(logs=epoch_logs)
+        return model.history
+
+    def _calls(self, steps_per_epoch: int) -> list[tuple[int, int]]:
+        """(first batch, steps) of each call of an epoch."""
+        calls, begin = [], 0
+        while begin < steps_per_epoch:
+            steps = min(self.steps_per_call, steps_per_epoch - begin)
+            calls.append((begin, steps))
+            begin += steps
+        return calls
+
+    def _epoch(self, steps_per_epoch: int, callback_list: Any) -> dict:
+        if self.plan.kind == PARAMETER_SERVER:
+            return self._scheduled_epoch(steps_per_epoch)
+        logs: dict = {}
+        for begin, steps in self._calls(steps_per_epoch):
+            function = self._function(steps)
+            callback_list.on_train_batch_begin(begin)
+            logs = _as_floats(function(self._iterator))
+            callback_list.on_train_batch_end(begin + steps - 1, logs)
+            if self.model.stop_training:
+                break
+        return logs
+
+    def _scheduled_epoch(self, steps_per_epoch: int) -> dict:
+        """Schedules the epoch's calls on the PSS workers, then waits for them all.
+        No batch-level callbacks (as `fit` under ParameterServerStrategy)."""
+        last = None
+        for _, steps in self._calls(steps_per_epoch):
+            function = self._function(steps)
+            last = self._coordinator.schedule(function, args=(self._iterator,))
+            if self.model.stop_training:
+                break
+        self._coordinator.join()
+        return _as_floats(last.fetch()) if last is not None else {}
+
+
+def _as_floats(logs: Any) -> dict:
+    return {name: float(value) for name, value in dict(logs).items()}
