@@ -4,7 +4,6 @@ and the hint while no checkpoint arrives. Real Keras models and checkpoints; a f
 for the waits. Runs on Keras 3 and again under tf_keras (the `keras` marker)."""
 
 import logging
-import os
 
 import numpy as np
 import pytest
@@ -104,7 +103,8 @@ def test_checkpoint_without_iterations_fails_in_start_as_a_runtime_error(tmp_pat
     evaluator = SidecarEvaluator(uncompiled, None, str(tmp_path), clock=FakeClock(0.0))
     with pytest.raises(RuntimeError) as caught:
         evaluator.start()
-    assert isinstance(caught.value, (MissingIterationsError, ConfigError))
+    assert isinstance(caught.value, MissingIterationsError)
+    assert isinstance(caught.value, ConfigError)
     message = str(caught.value)
     assert "`iterations` cannot be loaded from the checkpoint file" in message
     assert "tf.train.Checkpoint(model=model, optimizer=optimizer)" in message  # the fix
@@ -141,7 +141,8 @@ def test_uncompiled_model_fails_in_start_not_in_the_constructor(tmp_path, style)
     with pytest.raises(RuntimeError, match=r"You must compile your model before "
                                            r"evaluating it.*model.compile\(") as caught:
         evaluator.start()
-    assert isinstance(caught.value, (ModelNotCompiledError, ConfigError))
+    assert isinstance(caught.value, ModelNotCompiledError)
+    assert isinstance(caught.value, ConfigError)
 
 
 # -- the hint while no checkpoint arrives ------------------------------------------------
@@ -213,3 +214,18 @@ def test_no_hint_once_a_checkpoint_has_arrived(tmp_path, clocked):
     clock2.on_sleep = lambda c: c.now() >= 29 and trainer2.number == 0 and trainer2.save(0.5)
     sidecar(tmp_path / "later", clock2, idle_timeout_secs=60).start()
     assert hints(handler) == []
+
+
+def test_checkpoint_after_fit_restores_though_its_variables_are_keyed_by_the_optimizer(
+        tmp_path):
+    # After fit, a Keras 3 optimizer tracks the model's variables and the checkpoint keys
+    # them under `optimizer/...`: they are still the model's, nothing is missing.
+    model = toy.build_model()
+    model.fit(toy.dataset(), epochs=1, verbose=0)
+    tf.train.CheckpointManager(tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+                               str(tmp_path), 1).save()
+    evaluator = sidecar(tmp_path, max_evaluations=1)
+    metrics = evaluator.start()
+    for restored, trained in zip(evaluator.model.weights, model.weights):
+        np.testing.assert_array_equal(restored.numpy(), trained.numpy())
+    assert metrics["global_step"] == int(model.optimizer.iterations.numpy())

@@ -121,9 +121,21 @@ class _ObjectGraph:
         return self.child(0, "model") is not None
 
     def has_model_variables(self) -> bool:
-        """Whether any variable is saved under the `model` child."""
-        return any(name.startswith("model/")
-                   for name in self._reader.get_variable_to_shape_map())
+        """Whether any object under the `model` child has a saved value. (Not read
+        from the keys: a variable is keyed by its first path in the graph, which
+        may be the optimizer's, `optimizer/_trainable_variables/0/...`.)"""
+        model = self.child(0, "model")
+        seen, todo = set(), [] if model is None else [model]
+        while todo:
+            node_id = todo.pop()
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            node = self._graph.nodes[node_id]
+            if node.attributes:
+                return True
+            todo.extend(ref.node_id for ref in node.children)
+        return False
 
     def iterations(self) -> int | None:
         model = self.child(0, "model")
