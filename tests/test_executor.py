@@ -400,12 +400,6 @@ def test_local_listener_sees_every_evaluation(tmp_path):
     assert (listener.before, listener.after) == (2, 2)
 
 
-def test_run_config_disagreeing_with_tf_config(tmp_path):
-    with pytest.raises(ConfigError, match="estimator.config is for task worker:1 but "
-                       "TF_CONFIG says chief:0"):
-        executor(FakeEstimator(tmp_path, "worker", 1), "chief").run()
-
-
 def test_cluster_without_chief_is_explained(tmp_path):
     cluster = ClusterConfig(cluster={"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
                             task_type="worker", task_index=0)

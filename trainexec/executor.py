@@ -6,6 +6,12 @@ that same plan (`Trainer.run_role`). The trainer is a
 `tf.estimator.Estimator` (wrapped in `EstimatorTrainer`) or a
 `trainexec.KerasTrainer`.
 
+A trainer with a `cluster_for(given, explicit)` method picks the cluster it
+runs as: an Estimator takes its `RunConfig`'s, as tf.estimator does, warning
+when TF_CONFIG read at call time disagrees
+(`trainexec.estimator.run_config_cluster`). A KerasTrainer has none: it runs as
+TF_CONFIG says.
+
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
 TF_CONFIG differs)::
 
@@ -52,7 +58,8 @@ class TrainingExecutor:
         local runs.
 
     Keyword-only options (beyond tf.estimator):
-      cluster: the `ClusterConfig` (default: parsed from TF_CONFIG).
+      cluster: the `ClusterConfig` (default: an Estimator's RunConfig's, as in
+        tf.estimator; otherwise parsed from TF_CONFIG).
       clock: time source for delays and throttling.
       worker_delay: the worker start-delay rule (`WorkerDelay(0)` disables it).
       poll_secs: how often a waiting task re-checks: the evaluator for a new
@@ -84,10 +91,15 @@ class TrainingExecutor:
                             "`trainexec.ContinuousEvalListener`.")
         if poll_secs is None or poll_secs <= 0:
             raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
+        explicit = cluster is not None
+        cluster = cluster if explicit else ClusterConfig.from_env()
+        cluster_for = getattr(self._trainer, "cluster_for", None)
+        if cluster_for is not None:
+            cluster = cluster_for(cluster, explicit)
         self._settings = JobSettings(
             train_spec=as_train_spec(train_spec),
             eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
-            cluster=cluster if cluster is not None else ClusterConfig.from_env(),
+            cluster=cluster,
             clock=clock or SystemClock(),
             poll_secs=poll_secs,
             idle_timeout_secs=evaluator_idle_timeout_secs,

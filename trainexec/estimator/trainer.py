@@ -30,6 +30,7 @@ from typing import Any
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
+from trainexec.estimator.run_config_cluster import choose_cluster
 from trainexec.estimator.roles import evaluator, ps, training
 from trainexec.estimator.roles.context import TaskContext
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
@@ -54,10 +55,16 @@ class EstimatorTrainer:
     def __repr__(self) -> str:
         return f"EstimatorTrainer({type(self.estimator).__name__})"
 
+    def cluster_for(self, given: ClusterConfig, explicit: bool = False) -> ClusterConfig:
+        """The cluster and role this Estimator runs as: its RunConfig's, as in
+        tf.estimator, over TF_CONFIG read now (`given`); an explicit `given` (the
+        executor's `cluster` argument) over the RunConfig. A disagreement is one
+        warning naming both (`trainexec.estimator.run_config_cluster`)."""
+        return choose_cluster(getattr(self.estimator, "config", None), given, explicit)
+
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:
         """The Estimator role of the task `cluster` describes (see the module doc)."""
         self._check_not_distribute_coordinator(cluster)
-        self._check_matches_run_config(cluster)
         if cluster.task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
             empty = [f"cluster.{job} is an empty list" for job in (CHIEF, MASTER)
                      if job in cluster.empty_jobs]
@@ -108,18 +115,6 @@ class EstimatorTrainer:
                 "cluster runs through TensorFlow's distribute coordinator, which trainexec "
                 "does not drive: call tf.estimator.train_and_evaluate for it, or leave "
                 "train_distribute unset for parameter-server (between-graph) training")
-
-    def _check_matches_run_config(self, cluster: ClusterConfig) -> None:
-        config = getattr(self.estimator, "config", None)
-        task_type = getattr(config, "task_type", None)
-        if task_type in (None, "worker") and cluster.task_type is None:
-            return  # RunConfig's default for a local run is "worker"
-        if task_type is not None and (task_type != cluster.task_type or getattr(
-                config, "task_id", cluster.task_index) != cluster.task_index):
-            raise ConfigError(
-                f"estimator.config is for task {task_type}:{getattr(config, 'task_id', '?')} "
-                f"but TF_CONFIG says {cluster.role}:{cluster.task_index}: build the "
-                "Estimator's RunConfig after TF_CONFIG is set, in the same process")
 
 
 def role_plan(task_type: str | None, task: str, google_environment: bool = False) -> RolePlan:

@@ -7,6 +7,15 @@ also stops by itself when training is over, skips a corrupt checkpoint instead
 of dying, waits for one still being written, runs exporters and listeners, and
 resumes where it left off after a restart.
 
+It keeps the Keras class's contract: its public attributes (`model`, `data`,
+`steps`, `callbacks`, `checkpoint_dir`, `max_evaluations`), the line
+`End of evaluation. Metrics: name=value ...` after each evaluation (beside
+trainexec's own `Evaluated <checkpoint> ...`), the errors `start()` raises
+(`trainexec.keras.target`: a `RuntimeError` for a checkpoint without the
+optimizer's `iterations` or an uncompiled model, an `AssertionError` when there
+is nothing to load, each also a `ConfigError`), and a hint after 30 s without
+any checkpoint (`trainexec.keras.first_checkpoint_hint`).
+
 Training writes checkpoints one of two ways:
 
 * a custom loop: `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
@@ -65,6 +74,8 @@ from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.evaluation.exporter_protocol import validate_exporters
 from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
 from trainexec.evaluation.target import GLOBAL_STEP
+from trainexec.evaluation.watch import waiter_for
+from trainexec.keras.first_checkpoint_hint import FIRST_CHECKPOINT_HINT_SECS, HintingWaiter
 from trainexec.keras.target import KerasTarget
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 
@@ -149,6 +160,10 @@ class _Recorder(ContinuousEvalListener):
         self._target = target
 
     def after_eval(self, eval_result: EvalResult) -> bool:
+        # The line tf.keras.utils.SidecarEvaluator logs, which users and tools grep for.
+        logger.info("End of evaluation. Metrics: %s", " ".join(
+            f"{name}={value}" for name, value in eval_result.metrics.items()
+            if name != GLOBAL_STEP))
         self._store.append_metrics({
             "checkpoint": eval_result.checkpoint_path,
             "step": eval_result.global_step,
@@ -168,8 +183,13 @@ class _Recorder(ContinuousEvalListener):
 class SidecarEvaluator:
     """Evaluates each new checkpoint in `checkpoint_dir` until training is over.
 
+    Its attributes `model`, `data`, `steps`, `callbacks`, `checkpoint_dir` and
+    `max_evaluations` are the arguments of those names, as in Keras; after
+    `start()` `model` holds the weights of the last checkpoint evaluated.
+
     Args:
-      model: a compiled `tf.keras.Model`, the same architecture as in training.
+      model: a compiled `tf.keras.Model`, the same architecture as in training
+        (an uncompiled one fails in `start()`, at the first checkpoint, as in Keras).
       data: what `model.evaluate` takes as `x`, e.g. a `tf.data.Dataset`.
       checkpoint_dir: where training writes checkpoints (see the module doc).
       steps: batches per evaluation; None runs the data to its end.
@@ -187,6 +207,9 @@ class SidecarEvaluator:
       state_dir: where the state, the metrics log and the lease live (default
         checkpoint_dir). Another directory also gets this evaluator's exports,
         `<state_dir>/export/<name>/` (see the module doc).
+      first_checkpoint_hint_secs: after this long without any checkpoint, log
+        once where the evaluator looks and the checkpoint forms it reads (None:
+        never).
       clock: time source (tests pass a fake one).
       verbose: `model.evaluate` verbosity.
 
@@ -202,8 +225,14 @@ class SidecarEvaluator:
                  listeners: Iterable[ContinuousEvalListener] | None = None,
                  exporters: Sequence[Any] | None = None,
                  state_dir: str | os.PathLike | None = None, clock: Clock | None = None,
-                 verbose: int | str = 2) -> None:
+                 verbose: int | str = 2,
+                 first_checkpoint_hint_secs: float | None = FIRST_CHECKPOINT_HINT_SECS
+                 ) -> None:
         _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, exporters)
+        if first_checkpoint_hint_secs is not None and not first_checkpoint_hint_secs > 0:
+            raise ConfigError(f"`first_checkpoint_hint_secs` ({first_checkpoint_hint_secs!r})"
+                              " must be > 0 seconds, or None for no hint")
+        self._hint_secs = first_checkpoint_hint_secs
         self.checkpoint_dir = os.fspath(checkpoint_dir)
         self.max_evaluations = max_evaluations
         self._clock = clock or SystemClock()
@@ -230,12 +259,48 @@ class SidecarEvaluator:
         self.evaluations = 0
         self._stale_warned = False
 
+    # Keras's attributes of the arguments that reach `model.evaluate`; the target
+    # uses them, so a change before `start()` counts, as in Keras.
+    @property
+    def model(self) -> Any:
+        return self.target.model
+
+    @model.setter
+    def model(self, model: Any) -> None:
+        self.target.model = model
+
+    @property
+    def data(self) -> Any:
+        return self.target.data
+
+    @data.setter
+    def data(self, data: Any) -> None:
+        self.target.data = data
+
+    @property
+    def steps(self) -> int | None:
+        return self.target.steps
+
+    @steps.setter
+    def steps(self, steps: int | None) -> None:
+        self.target.steps = steps
+
+    @property
+    def callbacks(self) -> list:
+        return self.target.callbacks
+
+    @callbacks.setter
+    def callbacks(self, callbacks: Sequence[Any] | None) -> None:
+        self.target.callbacks = list(callbacks or [])
+
     def start(self) -> dict[str, Any] | None:
         """Evaluates until training is over (or a stop condition); returns the
         last metrics, including `global_step`, or None if nothing was evaluated.
 
         Raises `trainexec.evaluation.lease.EvaluatorAlreadyRunning` when another evaluator
-        holds this `state_dir`.
+        holds this `state_dir`, and at the first checkpoint, as Keras does,
+        `trainexec.keras.target.NothingToLoadError` (an AssertionError),
+        `MissingIterationsError` or `ModelNotCompiledError` (RuntimeErrors).
         """
         with EvaluatorLease(self.state_dir,
                             f"SidecarEvaluator of {self.checkpoint_dir}") as lease:
@@ -253,6 +318,11 @@ class SidecarEvaluator:
             evaluator.last_result = resumed
             logger.info("Resuming: %s (step %s) was evaluated before a restart",
                         state.checkpoint, state.global_step)
+        waiter = waiter_for(self.checkpoint_dir, self._clock)
+        if self._hint_secs is not None:
+            waiter = HintingWaiter(
+                waiter, self._clock, self.checkpoint_dir, after_secs=self._hint_secs,
+                has_checkpoint=lambda: self.target.latest_checkpoint() is not None)
         loop = ContinuousEvaluation(
             evaluator, self.target, self._policy,
             ListenerList([LeaseGuard(lease), _Recorder(self._store, self.target),
@@ -260,8 +330,12 @@ class SidecarEvaluator:
             self._clock, completion_filter=self._completion_for,
             already_evaluated=state.last_evaluated(), already_skipped=state.skipped,
             settler=FinalExportSettler(evaluator, self._store.final_exports,
-                                       self._exporter_names))
-        loop.run()
+                                       self._exporter_names),
+            waiter=waiter)
+        try:
+            loop.run()
+        finally:
+            waiter.close()
         self.stop_reason, self.evaluations = loop.stop_reason, loop.evaluations
         logger.info("SidecarEvaluator stops after %s evaluation(s): %s",
                     loop.evaluations, loop.stop_reason)
@@ -296,9 +370,6 @@ class SidecarEvaluator:
 def _check_args(model, checkpoint_dir, steps, max_evaluations, callbacks, exporters):
     if not isinstance(model, tf.keras.Model):
         raise TypeError(f"`model` must be a tf.keras.Model, got {type(model).__name__}")
-    if getattr(model, "optimizer", None) is None:
-        raise ConfigError("`model` is not compiled; call model.compile(optimizer=..., "
-                          "loss=..., metrics=[...]) before SidecarEvaluator")
     if not checkpoint_dir or not isinstance(checkpoint_dir, (str, os.PathLike)):
         raise ConfigError(f"`checkpoint_dir` ({checkpoint_dir!r}) must be the directory "
                           "training writes checkpoints to")

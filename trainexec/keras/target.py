@@ -13,6 +13,13 @@ runs `model.evaluate`. It loads:
 * other TensorFlow checkpoints (TF-format weights of a Keras 2 model) with
   `model.load_weights`.
 
+Its errors are those of `tf.keras.utils.SidecarEvaluator.start()`, in the same
+order, with the fix added: a checkpoint with none of the model's variables is
+`NothingToLoadError` (an `AssertionError`), one without the optimizer's
+`iterations` `MissingIterationsError` and an uncompiled model
+`ModelNotCompiledError` (both `RuntimeError`s); all three are also
+`trainexec.ConfigError`s.
+
 Example::
 
     target = KerasTarget(model, dataset, "/ckpts")
@@ -29,9 +36,11 @@ import tensorflow as tf
 
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
+from trainexec.errors import ConfigError
 from trainexec.evaluation.target import GLOBAL_STEP, load_or_classify
 
-__all__ = ["KerasTarget", "flatten_metrics", "read_iterations"]
+__all__ = ["KerasTarget", "MissingIterationsError", "ModelNotCompiledError",
+           "NothingToLoadError", "flatten_metrics", "read_iterations"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +48,49 @@ logger = logging.getLogger(__name__)
 # legacy Keras 2 optimizers `iter`.
 _ITERATIONS_NAMES = ("_iterations", "iterations", "iter")
 _OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+
+
+class MissingIterationsError(ConfigError, RuntimeError):
+    """The checkpoint holds no optimizer `iterations` (Keras raises RuntimeError)."""
+
+
+class NothingToLoadError(ConfigError, AssertionError):
+    """Nothing in the checkpoint is a variable of the model (Keras's AssertionError
+    "Nothing to load")."""
+
+
+class ModelNotCompiledError(ConfigError, RuntimeError):
+    """The model has no optimizer: `model.evaluate` needs a compiled model (Keras
+    raises RuntimeError there)."""
+
+
+def _missing_iterations(path: str, fix: str) -> MissingIterationsError:
+    return MissingIterationsError(
+        f"Variable `iterations` cannot be loaded from the checkpoint file {path}: it "
+        "holds no optimizer step counter, which the evaluator restores so callbacks "
+        f"(TensorBoard) see the training step. {fix}")
+
+
+def _nothing_to_load(path: str) -> NothingToLoadError:
+    return NothingToLoadError(
+        f"Nothing to load. {path} holds no variables of `model`: was it saved from a "
+        "model that was not built yet? Save checkpoints once the model has variables "
+        "(after a training step, or model.build(input_shape)), and give the evaluator "
+        "the same architecture as training.")
+
+
+def _not_built(path: str) -> NothingToLoadError:
+    return NothingToLoadError(
+        f"Nothing to load into `model`: it has no variables yet (it is not built), so "
+        f"{path} cannot be loaded into it. Build it before start(): begin it with "
+        "tf.keras.Input(shape), call model.build(input_shape), or call it on a batch.")
+
+
+def _has_variables(model: Any) -> bool:
+    try:
+        return bool(model.weights)
+    except ValueError:  # Keras 2: a Sequential model without an input shape
+        return False
 
 
 def read_iterations(checkpoint_path: str) -> int | None:
@@ -67,6 +119,23 @@ class _ObjectGraph:
     def has_model_child(self) -> bool:
         """Written by `tf.train.Checkpoint(model=...)` (not by `save_weights`)."""
         return self.child(0, "model") is not None
+
+    def has_model_variables(self) -> bool:
+        """Whether any object under the `model` child has a saved value. (Not read
+        from the keys: a variable is keyed by its first path in the graph, which
+        may be the optimizer's, `optimizer/_trainable_variables/0/...`.)"""
+        model = self.child(0, "model")
+        seen, todo = set(), [] if model is None else [model]
+        while todo:
+            node_id = todo.pop()
+            if node_id in seen:
+                continue
+            seen.add(node_id)
+            node = self._graph.nodes[node_id]
+            if node.attributes:
+                return True
+            todo.extend(ref.node_id for ref in node.children)
+        return False
 
     def iterations(self) -> int | None:
         model = self.child(0, "model")
@@ -127,8 +196,10 @@ class KerasTarget:
     A checkpoint with a `model` attribute (CheckpointManager style) is read with
     `tf.train.Checkpoint(model=model)`; weights saved by `ModelCheckpoint` are
     loaded with `model.load_weights`. The optimizer `iterations` is restored so
-    callbacks (TensorBoard) see the training step; a checkpoint without it is a
-    `RuntimeError`. A restore that fails on a complete-looking checkpoint is
+    callbacks (TensorBoard) see the training step. A checkpoint with none of the
+    model's variables is a `NothingToLoadError`, one without `iterations` a
+    `MissingIterationsError`, and an uncompiled model (checked after the restore,
+    as `model.evaluate` would) a `ModelNotCompiledError`. A restore that fails on a complete-looking checkpoint is
     retried once after `retry_secs`, then reported as `CorruptCheckpointError`;
     one that fails because the checkpoint's files are gone (the trainer rotated
     it out) as `CheckpointDisappearedError`, whatever the error.
@@ -173,6 +244,12 @@ class KerasTarget:
 
     def evaluate(self, checkpoint_path: str) -> dict[str, Any]:
         step = self._restore_or_skip(checkpoint_path)
+        if getattr(self.model, "optimizer", None) is None:
+            raise ModelNotCompiledError(
+                "You must compile your model before evaluating it: `model` has no "
+                "optimizer. Call model.compile(optimizer=..., loss=..., metrics=[...]) "
+                "as in training before start(); the optimizer carries the restored "
+                "`iterations`, the training step callbacks see.")
         logger.info("Evaluation starts: restored %s (training step %s)",
                     checkpoint_path, step)
         started = self._clock.now()
@@ -203,12 +280,6 @@ class KerasTarget:
     def _restore_file(self, path: str) -> int:
         if not tf.io.gfile.exists(path):
             raise tf.errors.NotFoundError(None, None, f"{path} no longer exists")
-        step = _file_iterations(path)
-        if step is None:
-            raise RuntimeError(
-                f"Checkpoint {path} has no optimizer `iterations`, which the evaluator "
-                "restores so callbacks see the training step. Save it from a compiled "
-                "model that has trained (ModelCheckpoint in model.fit does).")
         try:
             self.model.load_weights(path)
         except ValueError as err:
@@ -217,20 +288,21 @@ class KerasTarget:
             damage = checkpoints.data_damage(path)
             if damage is not None:
                 raise OSError(f"damaged file: {damage}") from err
+            if not _has_variables(self.model):
+                raise _not_built(path) from err
             raise
+        step = _file_iterations(path)
+        if step is None:
+            raise _missing_iterations(
+                path, "Save it from a compiled model that has trained (ModelCheckpoint "
+                "in model.fit does).")
         return step
 
     def _restore_tf_checkpoint(self, path: str) -> int:
         graph = _ObjectGraph(tf.train.load_checkpoint(path))
-        step = graph.iterations()
-        if step is None:
-            raise RuntimeError(
-                f"Checkpoint {path} has no optimizer `iterations`, which the evaluator "
-                "restores so callbacks see the training step. Save the optimizer with "
-                "the model: tf.train.Checkpoint(model=model, optimizer=optimizer) in a "
-                "custom loop, or ModelCheckpoint(save_weights_only=True) on a compiled "
-                "model.")
         if graph.has_model_child():
+            if not graph.has_model_variables():
+                raise _nothing_to_load(path)
             tf.train.Checkpoint(model=self.model).read(path).expect_partial()
         elif not isinstance(self.model, tf.Module):
             raise ValueError(
@@ -239,9 +311,18 @@ class KerasTarget:
                 "ModelCheckpoint('.../ckpt-{epoch}.weights.h5', save_weights_only=True) "
                 "or tf.train.Checkpoint(model=model, optimizer=optimizer).")
         else:
-            status = self.model.load_weights(path)
+            try:
+                status = self.model.load_weights(path)
+            except AssertionError as err:  # Keras 2: nothing in it matched the model
+                raise _nothing_to_load(path) from err
             if hasattr(status, "expect_partial"):
                 status.expect_partial()
+        step = graph.iterations()
+        if step is None:
+            raise _missing_iterations(
+                path, "Save the optimizer with the model: tf.train.Checkpoint(model="
+                "model, optimizer=optimizer) in a custom loop, or ModelCheckpoint("
+                "save_weights_only=True) on a compiled model.")
         return step
 
 
