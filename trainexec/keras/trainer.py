@@ -89,11 +89,15 @@ class KerasTrainer:
       callbacks: Keras callbacks for `model.fit` on every training task.
       keep_checkpoint_max: how many checkpoints to keep (None keeps all).
       verbose: `model.fit` / `model.evaluate` verbosity (0, 1, 2 or "auto").
+      log_step_count_steps: the chief (or a local run) logs its progress every
+        this many steps and at `max_steps` (`trainexec.keras.progress`); None
+        turns it off.
     """
 
     def __init__(self, build_model: Callable[[], Any], model_dir: str | os.PathLike,
                  save_checkpoints_steps: int = 100, callbacks: Sequence[Any] | None = None,
-                 keep_checkpoint_max: int | None = 5, verbose: int | str = 0) -> None:
+                 keep_checkpoint_max: int | None = 5, verbose: int | str = 0,
+                 log_step_count_steps: int | None = 100) -> None:
         if callable(getattr(build_model, "fit", None)):
             raise ConfigError(
                 f"KerasTrainer `build_model` is a {type(build_model).__name__} instance: "
@@ -109,6 +113,7 @@ class KerasTrainer:
                 "directory every task of the job shares for checkpoints")
         _positive_int("save_checkpoints_steps", save_checkpoints_steps, "100")
         _positive_int("keep_checkpoint_max", keep_checkpoint_max, "5", allow_none=True)
+        _positive_int("log_step_count_steps", log_step_count_steps, "100", allow_none=True)
         if verbose not in (0, 1, 2, "auto"):
             raise ConfigError(f"KerasTrainer `verbose` ({verbose!r}) must be 0 (silent), "
                               "1 (progress bar), 2 (one line per epoch) or 'auto'")
@@ -118,6 +123,7 @@ class KerasTrainer:
         self.callbacks = _check_callbacks(callbacks)
         self.keep_checkpoint_max = keep_checkpoint_max
         self.verbose = verbose
+        self.log_step_count_steps = log_step_count_steps
         self._plans: dict[ClusterConfig, StrategyPlan] = {}
 
     def __repr__(self) -> str:
@@ -332,7 +338,9 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
-        trainer.callbacks, trainer.verbose,
+        (*trainer.callbacks, *_reporting_callbacks(trainer, plan, strategy, train_spec,
+                                                   clock)),
+        trainer.verbose,
         after_save=(lambda path, step: on_save.after_save(step, path))
         if on_save is not None else None)
     if trained.stopped_early:
@@ -350,6 +358,30 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
                     ", ".join(sorted(peers)))
         wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
     return trained
+
+
+def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+                         train_spec: TrainSpec, clock: Clock) -> list:
+    """The chief's (or a local run's) progress reports: log lines, and the
+    status record `trainexec launch` shows (`trainexec.keras.progress`)."""
+    if not plan.writes_checkpoints or trainer.log_step_count_steps is None:
+        return []
+    from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
+
+    sinks = [log_progress, _status_sink(strategy)]
+    tracker = ProgressTracker(train_spec.max_steps, trainer.log_step_count_steps,
+                              [sink for sink in sinks if sink is not None], clock)
+    return [progress_callback(tracker)]
+
+
+def _status_sink(strategy: StrategyPlan) -> Callable[[Any], None] | None:
+    from trainexec.task_status import TRAINING, StatusReporter
+
+    reporter = StatusReporter.from_env("local" if strategy.is_local
+                                       else strategy.cluster.task_name)
+    if reporter is None:
+        return None
+    return lambda progress: reporter.report(TRAINING, progress.to_json())
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
