@@ -20,7 +20,9 @@ case "${1:-}" in
   *) echo "demo.sh: unknown job '$1' (keras, keras-ps or estimator)" >&2; exit 2 ;;
 esac
 cd "$ROOT"
-export TF_CPP_MIN_LOG_LEVEL=3  # hide TensorFlow's C++ start-up chatter (no GPU here)
+# The launcher hides TensorFlow's C++ INFO lines by itself; 3 also hides the errors of
+# looking for a GPU that this machine does not have.
+export TF_CPP_MIN_LOG_LEVEL=3
 MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$MODE-$(date +%Y%m%d-%H%M%S)}"
 echo "[demo] $MODE job, model_dir: $MODEL_DIR"
 status=0
