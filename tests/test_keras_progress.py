@@ -30,7 +30,7 @@ def _drive(tracker, clock, start, steps, secs_per_step, epoch_steps):
         for batch in range(min(epoch_steps, start + steps - step)):
             clock.time += secs_per_step
             if tracker.due(tracker.estimate(batch)):
-                tracker.report(step + batch + 1, {"loss": np.float32(0.5)})
+                tracker.report(step + batch + 1, {"loss": 0.5})
         step += min(epoch_steps, start + steps - step)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping
 from trainexec.clock import Clock, SystemClock
 
 __all__ = ["Progress", "ProgressTracker", "describe_progress", "format_rate", "format_secs",
-           "log_progress", "progress_callback", "scalar_logs"]
+           "log_progress", "progress_callback", "replicas_summed", "scalar_logs"]
 
 logger = logging.getLogger(__name__)
 
@@ -162,14 +162,14 @@ class ProgressTracker:
             return True
         return step_estimate // self.every_steps > self._reported // self.every_steps
 
-    def report(self, step: int, logs: Mapping[str, Any] | None,
+    def report(self, step: int, metrics: Mapping[str, float],
                learning_rate: float | None = None) -> Progress:
         """Makes the report at the optimizer's `step` and hands it to the sinks."""
         now = self._clock.now()
         since, at = self._window if self._window is not None else (now, step)
         rate = (step - at) / (now - since) if now > since and step > at else None
         left = (self.max_steps - step) / rate if rate else None
-        progress = Progress(step, self.max_steps, scalar_logs(logs), rate,
+        progress = Progress(step, self.max_steps, dict(metrics), rate,
                             0.0 if step >= self.max_steps else left, learning_rate)
         self._window = (now, step)
         self._reported = step
@@ -198,6 +198,28 @@ def _learning_rate(optimizer: Any) -> float | None:
         return None
 
 
+def replicas_summed(model: Any) -> int:
+    """How many replicas' values Keras 2 adds up in a `fit` batch's logs.
+
+    Keras 2 (tf_keras, tf.keras 2.15) reduces each step's outputs across
+    replicas with "sum" by default (`Model.distribute_reduction_method`
+    "auto"), so under MirroredStrategy or MultiWorkerMirroredStrategy a batch's
+    loss and accuracy are the sum of every replica's mean (an accuracy of 2.9
+    with 3 replicas); Keras 3 takes the mean. The replicas see equal batches,
+    so dividing by their number gives the mean.
+    """
+    from trainexec.keras.strategy import is_keras_3
+
+    if is_keras_3():
+        return 1
+    if getattr(model, "distribute_reduction_method", "auto") not in ("auto", "sum"):
+        return 1
+    strategy = model.distribute_strategy
+    if "TPU" in type(strategy).__name__:
+        return 1
+    return max(1, int(getattr(strategy, "num_replicas_in_sync", 1) or 1))
+
+
 def progress_callback(tracker: ProgressTracker) -> Any:
     """A Keras callback feeding `tracker` (Keras 3 and Keras 2 alike).
 
@@ -215,12 +237,14 @@ def progress_callback(tracker: ProgressTracker) -> Any:
             self.tracker = tracker
             self._epochs = 0
             self._fit_start = 0
+            self._summed = 1
 
         def _step(self) -> int:
             return int(self.model.optimizer.iterations.numpy())
 
         def on_train_begin(self, logs=None):
             self._fit_start, self._epochs = self._step(), 0
+            self._summed = replicas_summed(self.model)
             self.tracker.begin(self._fit_start)
 
         def on_epoch_begin(self, epoch, logs=None):
@@ -232,7 +256,9 @@ def progress_callback(tracker: ProgressTracker) -> Any:
 
         def on_train_batch_end(self, batch, logs=None):
             if self.tracker.due(self.tracker.estimate(batch)):
-                self.tracker.report(self._step(), logs,
+                metrics = {name: value / self._summed
+                           for name, value in scalar_logs(logs).items()}
+                self.tracker.report(self._step(), metrics,
                                     _learning_rate(self.model.optimizer))
 
     return TrainingProgress()

@@ -368,20 +368,21 @@ def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: Strate
         return []
     from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
 
-    sinks = [log_progress, _status_sink(strategy)]
+    sinks = [log_progress, _status_sink(strategy, trainer.model_dir)]
     tracker = ProgressTracker(train_spec.max_steps, trainer.log_step_count_steps,
                               [sink for sink in sinks if sink is not None], clock)
     return [progress_callback(tracker)]
 
 
-def _status_sink(strategy: StrategyPlan) -> Callable[[Any], None] | None:
+def _status_sink(strategy: StrategyPlan, model_dir: str) -> Callable[[Any], None] | None:
     from trainexec.task_status import TRAINING, StatusReporter
 
     reporter = StatusReporter.from_env("local" if strategy.is_local
                                        else strategy.cluster.task_name)
     if reporter is None:
         return None
-    return lambda progress: reporter.report(TRAINING, progress.to_json())
+    return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
+                                                       "model_dir": model_dir})
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
