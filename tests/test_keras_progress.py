@@ -1,5 +1,7 @@
-"""trainexec/keras/progress.py: when progress is reported and what a report says (on a
-fake clock), and the lines a real local KerasTrainer run logs."""
+"""trainexec/keras/progress.py and summaries.py (with evaluation/summaries.py): when
+progress is reported and what a report says (on a fake clock), the lines a real local
+KerasTrainer run logs, and its TensorBoard summaries read back with TensorBoard's reader.
+A MultiWorkerMirroredStrategy job's are in tests/cluster/test_keras_trainer_clusters.py."""
 
 import logging
 import os
@@ -9,7 +11,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from event_files import scalars
 from fakes import FakeClock
+from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster import ClusterConfig
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
                                       format_secs, scalar_logs)
@@ -105,3 +109,51 @@ def test_log_step_count_steps_none_turns_progress_off(tmp_path, caplog):
                       EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                                throttle_secs=0), ClusterConfig())
     assert not [r for r in caplog.records if r.name == "trainexec.keras.progress"]
+
+
+# -- TensorBoard summaries ----------------------------------------------------------------
+@pytest.mark.keras
+def test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard(
+        tmp_path):
+    model_dir, users = tmp_path / "model", tmp_path / "users-tensorboard"
+    seen = StepsAndMetrics()
+    trainer = KerasTrainer(keras_toy.build_dense, str(model_dir), save_checkpoints_steps=40,
+                           log_step_count_steps=20,
+                           callbacks=[tf.keras.callbacks.TensorBoard(str(users))])
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=100),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig(), listeners=[seen])
+    training = scalars(model_dir)
+    assert sorted(training["loss"]) == [20, 40, 60, 80, 100]
+    assert sorted(training["mae"]) == [20, 40, 60, 80, 100]
+    assert all(rate > 0 for rate in training["steps_per_sec"].values())
+    assert training["loss"][100] < training["loss"][20]  # it learned
+    evaluation = scalars(model_dir / "eval")
+    assert seen.metrics and set(evaluation) == {"loss", "mae"}
+    for step, metrics in seen.metrics.items():  # what the evaluator logged, at its step
+        for name in ("loss", "mae"):
+            assert evaluation[name][step] == pytest.approx(metrics[name], rel=1e-6)
+    assert sorted(evaluation["loss"]) == [40, 80, 100]
+    # The user's own TensorBoard callback still wrote its epoch curves.
+    assert scalars(users / "train")["epoch_loss"]
+
+
+@pytest.mark.keras
+def test_summaries_false_writes_none(tmp_path):
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
+                           summaries=False)
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig())
+    events = [name for _, _, files in os.walk(tmp_path) for name in files
+              if "tfevents" in name]
+    assert events == []
+
+
+class StepsAndMetrics(ContinuousEvalListener):
+    def __init__(self):
+        self.metrics = {}
+
+    def after_eval(self, eval_result):
+        self.metrics[eval_result.global_step] = dict(eval_result.metrics)
+        return True
