@@ -178,6 +178,11 @@ class LocalCluster:
         """All tasks in order: chief, workers, ps, evaluator."""
         return list(self._tasks)
 
+    @property
+    def launch_dir(self) -> str | None:
+        """`TRAINEXEC_LAUNCH_DIR`, where tasks announce and report (None before start)."""
+        return self._launch_dir
+
     def task(self, name: str) -> Task:
         """The task called `name` ("worker:1"; "ps" means "ps:0")."""
         key = name if ":" in name else f"{name}:0"
