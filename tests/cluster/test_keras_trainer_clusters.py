@@ -152,6 +152,11 @@ def test_parameter_server_cluster(tmp_path):
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
     _check_final(model_dir, result_file, 200, "custom")
     assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")
+    # Progress from the coordinator, with the loss the workers' steps returned.
+    progress = [line.split("trainexec.keras.progress: ")[1] for line in lines
+                if line.startswith("[chief:0] INFO trainexec.keras.progress: ")]
+    assert [line.split(":")[0] for line in progress] == ["step 100/200", "step 200/200"]
+    assert all("loss = " in line for line in progress), progress
     for task in ("worker:0", "worker:1", "ps:0"):
         assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
 

@@ -104,6 +104,8 @@ def scalar_logs(logs: Mapping[str, Any] | None) -> dict[str, float]:
     import numpy as np
 
     values: dict[str, float] = {}
+    if callable(getattr(logs, "fetch", None)):  # ParameterServerStrategy: the whole dict
+        logs = logs.fetch()
     for name, value in (logs or {}).items():
         if callable(getattr(value, "fetch", None)):
             value = value.fetch()
