@@ -1,12 +1,9 @@
 """trainexec/launch/quiet_start.py: which TensorFlow C++ lines a launched task's output
-hides at each TF_CPP_MIN_LOG_LEVEL, and the level the launcher gives a task; through
-LocalCluster with a real child process that prints TensorFlow's start-up lines."""
-
-import sys
+hides at each TF_CPP_MIN_LOG_LEVEL, and the level the launcher gives a task. Through
+LocalCluster with a real child process: tests/cluster/test_launch_quiet_start_processes.py."""
 
 import pytest
 
-from trainexec.launch import LocalCluster
 from trainexec.launch.quiet_start import CppLogFilter, task_environment
 
 # As TensorFlow 2.21 and 2.15 print them at import (pids and times differ).
@@ -41,27 +38,3 @@ def test_hides_tensorflow_cpp_lines_below_the_level(level, hidden):
 def test_the_level_defaults_to_1_unless_set():
     assert task_environment({"A": "b"}) == {"A": "b", "TF_CPP_MIN_LOG_LEVEL": "1"}
     assert task_environment({"TF_CPP_MIN_LOG_LEVEL": "0"})["TF_CPP_MIN_LOG_LEVEL"] == "0"
-
-
-PROGRAM = f"""
-import os
-print({NOTICE!r}); print({ONEDNN!r}); print({CUINIT!r})
-print("level", os.environ["TF_CPP_MIN_LOG_LEVEL"])
-"""
-
-
-@pytest.mark.parametrize("env, shown", [
-    ({}, [CUINIT, "level 1"]),
-    ({"TF_CPP_MIN_LOG_LEVEL": "0"}, [NOTICE, ONEDNN, CUINIT, "level 0"]),
-])
-def test_a_launched_task_starts_quietly_unless_the_user_set_the_level(monkeypatch, env,
-                                                                        shown):
-    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
-    lines = []
-    with LocalCluster([sys.executable, "-c", PROGRAM], workers=0, output=lines.append,
-                      env=env) as cluster:
-        result = cluster.wait(timeout=60)
-        kept = cluster.task("chief").output_lines()
-    assert result.ok, result.reason
-    assert lines == [f"[chief:0] {line}" for line in shown]
-    assert kept[:3] == [NOTICE, ONEDNN, CUINIT]  # every line is still kept
