@@ -72,6 +72,7 @@ def test_segments(start, max_steps, every, expected):
     (dict(save_checkpoints_steps=True), ("save_checkpoints_steps", "(True)")),
     (dict(keep_checkpoint_max=0), ("keep_checkpoint_max", "(0)", "or None")),
     (dict(verbose=3), ("verbose", "(3)", "0 (silent)")),
+    (dict(log_step_count_steps=0), ("log_step_count_steps", "(0)", "or None")),
     (dict(callbacks="tensorboard"), ("callbacks", "'tensorboard'", "list")),
     (dict(callbacks=[object()]), ("callbacks", "object", "tf.keras.callbacks.Callback")),
 ])

@@ -1,6 +1,7 @@
 """trainexec/launch/result.py: the summary table `trainexec launch` prints."""
 
 from trainexec.launch import JobResult, TaskOutcome
+from trainexec.launch.result import name_tasks
 
 
 def test_summary_table_has_one_row_per_task():
@@ -15,3 +16,45 @@ def test_summary_table_has_one_row_per_task():
     assert rows[3].split() == ["evaluator:0", "-", "SIGKILL", "0", "2.0"]
     assert rows[4].startswith("job FAILED") and rows[4].endswith("exit code 3")
     assert result.exit_status == 1
+
+
+def test_a_large_job_type_shares_rows_and_names_failed_tasks_one_by_one():
+    workers = tuple(TaskOutcome(f"worker:{i}", f"127.0.0.1:{100 + i}",
+                                137 if i == 7 else 0, False, 1 if i == 7 else 0, 10.0 + i / 10)
+                    for i in range(64))
+    result = JobResult(ok=False, reason="worker:7 was killed", tasks=(
+        TaskOutcome("chief:0", "127.0.0.1:1", 0, False, 0, 12.0), *workers))
+    rows = [row.split() for row in result.summary().splitlines()]
+    assert rows[1] == ["chief:0", "127.0.0.1:1", "0", "0", "12.0"]
+    assert rows[2] == ["worker:0-6,8-63", "(63", "tasks)", "-", "0", "0", "10.0-16.3"]
+    assert rows[3] == ["worker:7", "127.0.0.1:107", "137", "1", "10.7"]
+    assert len(rows) == 5  # header, 3 rows, the outcome
+
+
+def test_a_small_job_keeps_one_row_per_task():
+    tasks = tuple(TaskOutcome(f"worker:{i}", None, 0, False, 0, 1.0) for i in range(8))
+    assert len(JobResult(ok=True, reason="ok", tasks=tasks).summary().splitlines()) == 10
+
+
+def test_task_names_in_a_sentence():
+    assert name_tasks(["chief:0", "worker:0", "worker:1"]) == "chief:0 and worker:0 and worker:1"
+    names = ["chief:0", *[f"worker:{i}" for i in range(64)], "evaluator:0"]
+    assert name_tasks(names) == "chief:0, worker:0-63 and evaluator:0"
+    assert name_tasks([f"worker:{i}" for i in range(64) if i != 5]) == "worker:0-4,6-63"
+
+
+def test_the_summary_ends_with_the_metrics_the_exports_and_the_tensorboard_command():
+    reports = {
+        "chief:0": {"kind": "training", "step": 600, "model_dir": "/runs/my run"},
+        "evaluator:0": {"kind": "evaluation", "final": True, "step": 600,
+                        "metrics": {"loss": 0.0749432, "accuracy": 0.974},
+                        "model_dir": "/runs/my run",
+                        "exports": ["/runs/my run/export/final/600"]}}
+    result = JobResult(ok=True, reason="chief:0 and evaluator:0 finished successfully",
+                       tasks=(TaskOutcome("chief:0", None, 0, False, 0, 1.0),),
+                       reports=reports)
+    assert result.summary().splitlines()[-3:] == [
+        "final evaluation (evaluator:0, step 600): accuracy = 0.974, loss = 0.07494",
+        "exported: /runs/my run/export/final/600",
+        "tensorboard --logdir '/runs/my run'"]
+    assert JobResult(ok=True, reason="ok").summary().splitlines()[-1] == "job succeeded in 0.0s: ok"

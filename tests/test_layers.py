@@ -74,6 +74,7 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.completion",
         "trainexec.finished_tasks",
         "trainexec.restart_announcements",
+        "trainexec.task_status",
         "trainexec.run_state",
         "trainexec.checkpoints",
         "trainexec.liveness",

@@ -119,6 +119,10 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "and up, or killed by a signal; see the README's exit-code table), "
                         "OnFailure and Always any failure, Never none; with --from, every "
                         "replica's instead of its own")
+    parser.add_argument("--no-status", dest="status", action="store_false",
+                        help="no live status block below the logs (shown only when the "
+                        "output is a terminal: each task's state, the chief's step, rate "
+                        "and time left, the evaluator's last metrics)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
     return parser
@@ -151,7 +155,7 @@ def _run_launch(args: argparse.Namespace) -> int:
         return 2
     if args.dry_run:
         return _print_plan(cluster)
-    return _run_cluster(cluster, args.timeout)
+    return _run_cluster(cluster, args.timeout, args.status)
 
 
 def _run_launch_from(args: argparse.Namespace) -> int:
@@ -197,7 +201,7 @@ def _run_launch_from(args: argparse.Namespace) -> int:
     print(f"trainexec launch: TFJob {manifest.name} from {source}: "
           + (f"succeeds when {' and '.join(args.wait_for)} exit 0 (--wait-for)"
              if args.wait_for else success.summary), flush=True)
-    return _run_cluster(cluster, timeout)
+    return _run_cluster(cluster, timeout, args.status)
 
 
 def _print_plan(cluster: LocalCluster) -> int:
@@ -206,11 +210,16 @@ def _print_plan(cluster: LocalCluster) -> int:
     return 0
 
 
-def _run_cluster(cluster: LocalCluster, timeout: float | None) -> int:
-    """Runs a built cluster to its end, printing its header and summary; its exit status."""
+def _run_cluster(cluster: LocalCluster, timeout: float | None, status: bool = False) -> int:
+    """Runs a built cluster to its end, printing its header and summary; its exit status.
+    With `status` and a terminal, a live status block stays below the logs."""
+    view = _status_view(cluster) if status else None
     if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s", stream=sys.stderr)
+        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s",
+                            stream=view.logging_stream if view else sys.stderr)
     print(f"trainexec launch: {cluster.describe()}", flush=True)
+    if view is not None:
+        view.start()
     previous = {sig: signal.signal(sig, lambda signum, _frame: cluster.interrupt(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -223,6 +232,8 @@ def _run_cluster(cluster: LocalCluster, timeout: float | None) -> int:
         result = cluster.wait(timeout=timeout)
     finally:
         cluster.stop_all()
+        if view is not None:
+            view.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     sys.stdout.flush()
@@ -230,6 +241,18 @@ def _run_cluster(cluster: LocalCluster, timeout: float | None) -> int:
     if not result.ok:
         print(f"trainexec launch: job failed: {result.reason}", file=sys.stderr, flush=True)
     return result.exit_status
+
+
+def _status_view(cluster: LocalCluster) -> Any:
+    """The live status block, when stdout is a terminal (else None)."""
+    if not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
+        return None
+    from trainexec.launch.status_view import StatusView
+
+    view = StatusView(sys.stdout, lambda: cluster.tasks, lambda: cluster.launch_dir,
+                      cluster.max_restarts)
+    cluster.output = view
+    return view
 
 
 # -- trainexec render -----------------------------------------------------------------------

@@ -52,6 +52,12 @@ def test_estimator_cluster_trains_to_max_steps_and_exports(tmp_path):
     assert os.path.exists(os.path.join(export, "saved_model.pb"))
     assert glob.glob(os.path.join(model_dir, "export", "final", "*", "saved_model.pb"))
     assert [p for p in pids if alive(p)] == []
+    # The closing summary points to what to look at next, from the evaluator's record.
+    summary = result.summary().splitlines()
+    assert summary[-2:] == [f"exported: {export}", f"tensorboard --logdir {model_dir}"]
+    assert summary[-3].startswith(
+        f"final evaluation (evaluator:0, step {evaluated['metrics']['global_step']:.0f}): "
+        f"accuracy = {evaluated['metrics']['accuracy']:.4g}"), summary[-3]
 
 
 def test_workers_started_before_the_chief_join_training_and_finish_by_themselves(tmp_path):

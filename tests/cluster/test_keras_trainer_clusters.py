@@ -7,11 +7,13 @@ Local runs, in this process, are tests/test_keras_trainer.py.
 
 import json
 import os
+import re
 import sys
 
 import pytest
 import tensorflow as tf
 
+from event_files import scalars
 from processes import ROOT, alive
 from trainexec.completion import read_training_complete
 from trainexec.launch import LocalCluster
@@ -80,12 +82,54 @@ def _said(lines, task, text):
                for line in lines)
 
 
+def _evaluated(lines):
+    """{step: metrics} from the evaluator's "Evaluated <ckpt> (step N) in Xs: ..." lines."""
+    found = {}
+    for line in lines:
+        match = re.match(r"\[evaluator:0\] INFO trainexec\.evaluation\.loop: Evaluated \S+ "
+                         r"\(step (\d+)\) in \S+: (.*)$", line)
+        if match:
+            found[int(match.group(1))] = {
+                name: float(value) for name, value in
+                (item.split(" = ") for item in match.group(2).split(", "))}
+    return found
+
+
+def _check_summaries_and_progress(model_dir, lines, max_steps, every):
+    """The chief's progress lines and TensorBoard summaries, read back with TensorBoard's
+    reader: training scalars under model_dir at every progress step, the evaluator's
+    metrics under model_dir/eval at each evaluated checkpoint's step, as it logged them."""
+    steps = list(range(every, max_steps + 1, every))
+    progress = [line for line in lines
+                if line.startswith("[chief:0] INFO trainexec.keras.progress: step ")]
+    assert [line.split(": ")[1].split(" ")[1] for line in progress] == \
+        [f"{step}/{max_steps}" for step in steps], progress
+    assert all(" steps/s, " in line for line in progress), progress
+    assert not [line for line in lines if "trainexec.keras.progress" in line
+                and not line.startswith("[chief:0]")]  # the chief only
+    training = scalars(model_dir)
+    assert sorted(training["loss"]) == steps and sorted(training["steps_per_sec"]) == steps
+    logged = _evaluated(lines)
+    assert max_steps in logged and len(logged) >= 2, logged
+    evaluation = scalars(os.path.join(model_dir, "eval"))
+    assert sorted(evaluation["loss"]) == sorted(logged)
+    for step, metrics in logged.items():
+        for name, value in metrics.items():
+            if name != "global_step":
+                assert evaluation[name][step] == pytest.approx(value, rel=1e-5), (name, step)
+    # The training loss is the replicas' mean, not their sum (Keras 2 adds them up).
+    final_loss = training["loss"][max_steps]
+    assert 0.5 < final_loss / logged[max_steps]["loss"] < 2, (final_loss, logged[max_steps])
+
+
 def test_multi_worker_mirrored_cluster(tmp_path):
     result_file = tmp_path / "result.json"
     model_dir, lines, saved_apart = _run_cluster(
         tmp_path, workers=2, ps=0, evaluator=True,
-        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
+        args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file),
+              "--log-step-count-steps", "50"])
     _check_final(model_dir, result_file, 200, "custom")
+    _check_summaries_and_progress(model_dir, lines, 200, 50)
     for task in ("chief:0", "worker:0", "worker:1"):
         assert _said(lines, task, f"Role: {task} trains (MultiWorkerMirroredStrategy)")
         assert os.path.exists(os.path.join(model_dir, "trainexec", "finished",
@@ -104,6 +148,11 @@ def test_parameter_server_cluster(tmp_path):
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file)])
     _check_final(model_dir, result_file, 200, "custom")
     assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")
+    # Progress from the coordinator, with the loss the workers' steps returned.
+    progress = [line.split("trainexec.keras.progress: ")[1] for line in lines
+                if line.startswith("[chief:0] INFO trainexec.keras.progress: ")]
+    assert [line.split(":")[0] for line in progress] == ["step 100/200", "step 200/200"]
+    assert all("loss = " in line for line in progress), progress
     for task in ("worker:0", "worker:1", "ps:0"):
         assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
 

@@ -11,6 +11,7 @@ before.
 
 Usage: job.py --model-dir DIR --max-steps N [--save-steps S] [--model dense|custom]
               [--input per-replica|global] [--result-file F] [--crash-at-step N]
+              [--log-step-count-steps N]
 """
 
 import argparse
@@ -57,6 +58,7 @@ def main():
     parser.add_argument("--input", choices=["per-replica", "global"], default="per-replica")
     parser.add_argument("--result-file")
     parser.add_argument("--crash-at-step", type=int)
+    parser.add_argument("--log-step-count-steps", type=int, default=100)
     args = parser.parse_args()
 
     cluster = ClusterConfig.from_env()
@@ -65,7 +67,8 @@ def main():
         callbacks.append(CrashOnce(args.crash_at_step,
                                    os.path.join(args.model_dir, CRASH_MARKER)))
     trainer = KerasTrainer(keras_toy.BUILDERS[args.model], model_dir=args.model_dir,
-                           save_checkpoints_steps=args.save_steps, callbacks=callbacks)
+                           save_checkpoints_steps=args.save_steps, callbacks=callbacks,
+                           log_step_count_steps=args.log_step_count_steps)
     input_fn = (keras_toy.train_input_fn if args.input == "per-replica"
                 else keras_toy.train_input_fn_global)
     # The user's contract: one call, every role (the options only speed the test up).

@@ -32,6 +32,7 @@ from trainexec.evaluation.one_pass import Evaluator
 from trainexec.evaluation.final_export import (FinalExportRecord, FinalExportSettler, FinalOnce,
                                                estimator_state_dir)
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
+from trainexec.evaluation.status_report import EvaluationStatus
 from trainexec.specs import EvalSpec
 
 __all__ = ["evaluate_until_done"]
@@ -51,9 +52,15 @@ def evaluate_until_done(target: EvaluationTarget, eval_spec: EvalSpec, max_steps
     state_dir = estimator_state_dir(target.model_dir, eval_spec.name)
     what = (f"the evaluator task ({task_name}) of {target.model_dir}"
             + (f", evaluation {eval_spec.name!r}" if eval_spec.name else ""))
+    status = EvaluationStatus.from_env(task_name, target.model_dir)  # for trainexec launch
+    if status is not None:
+        listener = ListenerList([listener, status])
     with EvaluatorLease(state_dir, what) as lease:
-        return _evaluate(target, eval_spec, max_steps, FinalExportRecord(state_dir), lease,
-                         clock, poll_secs, idle_timeout_secs, listener)
+        metrics, exports = _evaluate(target, eval_spec, max_steps, FinalExportRecord(state_dir),
+                                     lease, clock, poll_secs, idle_timeout_secs, listener)
+    if status is not None:
+        status.report_final(metrics, exports)
+    return metrics, exports
 
 
 def _evaluate(target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | None,

@@ -91,11 +91,19 @@ class KerasTrainer:
         `trainexec.keras.distributed_fit`).
       keep_checkpoint_max: how many checkpoints to keep (None keeps all).
       verbose: `model.fit` / `model.evaluate` verbosity (0, 1, 2 or "auto").
+      log_step_count_steps: the chief (or a local run) logs its progress every
+        this many steps and at `max_steps` (`trainexec.keras.progress`); None
+        turns it off.
+      summaries: TensorBoard summaries, as an Estimator writes them: training
+        scalars under `model_dir` from the chief (at the progress steps: every
+        `log_step_count_steps`, 100 when that is None), each evaluation's
+        metrics under `model_dir/eval` (`eval_<name>`). False turns them off.
     """
 
     def __init__(self, build_model: Callable[[], Any], model_dir: str | os.PathLike,
                  save_checkpoints_steps: int = 100, callbacks: Sequence[Any] | None = None,
-                 keep_checkpoint_max: int | None = 5, verbose: int | str = 0) -> None:
+                 keep_checkpoint_max: int | None = 5, verbose: int | str = 0,
+                 log_step_count_steps: int | None = 100, summaries: bool = True) -> None:
         if callable(getattr(build_model, "fit", None)):
             raise ConfigError(
                 f"KerasTrainer `build_model` is a {type(build_model).__name__} instance: "
@@ -111,6 +119,10 @@ class KerasTrainer:
                 "directory every task of the job shares for checkpoints")
         _positive_int("save_checkpoints_steps", save_checkpoints_steps, "100")
         _positive_int("keep_checkpoint_max", keep_checkpoint_max, "5", allow_none=True)
+        _positive_int("log_step_count_steps", log_step_count_steps, "100", allow_none=True)
+        if not isinstance(summaries, bool):
+            raise ConfigError(f"KerasTrainer `summaries` ({summaries!r}) must be True (write "
+                              "TensorBoard summaries under model_dir) or False")
         if verbose not in (0, 1, 2, "auto"):
             raise ConfigError(f"KerasTrainer `verbose` ({verbose!r}) must be 0 (silent), "
                               "1 (progress bar), 2 (one line per epoch) or 'auto'")
@@ -120,6 +132,8 @@ class KerasTrainer:
         self.callbacks = _check_callbacks(callbacks)
         self.keep_checkpoint_max = keep_checkpoint_max
         self.verbose = verbose
+        self.log_step_count_steps = log_step_count_steps
+        self.summaries = summaries
         self._plans: dict[ClusterConfig, StrategyPlan] = {}
 
     def __repr__(self) -> str:
@@ -299,7 +313,8 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
     if plan.action == TRAIN_AND_EVALUATE:
         on_save = EvaluateOnSave(
             _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
-            listener if plan.is_local else ContinuousEvalListener(), clock, _WORDING,
+            ListenerList([listener if plan.is_local else None,
+                          _eval_summaries(trainer, eval_spec)]), clock, _WORDING,
             run_evaluation=_off_the_training_thread)
     if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
@@ -334,7 +349,9 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
     trained = train_to_max_steps(
         strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
         train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
-        trainer.callbacks, trainer.verbose,
+        (*trainer.callbacks, *_reporting_callbacks(trainer, plan, strategy, train_spec,
+                                                   clock)),
+        trainer.verbose,
         after_save=(lambda path, step: on_save.after_save(step, path))
         if on_save is not None else None)
     if trained.stopped_early:
@@ -352,6 +369,35 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
                     ", ".join(sorted(peers)))
         wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
     return trained
+
+
+def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+                         train_spec: TrainSpec, clock: Clock) -> list:
+    """The chief's (or a local run's) progress reports: log lines, TensorBoard
+    summaries and the status record `trainexec launch` shows
+    (`trainexec.keras.progress`)."""
+    logs = trainer.log_step_count_steps is not None
+    if not plan.writes_checkpoints or not (logs or trainer.summaries):
+        return []
+    from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
+    from trainexec.keras.summaries import TrainingSummaries
+
+    sinks = [log_progress if logs else None, _status_sink(strategy, trainer.model_dir),
+             TrainingSummaries(trainer.model_dir) if trainer.summaries else None]
+    tracker = ProgressTracker(train_spec.max_steps, trainer.log_step_count_steps or 100,
+                              [sink for sink in sinks if sink is not None], clock)
+    return [progress_callback(tracker)]
+
+
+def _status_sink(strategy: StrategyPlan, model_dir: str) -> Callable[[Any], None] | None:
+    from trainexec.task_status import TRAINING, StatusReporter
+
+    reporter = StatusReporter.from_env("local" if strategy.is_local
+                                       else strategy.cluster.task_name)
+    if reporter is None:
+        return None
+    return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
+                                                       "model_dir": model_dir})
 
 
 def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
@@ -401,4 +447,15 @@ def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
     return evaluate_until_done(
         _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
         task_name=task_name, clock=clock, poll_secs=poll_secs,
-        idle_timeout_secs=idle_timeout_secs, listener=listener)
+        idle_timeout_secs=idle_timeout_secs,
+        listener=ListenerList([listener, _eval_summaries(trainer, eval_spec)]))
+
+
+def _eval_summaries(trainer: KerasTrainer, eval_spec: EvalSpec
+                    ) -> ContinuousEvalListener | None:
+    """The evaluation summaries under `model_dir/eval` (`eval_<name>`), or None."""
+    if not trainer.summaries:
+        return None
+    from trainexec.evaluation.summaries import EvalSummaries, eval_summary_dir
+
+    return EvalSummaries(eval_summary_dir(trainer.model_dir, eval_spec.name))

@@ -35,6 +35,7 @@ from trainexec.launch.options import (check_options, check_run_options, default_
 from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
+from trainexec.launch.quiet_start import LEVEL_ENV, CppLogFilter, task_environment
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
 from trainexec.launch.spec import LAUNCH, TFJOB, plan_job
@@ -169,12 +170,18 @@ class LocalCluster:
         self._force = False
         self._reaper = OrphanReaper()
         self._prctl: Callable[..., int] | None = None
+        self._hidden: dict[str, CppLogFilter] = {}  # per "[task] " prefix (quiet_start)
 
     # -- lookup ------------------------------------------------------------------------
     @property
     def tasks(self) -> list[Task]:
         """All tasks in order: chief, workers, ps, evaluator."""
         return list(self._tasks)
+
+    @property
+    def launch_dir(self) -> str | None:
+        """`TRAINEXEC_LAUNCH_DIR`, where tasks announce and report (None before start)."""
+        return self._launch_dir
 
     def task(self, name: str) -> Task:
         """The task called `name` ("worker:1"; "ps" means "ps:0")."""
@@ -258,6 +265,8 @@ class LocalCluster:
         env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
         if self._launch_dir:
             env[LAUNCH_DIR_ENV] = self._launch_dir
+        env = task_environment(env)  # TF_CPP_MIN_LOG_LEVEL=1 unless set (quiet_start)
+        self._hidden[f"[{task.name}] "] = CppLogFilter.for_level(env[LEVEL_ENV])
         preexec = processes.die_with_parent(self._prctl, os.getpid()) if self._prctl else None
         proc = processes.start(task, self._command(task), env, preexec, self._reaper,
                                self._write)
@@ -269,6 +278,10 @@ class LocalCluster:
                     task.address or "outside the cluster")
 
     def _write(self, line: str) -> None:
+        prefix, _, text = line.partition("] ")
+        hide = self._hidden.get(prefix + "] ")
+        if hide is not None and hide(text):
+            return  # a TensorFlow C++ line below the task's level (quiet_start)
         processes.write_line(self.output, line)
 
     def _sweep(self, task: Task) -> None:

@@ -1,20 +1,60 @@
 """How a launched job ended: `TaskOutcome` per task, `JobResult`, and the texts for exits.
 
 `LocalCluster.wait()` returns a `JobResult`; `JobResult.summary()` is the table
-`trainexec launch` prints, one `TaskOutcome` row per task.
+`trainexec launch` prints, one `TaskOutcome` row per task (in a job type of
+more than `COLLAPSE_OVER` tasks, those that ended alike share a row, e.g.
+`worker:0-63`, and each failed task keeps its own), then what to look at next:
+the evaluator's last metrics, the export paths and the `tensorboard --logdir`
+command, from the status records tasks left (`trainexec.task_status`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import signal
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from trainexec.exit_codes import ExitCodes
 from trainexec.launch.task import TAIL_LINES, Task
 
-__all__ = ["JobResult", "TaskOutcome", "exit_text", "failure_reason", "how_it_ended",
-           "signal_name", "stopped_reason"]
+__all__ = ["COLLAPSE_OVER", "JobResult", "TaskOutcome", "exit_text", "failure_reason",
+           "how_it_ended", "name_tasks", "next_steps", "signal_name", "stopped_reason"]
+
+# A job type with more tasks than this shows the tasks that ended alike as one row.
+COLLAPSE_OVER = 8
+# Up to this many task names are listed one by one ("chief:0 and worker:0 and ...").
+_LISTED = 4
+
+
+def _ranges(indices: Sequence[int]) -> str:
+    """`0-5,7,9-63` for sorted indices."""
+    parts, start = [], None
+    for i, index in enumerate(indices):
+        if start is None:
+            start = index
+        if i + 1 == len(indices) or indices[i + 1] != index + 1:
+            parts.append(str(start) if start == index else f"{start}-{index}")
+            start = None
+    return ",".join(parts)
+
+
+def _by_type(names: Sequence[str]) -> list[tuple[str, list[int]]]:
+    groups: dict[str, list[int]] = {}
+    for name in names:
+        task_type, _, index = name.partition(":")
+        groups.setdefault(task_type, []).append(int(index) if index.isdigit() else 0)
+    return [(task_type, sorted(indices)) for task_type, indices in groups.items()]
+
+
+def name_tasks(names: Sequence[str]) -> str:
+    """Task names for a sentence: `chief:0 and worker:0` for a few, and for many
+    one range per job type: `chief:0, worker:0-63 and evaluator:0`."""
+    names = list(names)
+    if len(names) <= _LISTED:
+        return " and ".join(names)
+    parts = [f"{task_type}:{_ranges(indices)}" for task_type, indices in _by_type(names)]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def signal_name(number: int) -> str:
@@ -60,7 +100,9 @@ def failure_reason(task: Task, max_restarts: int, codes: ExitCodes | None = None
 
 def stopped_reason(why: str, running: Sequence[Task], primary: Sequence[str]) -> str:
     """Why the job was stopped (`why`), what still ran, and the primaries' last lines."""
-    names = ", ".join(t.name for t in running) or "none"
+    names = (", ".join(t.name for t in running) if len(running) <= _LISTED
+             else name_tasks([t.name for t in running]).replace(" and ", ", "))
+    names = names or "none"
     reason = f"{why}; still running: {names}"
     for task in running:
         last = task.tail(5) if task.name in primary else []
@@ -100,6 +142,8 @@ class JobResult:
     tasks: tuple[TaskOutcome, ...] = ()
     elapsed_secs: float = 0.0
     restarts: int = 0  # automatic restarts, one per fault (a group restart counts once)
+    # The status records tasks left (`trainexec.task_status`), by task name.
+    reports: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     @property
     def exit_status(self) -> int:
@@ -109,13 +153,68 @@ class JobResult:
         return 128 + self.signal if self.signal else 1
 
     def summary(self) -> str:
-        """A table: one row per task with its exit code, restarts and run time."""
-        rows = [("task", "address", "exit", "restarts", "secs")]
-        rows += [(t.name, t.address or "-", t.exit, str(t.restarts), f"{t.run_secs:.1f}")
-                 for t in self.tasks]
+        """A table: one row per task (or per tasks that ended alike, in a large
+        job type) with its exit code, restarts and run time; the job's outcome;
+        then what to look at next (`next_steps`)."""
+        rows = [("task", "address", "exit", "restarts", "secs"), *_rows(self.tasks)]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
                  for row in rows]
         status = "succeeded" if self.ok else "FAILED"
         lines.append(f"job {status} in {self.elapsed_secs:.1f}s: {self.reason.splitlines()[0]}")
-        return "\n".join(lines)
+        return "\n".join(lines + next_steps(self.reports))
+
+
+def _rows(tasks: Sequence[TaskOutcome]) -> list[tuple[str, ...]]:
+    """One row per task; in a job type of more than `COLLAPSE_OVER` tasks, the
+    tasks that exited 0 or were stopped, with the same restarts, share one."""
+    counts: dict[str, int] = {}
+    for task in tasks:
+        counts[task.name.partition(":")[0]] = counts.get(task.name.partition(":")[0], 0) + 1
+    rows, merged = [], {}
+    for task in tasks:
+        task_type = task.name.partition(":")[0]
+        if counts[task_type] > COLLAPSE_OVER and task.exit in ("0", "stopped"):
+            key = (task_type, task.exit, task.restarts)
+            if key not in merged:
+                merged[key] = []
+                rows.append(key)
+            merged[key].append(task)
+        else:
+            rows.append(task)
+    table = []
+    for row in rows:
+        if isinstance(row, TaskOutcome):
+            table.append((row.name, row.address or "-", row.exit, str(row.restarts),
+                          f"{row.run_secs:.1f}"))
+            continue
+        group = merged[row]
+        indices = sorted(int(t.name.partition(":")[2]) for t in group)
+        secs = [t.run_secs for t in group]
+        table.append((f"{row[0]}:{_ranges(indices)} ({len(group)} tasks)", "-", row[1],
+                      str(row[2]), f"{min(secs):.1f}-{max(secs):.1f}"))
+    return table
+
+
+def _metrics_text(metrics: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name} = {value:.4g}" if isinstance(value, (int, float))
+                     else f"{name} = {value}" for name, value in sorted(metrics.items())
+                     if name != "global_step")
+
+
+def next_steps(reports: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What to look at after the job, from the tasks' status records: the last
+    evaluation's metrics, the exports, and the TensorBoard command."""
+    lines: list[str] = []
+    model_dirs: list[str] = []
+    for task, record in reports.items():
+        if record.get("model_dir") and record["model_dir"] not in model_dirs:
+            model_dirs.append(str(record["model_dir"]))
+        if record.get("kind") != "evaluation" or not record.get("metrics"):
+            continue
+        final = "final evaluation" if record.get("final") else "last evaluation"
+        lines.append(f"{final} ({task}, step {record.get('step')}): "
+                     f"{_metrics_text(record['metrics'])}")
+        lines += [f"exported: {path}" for path in record.get("exports") or [] if path]
+    lines += [f"tensorboard --logdir {shlex.quote(path)}" for path in model_dirs]
+    return lines

@@ -19,9 +19,10 @@ from typing import Any, Callable, Mapping, Sequence
 from trainexec.exit_codes import ExitCodes
 from trainexec.launch import policy, processes
 from trainexec.restart_announcements import read_rules
+from trainexec.task_status import read_statuses
 from trainexec.launch.restart_groups import merge_rules
 from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_reason,
-                                     how_it_ended, signal_name, stopped_reason)
+                                     how_it_ended, name_tasks, signal_name, stopped_reason)
 from trainexec.launch.task import Task
 
 __all__ = ["Supervisor", "TaskActions", "task_state"]
@@ -124,10 +125,10 @@ class Supervisor:
             if action == policy.FAIL:
                 return self._finish_failed(self._task(decision.cause), decision.permanent)
             if action == policy.SUCCEED:
-                done = " and ".join(self.primary)
+                done = name_tasks(self.primary)
                 left = [t.name for t in self._tasks if t.running]
                 if left:
-                    logger.info("%s done: stopping %s", done, ", ".join(left))
+                    logger.info("%s done: stopping %s", done, name_tasks(left))
                 return self._finish(True, f"{done} finished successfully")
             if action == policy.STOP and interrupt is not None:
                 return self._finish_stopped(f"interrupted by {signal_name(interrupt)}",
@@ -190,12 +191,14 @@ class Supervisor:
             self._actions.spawn(task)
 
     def _finish(self, ok: bool, reason: str, **fields: Any) -> JobResult:
+        # What the tasks reported, read before stop_all() removes the launch directory.
+        reports = read_statuses(self.launch_dir, [t.name for t in self._tasks])
         self._actions.stop_all()
         outcomes = tuple(TaskOutcome(t.name, t.address, t.returncode, t.stopped, t.restarts,
                                      t.run_secs) for t in self._tasks)
         return JobResult(ok=ok, reason=reason, tasks=outcomes,
                          elapsed_secs=time.monotonic() - self.started_at,
-                         restarts=self.restarts, **fields)
+                         restarts=self.restarts, reports=reports, **fields)
 
     def _finish_failed(self, task: Task, permanent: bool = False) -> JobResult:
         code = task.returncode

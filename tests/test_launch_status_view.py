@@ -1,0 +1,78 @@
+"""trainexec/launch/status_view.py: each task's state, the block's lines from the tasks'
+status records, and drawing it below the logs (on a StringIO standing in for a terminal).
+Through a real pseudo-terminal and a pipe: tests/cluster/test_cli_launch_status.py."""
+
+import io
+import types
+
+import pytest
+
+from trainexec.launch.status_view import StatusView, render_block, task_state
+from trainexec.launch.task import Task
+
+
+def _task(index=0, pid=None, returncode=None, stopped=False, restarts=0, task_type="worker"):
+    task = Task(task_type, index, "{}", None)
+    if pid is not None:
+        task._proc = types.SimpleNamespace(pid=pid)
+    task.returncode, task.stopped, task.restarts = returncode, stopped, restarts
+    return task
+
+
+@pytest.mark.parametrize("task, printed, state", [
+    (_task(), False, "starting"),
+    (_task(pid=1), False, "starting"),
+    (_task(pid=1), True, "running"),
+    (_task(pid=1, restarts=1), False, "restarting 1/3"),
+    (_task(pid=1, restarts=2), True, "running (restarts 2/3)"),
+    (_task(pid=1, returncode=0), True, "exited 0"),
+    (_task(pid=1, returncode=170), True, "exited 170"),
+    (_task(pid=1, returncode=-9), True, "killed by SIGKILL"),
+    (_task(pid=1, returncode=-15, stopped=True), True, "stopped"),
+])
+def test_task_state(task, printed, state):
+    assert task_state(task, 3, printed) == state
+
+
+RECORDS = {
+    "chief:0": {"kind": "training", "step": 200, "max_steps": 600, "steps_per_sec": 41.25,
+                "secs_left": 9.7, "metrics": {"loss": 0.31214, "accuracy": 0.9}},
+    "evaluator:0": {"kind": "evaluation", "step": 100, "metrics": {"loss": 0.0886}},
+}
+
+
+def test_the_block_shows_states_progress_and_the_last_evaluation():
+    states = [("chief:0", "running"), ("worker:0", "restarting 1/3"),
+              ("evaluator:0", "running")]
+    assert render_block(states, RECORDS, 65, 200) == [
+        "-- trainexec launch: 3 tasks, 1m05s --",
+        "chief:0      running         step 200/600  41.2 steps/s  10s left  "
+        "accuracy 0.9, loss 0.3121",
+        "worker:0     restarting 1/3",
+        "evaluator:0  running         evaluated step 100: loss 0.0886"]
+
+
+def test_a_large_job_type_shares_lines_and_no_line_wraps():
+    states = [("chief:0", "running")] + [(f"worker:{i}", "exited 170" if i == 9 else "running")
+                                         for i in range(64)]
+    block = render_block(states, RECORDS, 3, 60)
+    assert [line.split()[:2] for line in block[1:]] == [
+        ["chief:0", "running"], ["worker:0-8,10-63", "running"], ["worker:9", "exited"]]
+    assert "(63 tasks)" in block[2]
+    assert all(len(line) <= 59 for line in block) and block[1].endswith("...")
+
+
+def test_log_lines_go_above_the_block_and_closing_erases_it():
+    screen = io.StringIO()
+    tasks = [_task(pid=7, task_type="chief")]
+    view = StatusView(screen, lambda: tasks, lambda: None, 0, width=lambda: 80,
+                      now=lambda: 0.0)
+    view.refresh()
+    view("[chief:0] hello")
+    view.logging_stream.write("[launch] started\n[launch] half")
+    view.close()
+    assert screen.getvalue() == (
+        "-- trainexec launch: 1 task, 0s --\nchief:0  starting\n"
+        "\x1b[2F\x1b[J[chief:0] hello\n-- trainexec launch: 1 task, 0s --\nchief:0  starting\n"
+        "\x1b[2F\x1b[J[launch] started\n-- trainexec launch: 1 task, 0s --\nchief:0  starting\n"
+        "\x1b[2F\x1b[J")
