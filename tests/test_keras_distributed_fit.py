@@ -1,7 +1,7 @@
 """trainexec/keras/distributed_fit.py in this process, on real Keras models: how many steps
 a call runs, the check before training, and Keras 3 variables' updates made single ops
 for ParameterServerStrategy. The loop itself trains real clusters in
-tests/cluster/test_keras_distributed_fit.py and the Keras cluster and fault tests.
+tests/cluster/test_keras_distributed_fit_processes.py and the Keras cluster and fault tests.
 """
 
 import os
