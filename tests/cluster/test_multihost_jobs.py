@@ -34,18 +34,15 @@ pytestmark = [pytest.mark.cluster, pytest.mark.multihost,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 
-def _keras_2() -> str | None:
+def _keras_line() -> str | None:
     """Why the Keras jobs do not run on this line (None: they do). They run on current
-    TensorFlow with tf_keras (the issue's line for them); TF 2.15 runs the Estimator's."""
+    TensorFlow, with Keras 3 or tf_keras (as TF_USE_LEGACY_KERAS says); TF 2.15 runs the
+    Estimator's."""
     import tensorflow as tf
 
     if tf.__version__.startswith("2.15"):
-        return ("Keras jobs run on separate hosts on the current TensorFlow line with "
-                "tf_keras; this line runs the Estimator job's")
-    version = getattr(tf.keras, "version", None)
-    if callable(version) and str(version()).startswith("3"):
-        return ("tf.keras is Keras 3: Keras clusters run on the tf_keras line "
-                "(TF_USE_LEGACY_KERAS=1)")
+        return ("Keras jobs run on separate hosts on the current TensorFlow line (Keras 3 "
+                "and tf_keras); this line runs the Estimator job's")
     return None
 
 
@@ -61,7 +58,6 @@ def _job(mode: str, model_dir: str) -> TFJobSpec:
                    "--throttle-secs", "5", "--worker-delay-secs", "2",
                    "--result-file", result]
     else:
-        env["TF_USE_LEGACY_KERAS"] = "1"
         command = [sys.executable, "-m", "trainexec.examples.keras_job",
                    "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
                    "--save-checkpoints-steps", "100", "--result-file", result]
@@ -178,8 +174,8 @@ for _mode, _tasks in (("mwms", (("chief", 0), ("worker", 1), ("evaluator", 0))),
 def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
     if mode == "estimator" and estimator_missing():
         pytest.skip(f"needs tf.estimator: {estimator_missing()}")
-    if mode != "estimator" and _keras_2():
-        pytest.skip(_keras_2())
+    if mode != "estimator" and _keras_line():
+        pytest.skip(_keras_line())
     model_dir = str(tmp_path / "model")
     os.makedirs(model_dir)
     job = _job(mode, model_dir)
