@@ -4,7 +4,8 @@
 # the export path and the `tensorboard --logdir` command for the run.
 #
 #   ./scripts/demo.sh              Keras, MultiWorkerMirroredStrategy: chief, 2 workers,
-#                                  evaluator (current TensorFlow, tf_keras)
+#                                  evaluator (current TensorFlow with Keras 3; set
+#                                  TF_USE_LEGACY_KERAS=1 for tf_keras, Keras 2)
 #   ./scripts/demo.sh keras-ps     Keras, ParameterServerStrategy: chief, 2 workers, ps,
 #                                  evaluator
 #   ./scripts/demo.sh estimator    the Estimator job: chief, 2 workers, ps, evaluator
@@ -39,8 +40,8 @@ case "$MODE" in
   keras|keras-ps)
     VENV="$(trainexec_env current)"
     export PATH="$VENV/bin:$PATH"
-    # A cluster needs Keras 2 here: tf_keras, chosen for every task by this variable.
-    export TF_USE_LEGACY_KERAS=1
+    # Keras 3 (tf.keras of current TensorFlow) unless the caller asked for tf_keras.
+    export TF_USE_LEGACY_KERAS="${TF_USE_LEGACY_KERAS:-0}"
     ps=(); wait_ps=()
     [ "$MODE" = "keras-ps" ] && ps=(--ps 1) && wait_ps=(--wait-for ps)
     trainexec launch --workers 2 "${ps[@]}" --evaluator --timeout 900 \

@@ -301,8 +301,8 @@ def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, star
         plan_steps = segments(before, max_steps, save_every)
         if not plan_steps:
             break
-        logger.info("Training from step %s to max_steps %s with model.fit: %s", before,
-                    max_steps, " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
+        logger.info("Training from step %s to max_steps %s with %s: %s", before, max_steps,
+                    "trainexec's loop" if plan.own_loop else "model.fit", " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
         steps_per_epoch, epochs = plan_steps[0]
         realign.expect(before, steps_per_epoch)
         fit(steps_per_epoch=steps_per_epoch, epochs=epoch + epochs, initial_epoch=epoch,
