@@ -73,8 +73,8 @@ def host_warning(reason: str | None = None) -> str:
     if reason is None:
         return (f"network: host: {_EXPOSED} (the default, --network private, keeps them "
                 "in a namespace of their own)")
-    return (f"network: host, as no private network namespace could be made ({reason}): "
-            f"{_EXPOSED}")
+    return (f"network: host, as no private network namespace could be made: {reason}. "
+            f"So {_EXPOSED}")
 
 
 class Unavailable(Exception):
@@ -115,16 +115,21 @@ print("ready", flush=True)
 sys.stdin.buffer.read()
 """
 
-# Kernel settings that forbid unprivileged user namespaces, and what they mean.
+# Kernel settings that forbid new network namespaces (for anyone), and unprivileged
+# user namespaces, and what they mean.
+_NETNS_SWITCHES = (
+    ("/proc/sys/user/max_net_namespaces", "0",
+     "network namespaces are disabled: user.max_net_namespaces = 0"),
+)
 _USERNS_SWITCHES = (
     ("/proc/sys/kernel/unprivileged_userns_clone", "0",
-     "user namespaces are disabled for users other than root "
-     "(kernel.unprivileged_userns_clone = 0)"),
+     "user namespaces are disabled for users other than root: "
+     "kernel.unprivileged_userns_clone = 0"),
     ("/proc/sys/user/max_user_namespaces", "0",
-     "user namespaces are disabled (user.max_user_namespaces = 0)"),
+     "user namespaces are disabled: user.max_user_namespaces = 0"),
     ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1",
-     "AppArmor restricts unprivileged user namespaces "
-     "(kernel.apparmor_restrict_unprivileged_userns = 1)"),
+     "AppArmor restricts unprivileged user namespaces: "
+     "kernel.apparmor_restrict_unprivileged_userns = 1"),
 )
 
 
@@ -140,10 +145,9 @@ def diagnose(failure: str, as_root: bool,
              read_setting: Callable[[str], str | None] = _read_setting) -> str:
     """Why the helper failed, in a user's words: its own `failure` line, plus the
     kernel setting responsible when one is (`read_setting` reads /proc/sys)."""
-    if not as_root:
-        for path, value, meaning in _USERNS_SWITCHES:
-            if read_setting(path) == value:
-                return f"{meaning}; {failure}"
+    for path, value, meaning in _NETNS_SWITCHES + (() if as_root else _USERNS_SWITCHES):
+        if read_setting(path) == value:
+            return f"{meaning}; {failure}"
     return failure
 
 
