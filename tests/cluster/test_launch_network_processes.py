@@ -116,7 +116,8 @@ def outsider():
                 _ip("link", "del", made_name, check=False)
             else:
                 _ip("netns", "del", made_name, check=False)
-        assert netns not in _ip("netns", "list", check=False).stdout
+        if sys.exc_info()[1] is None:  # else the test's own failure is the one to see
+            assert netns not in _ip("netns", "list", check=False).stdout.split()
 
 
 def listening_ports(pid: int) -> set[int]:
