@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -28,7 +29,8 @@ import pytest
 
 from launch_clusters import make_cluster  # noqa: F401  (fixture)
 from launch_clusters import Sink
-from processes import ROOT, Launcher, run_cli, wait_until
+from processes import (ROOT, Launcher, count_ready, printed_pids, role, run_cli, survivors,
+                       wait_until)
 
 sys.path.insert(0, str(ROOT / "tests" / "keras_programs"))  # keras_toy
 
@@ -219,7 +221,8 @@ def test_with_network_host_every_server_is_reachable_as_before_and_it_warns(make
 
 @pytest.mark.parametrize("network", ["private", "host"])
 def test_the_cli_says_which_network_the_tasks_got_and_they_see_it(network):
-    proc = run_cli("--workers", "1", "--network", network, "--", *SHOW_INTERFACES)
+    proc = run_cli("--workers", "1", "--wait-for", "chief", "--wait-for", "worker",
+                   "--network", network, "--", *SHOW_INTERFACES)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     seen = {m.group(1): json.loads(m.group(2))
             for m in re.finditer(r"^\[(\w+:\d)\] (\[.*\])$", proc.stdout, re.MULTILINE)}
@@ -249,7 +252,8 @@ def test_without_a_namespace_to_be_had_the_launcher_falls_back_to_the_hosts_nami
     if subprocess.run([*jail, "true"], capture_output=True).returncode != 0:
         pytest.skip("this machine cannot make a user namespace to hold the test")
     proc = subprocess.run([*jail, sys.executable, "-m", "trainexec", "launch", "--workers", "1",
-                           "--", *SHOW_INTERFACES], capture_output=True, text=True, timeout=60)
+                           "--wait-for", "chief", "--wait-for", "worker", "--",
+                           *SHOW_INTERFACES], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert ("[launch] network: host, as no private network namespace could be made: network "
             "namespaces are disabled: user.max_net_namespaces = 0; unshare(CLONE_NEWNET): No "
@@ -257,3 +261,34 @@ def test_without_a_namespace_to_be_had_the_launcher_falls_back_to_the_hosts_nami
             "interface") in proc.stderr, proc.stderr
     shown = re.findall(r"^\[\w+:\d\] (\[.*\])$", proc.stdout, re.MULTILINE)
     assert len(shown) == 2 and all(len(json.loads(s)) > 1 for s in shown), proc.stdout
+
+
+def holders_of(netns_inode: int) -> list[int]:
+    """Every process on this machine in the network namespace with that inode."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{entry}/ns/net").st_ino == netns_inode:
+                    pids.append(int(entry))
+    return pids
+
+
+def test_when_the_launcher_is_sigkilled_no_task_survives_and_nothing_holds_the_namespace():
+    launcher = Launcher("--workers", "1", "--ps", "1", "--", *role(
+        "chief=serve", "worker=hang", "ps=spawn"))
+    try:
+        launcher.wait_for_lines(lambda lines: count_ready(lines) == 3, "three tasks ready")
+        pids = printed_pids("\n".join(launcher.lines))  # 3 tasks + the ps's grandchild
+        assert len(pids) == 4, launcher.lines
+        inodes = {os.stat(f"/proc/{pid}/ns/net").st_ino for pid in pids}
+        if "no private network namespace could be made" in "\n".join(launcher.lines):
+            pytest.skip("this machine cannot make a private network namespace")
+        assert len(inodes) == 1 and os.stat("/proc/self/ns/net").st_ino not in inodes
+        launcher.proc.send_signal(signal.SIGKILL)
+        launcher.finish()
+        assert survivors(pids, timeout=10) == []
+        wait_until(lambda: holders_of(*inodes) == [], timeout=10,
+                   what="no process left in the tasks' network namespace")
+    finally:
+        launcher.close()
