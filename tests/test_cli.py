@@ -69,6 +69,9 @@ def test_cli_tfconfig_fails_only_the_evaluator_that_cannot_run():
     ([], "no command given"),
     (["--workers", "many", "--", "x"], "argument --workers: invalid int value: 'many'"),
     (["--", "/nonexistent/trainexec-program"], "cannot run '/nonexistent/trainexec-program'"),
+    (["--network", "lan", "--", "x"], "argument --network: invalid choice: 'lan'"),
+    (["--host", "10.1.2.3", "--", "x"], "--host 10.1.2.3 cannot be reached by the tasks in "
+     "their private network (loopback only): use --host 127.0.0.1, or --network host"),
 ])
 def test_cli_argument_errors_exit_2_naming_the_flag(args, message):
     proc = run_cli(*args)

@@ -28,7 +28,8 @@ from trainexec.jobs.policies import local_success
 from trainexec.jobs.render import TFJOB, VERTEX, render_shape, tfjob_yaml, vertex_json
 from trainexec.jobs.shape import EXIT_CODE
 from trainexec.launch import LocalCluster
-from trainexec.launch.options import FLAGS, check_options, check_run_options
+from trainexec.launch.network import NETWORKS, PRIVATE
+from trainexec.launch.options import FLAGS, check_network, check_options, check_run_options
 from trainexec.launch.spec import TFJOB as TFJOB_TF_CONFIG
 from trainexec.launch.spec import TFJOB_SPARSE
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
@@ -95,6 +96,13 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         '{"task": "worker:0", "command": [...], "env": {...}}, env being '
                         "what the task adds to this environment, TF_CONFIG included")
     parser.add_argument("--host", default="127.0.0.1", help="address to use (default 127.0.0.1)")
+    parser.add_argument("--network", default=PRIVATE, choices=NETWORKS,
+                        help="private (default): the tasks run in a network namespace of "
+                        "their own with only loopback, so nothing else reaches their "
+                        "TensorFlow servers (which have no authentication), and they have no "
+                        "outside network; host: on this machine's network, for jobs that "
+                        "read remote data, every server then reachable from the network. "
+                        "Where no namespace can be made, host, with a warning saying why")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
                         help="stop everything and fail after SECS (default: no limit)")
     parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
@@ -141,6 +149,7 @@ def _run_launch(args: argparse.Namespace) -> int:
         check_options(args.command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=args.grace,
                       timeout=args.timeout, host=args.host, spelling=FLAGS)
+        check_network(args.network, args.host, spelling=FLAGS)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
@@ -149,7 +158,8 @@ def _run_launch(args: argparse.Namespace) -> int:
                                evaluator=bool(args.evaluator), chief=chief, host=args.host,
                                max_restarts=max_restarts, grace_secs=args.grace,
                                wait_for=args.wait_for, restart_groups=args.restart_group,
-                               restart_policy=args.restart_policy or EXIT_CODE)
+                               restart_policy=args.restart_policy or EXIT_CODE,
+                               network=args.network)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
@@ -170,6 +180,7 @@ def _run_launch_from(args: argparse.Namespace) -> int:
                               f"{', '.join(role_flags)} (change the replicas in the file)")
         check_run_options(max_restarts=args.max_restarts or 0, grace_secs=args.grace,
                           timeout=args.timeout, host=args.host, spelling=FLAGS)
+        check_network(args.network, args.host, spelling=FLAGS)
         manifest = read_manifest(source)
         shape = manifest.shape
         if args.command:
@@ -190,7 +201,7 @@ def _run_launch_from(args: argparse.Namespace) -> int:
             host=args.host, max_restarts=max_restarts, grace_secs=args.grace,
             wait_for=args.wait_for or success.wait_for,
             wait_for_ending=success.wait_for_ending and not args.wait_for,
-            restart_groups=args.restart_group)
+            restart_groups=args.restart_group, network=args.network)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2

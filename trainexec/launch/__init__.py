@@ -44,6 +44,11 @@ only retryable exits (128 and up, or a signal), as TFJob's `ExitCode` policy.
 No process is left behind, even if the launcher is SIGKILLed: see
 `trainexec.launch.processes` and `trainexec.launch.orphan_reaper`.
 
+Network: by default the tasks run in a network namespace of their own holding
+only loopback, so no one else reaches their unauthenticated TensorFlow servers;
+`network="host"` (`--network host`) gives them this machine's network, with a
+warning. See `trainexec.launch.network`.
+
 Modules:
   cluster                LocalCluster: builds the tasks; starts, stops, restarts them
   options                the checks of the launcher's options (LocalCluster and CLI)
@@ -51,6 +56,8 @@ Modules:
                          launcher's shape, or the TFJob operator's)
   task                   Task: one task's runs and output
   processes              starting a task, its output, exits, group signals, reaping
+  network                the tasks' private network namespace (only loopback; the
+                         default), or the host's network, and why
   orphan_reaper          the process that kills the task groups if the launcher dies
   supervisor             the loop carrying out the exit policy: decide, then act
   policy                 the pure exit and restart decision

@@ -29,9 +29,11 @@ from trainexec.exit_codes import ExitCodes
 from trainexec.jobs.policies import RunPolicies, local_success
 from trainexec.jobs.shape import JobShape
 from trainexec.launch import processes
-from trainexec.launch.options import (check_options, check_run_options, default_wait_for,
-                                      expand_restart_groups, expand_restart_policy,
-                                      expand_wait_for)
+from trainexec.launch.network import (HOST, PRIVATE, PRIVATE_NOTE, PrivateNetwork, Unavailable,
+                                      host_warning)
+from trainexec.launch.options import (check_network, check_options, check_run_options,
+                                      default_wait_for, expand_restart_groups,
+                                      expand_restart_policy, expand_wait_for)
 from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
@@ -76,9 +78,15 @@ class LocalCluster:
     `max_restarts` covers, in Kubeflow TFJob's words: `"ExitCode"` (the
     default: the exits the exit-code contract calls retryable, see
     `trainexec.exit_codes`), `"OnFailure"` (any), `"Never"`; one for every
-    task, or per job (`{"worker": "OnFailure"}`). Leaving the `with` block
-    always stops every task. Bad options raise ConfigError (see
-    `trainexec.launch.options`).
+    task, or per job (`{"worker": "OnFailure"}`). `network="private"` (the
+    default) runs the tasks in a network namespace of their own holding only
+    loopback: they reach each other, nothing else reaches them, and they have
+    no outside network; `"host"` runs them on this machine's network, their
+    servers reachable by anyone who reaches the machine (it warns so); see
+    `trainexec.launch.network`. Where no namespace can be made the cluster
+    runs on the host's network and warns why; `network_used` says which one
+    the tasks got, once started. Leaving the `with` block always stops every
+    task. Bad options raise ConfigError (see `trainexec.launch.options`).
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,
@@ -87,7 +95,8 @@ class LocalCluster:
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None,
                  restart_groups: Sequence[Sequence[str] | str] = (),
-                 restart_policy: str | Mapping[str, str] = EXIT_CODE) -> None:
+                 restart_policy: str | Mapping[str, str] = EXIT_CODE,
+                 network: str = PRIVATE) -> None:
         check_options(command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=grace_secs)
         job = JobShape.from_counts(command, workers=workers, ps=ps, evaluator=evaluator,
@@ -99,14 +108,15 @@ class LocalCluster:
                     # Without wait_for, tasks that announce they end by themselves
                     # (KerasTrainer's) are waited for too, once the primaries are done.
                     wait_for_ending=wait_for is None, restart_groups=restart_groups,
-                    restart_policy=restart_policy)
+                    restart_policy=restart_policy, network=network)
 
     @classmethod
     def from_job(cls, job: JobShape, *, tf_config: str = TFJOB, host: str = "127.0.0.1",
                  env: Mapping[str, str] | None = None, max_restarts: int = 0,
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None, wait_for_ending: bool = True,
-                 restart_groups: Sequence[Sequence[str] | str] = ()) -> "LocalCluster":
+                 restart_groups: Sequence[Sequence[str] | str] = (),
+                 network: str = PRIVATE) -> "LocalCluster":
         """Runs a job described by a `trainexec.jobs.JobShape` (read from a TFJob
         manifest, say): each role's tasks with the role's own command, environment
         and restart policy, TF_CONFIG in the `tf_config` shape
@@ -118,7 +128,7 @@ class LocalCluster:
         default `cleanPodPolicy: None` leaves to finish; with `wait_for_ending`
         tasks that announce they end by themselves are waited for too. A role
         with tasks but no command, or a job with no training task, is a
-        ConfigError naming the role (its `where`).
+        ConfigError naming the role (its `where`). `network` as for `LocalCluster`.
         """
         check_run_options(max_restarts=max_restarts, grace_secs=grace_secs)
         if not job.trains:
@@ -135,14 +145,16 @@ class LocalCluster:
                                  if wait_for is None else wait_for),
                        wait_for_ending=wait_for_ending, restart_groups=restart_groups,
                        restart_policy={role.task_type: role.restart_policy
-                                       for role in job.roles if role.count})
+                                       for role in job.roles if role.count},
+                       network=network)
         return cluster
 
     def _setup(self, job: JobShape, tf_config: str, *, host: str,
                env: Mapping[str, str] | None, max_restarts: int, grace_secs: float,
                output: Output | None, wait_for: Sequence[str], wait_for_ending: bool,
                restart_groups: Sequence[Sequence[str] | str],
-               restart_policy: str | Mapping[str, str]) -> None:
+               restart_policy: str | Mapping[str, str], network: str) -> None:
+        check_network(network, host)
         first = next(role for role in job.roles if role.count)
         self.command = [str(arg) for arg in first.command or ()]
         self.job = job
@@ -171,6 +183,9 @@ class LocalCluster:
         self._reaper = OrphanReaper()
         self._prctl: Callable[..., int] | None = None
         self._hidden: dict[str, CppLogFilter] = {}  # per "[task] " prefix (quiet_start)
+        self.network = network
+        self.network_used: str | None = None  # set by start(): PRIVATE, or HOST
+        self._private_network: PrivateNetwork | None = None
 
     # -- lookup ------------------------------------------------------------------------
     @property
@@ -244,6 +259,7 @@ class LocalCluster:
                                "available on %s: if the launcher is killed, only its watcher "
                                "process stops the tasks", sys.platform)
             try:
+                self.network_used = self._open_network()
                 for task in self._tasks:
                     self._spawn(task)
             except BaseException:
@@ -267,8 +283,7 @@ class LocalCluster:
             env[LAUNCH_DIR_ENV] = self._launch_dir
         env = task_environment(env)  # TF_CPP_MIN_LOG_LEVEL=1 unless set (quiet_start)
         self._hidden[f"[{task.name}] "] = CppLogFilter.for_level(env[LEVEL_ENV])
-        preexec = processes.die_with_parent(self._prctl, os.getpid()) if self._prctl else None
-        proc = processes.start(task, self._command(task), env, preexec, self._reaper,
+        proc = processes.start(task, self._command(task), env, self._preexec(), self._reaper,
                                self._write)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
@@ -276,6 +291,40 @@ class LocalCluster:
             task.started_at = time.monotonic()
         logger.info("started %s (pid %s) %s", task.name, proc.pid,
                     task.address or "outside the cluster")
+
+    def _open_network(self) -> str:
+        """Makes the tasks' private network namespace, or says why they get the host's."""
+        if self.network == HOST:
+            logger.warning(host_warning())
+            return HOST
+        try:
+            self._private_network = PrivateNetwork.make()
+        except Unavailable as err:
+            logger.warning(host_warning(str(err)))
+            return HOST
+        logger.info(PRIVATE_NOTE)
+        return PRIVATE
+
+    def _preexec(self) -> Callable[[], None] | None:
+        """What a task does between fork and exec: enter the private network, then
+        ask for the parent-death signal (after setns, whose credential change could
+        otherwise clear it)."""
+        steps = []
+        if self.network_used == PRIVATE:
+            network = self._private_network
+            if network is None:  # closed by stop_all: never a task on the host's network
+                raise RuntimeError("this LocalCluster has been stopped")
+            steps.append(network.enter)
+        if self._prctl:
+            steps.append(processes.die_with_parent(self._prctl, os.getpid()))
+        if not steps:
+            return None
+
+        def preexec() -> None:  # in the child between fork and exec: no locks, no logging
+            for step in steps:
+                step()
+
+        return preexec
 
     def _write(self, line: str) -> None:
         prefix, _, text = line.partition("] ")
@@ -339,6 +388,9 @@ class LocalCluster:
         with self._lock:
             self._stop_tasks(self._tasks, self.grace_secs)
             self._reaper.close()
+            if self._private_network is not None:
+                self._private_network.close()  # it ends with the last of the tasks
+                self._private_network = None
             atexit.unregister(self._kill_everything)
             if self._launch_dir:
                 shutil.rmtree(self._launch_dir, ignore_errors=True)

@@ -18,16 +18,19 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from typing import Any, Mapping, Sequence
 
 from trainexec.cluster import CHIEF, EVALUATOR, WORKER
 from trainexec.errors import ConfigError
+from trainexec.launch.network import NETWORKS, PRIVATE
 from trainexec.launch.policy import EXIT_CODE, RESTART_POLICIES
 from trainexec.launch.restart_groups import parse_group_flag
 from trainexec.launch.task import Task
 
-__all__ = ["FLAGS", "KEYWORDS", "check_options", "check_run_options", "default_wait_for", "expand_restart_groups",
-           "expand_restart_policy", "expand_wait_for"]
+__all__ = ["FLAGS", "KEYWORDS", "check_network", "check_options", "check_run_options",
+           "default_wait_for", "expand_restart_groups", "expand_restart_policy",
+           "expand_wait_for"]
 
 KEYWORDS = "keywords"  # LocalCluster(workers=...)
 FLAGS = "flags"  # trainexec launch --workers ...
@@ -54,6 +57,15 @@ _GRACE = _Words("grace_secs is {value!r}: expected seconds >= 0",
                 "--grace {value:g} is negative: give seconds >= 0, e.g. --grace 5")
 _HOST = _Words('host is {value!r}: expected a host name or IP address, e.g. "127.0.0.1"',
                "--host {value!r} is not a host name or IP address, e.g. --host 127.0.0.1")
+_NETWORK = _Words('network is {value!r}: use "private" (the default: a network namespace '
+                  'of the tasks\' own) or "host"',
+                  "--network {value!r}: use private (the default: a network namespace of "
+                  "the tasks' own) or host")
+_NOT_LOOPBACK = _Words(
+    'host is {value!r}, which the tasks cannot reach in their private network (loopback '
+    'only): use host="127.0.0.1", or network="host" to run them on this machine\'s network',
+    "--host {value} cannot be reached by the tasks in their private network (loopback "
+    "only): use --host 127.0.0.1, or --network host to run them on this machine's network")
 _COMMAND = _Words('command is {value!r}: give the program and its arguments as a list, '
                   'e.g. ["python", "train.py"]',
                   "no command given: put the program to run after --, e.g. "
@@ -107,6 +119,24 @@ def _check_run(timeout: float | None, grace_secs: float, host: str | None,
         _fail(_GRACE, spelling, value=grace_secs)
     if host is not None and (not host or any(c.isspace() or c in "/," for c in host)):
         _fail(_HOST, spelling, value=host)
+
+
+def check_network(network: Any, host: str, spelling: str = KEYWORDS) -> None:
+    """Raises ConfigError unless `network` is "private" or "host", and, for a private
+    network, `host` is a loopback address or "localhost" (the namespace has only `lo`)."""
+    if network not in NETWORKS:
+        _fail(_NETWORK, spelling, value=network)
+    if network == PRIVATE and not _is_loopback(host):
+        _fail(_NOT_LOOPBACK, spelling, value=host)
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
 
 
 def expand_restart_policy(restart_policy: str | Mapping[str, str],
