@@ -143,17 +143,9 @@ def accepts_here(host: str, port: int) -> bool:
         return False
 
 
-def _needs_keras_2():
-    import keras_toy  # imports TensorFlow: only for the test that trains
-    if keras_toy.KERAS_3:
-        pytest.skip("tf.keras is Keras 3, which cannot train a cluster; run with "
-                    "TF_USE_LEGACY_KERAS=1 (tf_keras) or on TensorFlow 2.15")
-
-
 @pytest.mark.keras
 def test_during_the_demo_no_task_server_accepts_a_connection_from_outside_its_namespace(
         tmp_path):
-    _needs_keras_2()
     with outsider() as probe:
         result_file = tmp_path / "final_result.json"
         launcher = Launcher(  # ./scripts/demo.sh's job, fewer steps
