@@ -114,8 +114,11 @@ def test_google_environment_is_read_at_call_time_as_tf_estimator_does(tmp_path, 
 def test_run_config_cluster_is_validated_like_tf_config(tmp_path, monkeypatch):
     bad = {"chief": ["h0:0"], "worker": ["h1:2222"]}
     config = run_config(monkeypatch, tf_config("worker", 0, cluster=bad))
-    with pytest.raises(ConfigError, match=r'cluster.chief\[0\] "h0:0" has port 0'):
+    monkeypatch.delenv("TF_CONFIG", raising=False)  # the error is the RunConfig's, not TF_CONFIG's now
+    with pytest.raises(ConfigError, match=r'^estimator.config \(the Estimator\'s RunConfig\) '
+                       r'cluster.chief\[0\] "h0:0" has port 0') as raised:
         executor(estimator(tmp_path, config))
+    assert "build the RunConfig again" in str(raised.value)
 
 
 @pytest.mark.estimator

@@ -26,6 +26,7 @@ import logging
 from typing import Any
 
 from trainexec.cluster import EVALUATOR, WORKER, ClusterConfig
+from trainexec.errors import ConfigError
 
 __all__ = ["choose_cluster", "describe", "run_config_cluster", "same_task"]
 
@@ -54,7 +55,14 @@ def run_config_cluster(config: Any, at_call: ClusterConfig) -> ClusterConfig | N
         return ClusterConfig.from_dict(data)  # RunConfig's local run: "worker", no cluster
     data["cluster"] = jobs
     data["task"] = {"type": task_type, "index": getattr(config, "task_id", None)}
-    return ClusterConfig.from_dict(data)
+    try:
+        return ClusterConfig.from_dict(data)
+    except ConfigError as error:  # its words name TF_CONFIG's fields: say whose they are
+        what = str(error).removeprefix("TF_CONFIG ")
+        raise ConfigError(
+            f"estimator.config (the Estimator's RunConfig) {what}. The RunConfig took its "
+            "cluster from TF_CONFIG when it was built (tf.estimator.RunConfig()): fix "
+            "TF_CONFIG and build the RunConfig again") from error
 
 
 def choose_cluster(config: Any, given: ClusterConfig, explicit: bool = False) -> ClusterConfig:
