@@ -111,6 +111,19 @@ def test_trusted_completion(predates, since_start, trusted):
     assert (trusted_completion(done, predates, since_start, 30) is done) is trusted
 
 
+@pytest.mark.parametrize("done,max_steps,trusted", [
+    (record(1200, "/m/ckpt-1200", 1200), 1200, True),   # this run's end: an evaluator
+    (record(1210, "/m/ckpt-1210", 1200), 1200, True),   # restarted after it trusts it at once
+    (record(1200, "/m/ckpt-1200", 1200), 1500, False),  # a run going on to 1500: wait
+    (record(1000, "/m/ckpt-1000", 1200), 1200, False),  # ended short of max_steps
+    (record(1200, "/m/ckpt-1200", None), 1200, False),  # a record that does not say
+    (record(1200, "/m/ckpt-1200", 1200), None, False),  # an asker that does not know
+])
+def test_a_record_older_than_the_asker_ending_its_max_steps_is_trusted_at_once(
+        done, max_steps, trusted):
+    assert (trusted_completion(done, True, 1, 30, max_steps) is done) is trusted
+
+
 @pytest.mark.parametrize("recorded,latest,kept", [
     ("/m/ckpt-3.weights.h5", "/m/ckpt-3.weights.h5", True),
     ("/m/ckpt-3.weights.h5", "/m/ckpt-5.weights.h5", False),  # an earlier run's record

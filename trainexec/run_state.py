@@ -54,13 +54,21 @@ class Finality(enum.Enum):
 
 
 def trusted_completion(record: TrainingComplete | None, predates_start: bool,
-                       secs_since_start: float,
-                       stale_record_grace_secs: float) -> TrainingComplete | None:
+                       secs_since_start: float, stale_record_grace_secs: float,
+                       max_steps: int | None = None) -> TrainingComplete | None:
     """`record`, unless it was written before the asker started and the grace
-    for a new run's chief to clear an earlier run's record has not passed."""
+    for a new run's chief to clear an earlier run's record has not passed.
+
+    A record written before the asker started that ends a run with the asker's
+    own `max_steps` (at them or past them) is trusted at once: it is this run's,
+    seen by a task restarted after training ended, or an earlier run's with the
+    same `max_steps`, after which a new run has nothing left to train."""
     if record is None:
         return None
     if predates_start and secs_since_start < stale_record_grace_secs:
+        if (max_steps and record.max_steps == max_steps
+                and record.global_step is not None and record.global_step >= max_steps):
+            return record
         return None  # maybe an earlier run's record, about to be cleared
     return record
 

@@ -94,8 +94,10 @@ class LoopPolicy:
         evaluator started (its file is older than the evaluator's start marker,
         both by the file system's clock) may be left by an earlier run in the
         same model_dir; it is trusted only after this long, time for a new
-        run's chief to clear it. 0 trusts every record at once (and writes no
-        start marker).
+        run's chief to clear it; one that ends a run of `max_training_steps`
+        (this run's, seen by an evaluator restarted after training ended) is
+        trusted at once. 0 trusts every record at once (and writes no start
+        marker).
       unreadable_timeout_secs: a checkpoint that still looks incomplete (files
         missing, an unreadable index or HDF5 file, a zip without its directory)
         after this long with none of its files changing is reported and skipped:
@@ -191,7 +193,8 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     poll = policy.poll_secs
     completion = trusted_completion(obs.completion, obs.completion_predates_start,
                                     obs.now - obs.started_at,
-                                    policy.stale_record_grace_secs)
+                                    policy.stale_record_grace_secs,
+                                    policy.max_training_steps)
     idle_for = obs.now - obs.last_new_checkpoint_at
     idle_timed_out = (policy.idle_timeout_secs is not None
                       and idle_for >= policy.idle_timeout_secs)
