@@ -54,3 +54,18 @@ def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"Restored {model_dir}/ckpt-{step}: training resumes at step {step}" in again.stderr
     assert read_training_complete(model_dir).global_step == 3100
+
+
+def test_a_sigterm_after_the_last_epoch_check_still_saves_and_raises_at_train_end():
+    """The signal can land after the preemption callback's epoch-end check but before
+    `fit` returns (it stops `fit` early through `stop_training`): the run must still
+    save and raise, not end as if training had finished at that step."""
+    from trainexec.keras.preemption import _epoch_callback
+
+    received, stops = threading.Event(), []
+    callback = _epoch_callback(received, lambda: stops.append("saved and raised"))
+    callback.on_epoch_end(1)
+    assert stops == []
+    received.set()  # the SIGTERM, after that check
+    callback.on_train_end()
+    assert stops == ["saved and raised"]

@@ -122,6 +122,12 @@ def _epoch_callback(received: threading.Event, after_stop: Callable[[], None]) -
             if received.is_set():
                 after_stop()
 
+        def on_train_end(self, logs=None):
+            # A SIGTERM after the last epoch's check still stopped `fit` early:
+            # save and raise here, or the run would look finished at that step.
+            if received.is_set():
+                after_stop()
+
     return StopAndSaveOnPreemption()
 
 
