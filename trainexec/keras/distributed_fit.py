@@ -49,11 +49,11 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.errors import ConfigError
+from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.strategy import (MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
                                       StrategyPlan)
 
@@ -117,28 +117,8 @@ def _overrides_train_step(model: Any) -> bool:
     return own is not None and own is not getattr(tf.keras.Model, "train_step", None)
 
 
-def _dataset(value: Any) -> Any:
-    import tensorflow as tf
-
-    if not isinstance(value, tf.data.Dataset):
-        raise TypeError(
-            f"train_spec.input_fn returned {type(value).__name__}; KerasTrainer needs a "
-            "tf.data.Dataset of (features, labels) batches, repeated (dataset.repeat()) "
-            "so that it does not run out before max_steps")
-    return value
-
-
-def _takes_context(input_fn: Callable) -> bool:
-    try:
-        parameters = inspect.signature(input_fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-               for p in parameters)
-
-
-def _call(input_fn: Callable, context: Any) -> Any:
-    return _dataset(input_fn(context) if _takes_context(input_fn) else input_fn())
+def _dataset(input_fn: Callable, context: Any) -> Any:
+    return checked_dataset(call_input_fn(input_fn, context))
 
 
 class DistributedFit:
@@ -175,7 +155,7 @@ class DistributedFit:
     def _element_spec(self) -> Any:
         import tensorflow as tf
 
-        return _call(self.input_fn, tf.distribute.InputContext()).element_spec
+        return _dataset(self.input_fn, tf.distribute.InputContext()).element_spec
 
     def _build_compiled_state(self) -> None:
         """Creates the compiled loss's and metrics' variables in the strategy's
@@ -203,13 +183,13 @@ class DistributedFit:
 
             def per_worker():
                 return strategy.distribute_datasets_from_function(
-                    lambda context: _call(input_fn, context))
+                    lambda context: _dataset(input_fn, context))
 
             return iter(self._coordinator.create_per_worker_dataset(per_worker))
-        if _takes_context(self.input_fn):
+        if takes_argument(self.input_fn):
             return iter(strategy.distribute_datasets_from_function(
-                lambda context: _call(self.input_fn, context)))
-        return iter(strategy.experimental_distribute_dataset(_call(self.input_fn, None)))
+                lambda context: _dataset(self.input_fn, context)))
+        return iter(strategy.experimental_distribute_dataset(_dataset(self.input_fn, None)))
 
     def _reduce(self, outputs: Any) -> Any:
         """The replicas' step outputs as `fit` logs them: averaged over replicas
