@@ -7,6 +7,7 @@ tests/cluster/test_keras_distributed_fit_processes.py and the Keras cluster and 
 import os
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -79,3 +80,27 @@ def test_keras_3_variable_updates_are_single_ops_inside_atomic_updates_only():
     assert "AssignVariableOp" not in ops
     assert int(counter.numpy()) == before + 3
     assert ops_of_an_update() == keras_own  # Keras's own methods are back
+
+
+def _classes_input_fn():
+    x = np.random.default_rng(3).normal(size=(96, keras_toy.FEATURES)).astype("float32")
+    y = np.eye(2, dtype="float32")[(x[:, 0] > 0).astype(int)]
+    return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(16)
+
+
+def test_a_metric_that_is_not_a_scalar_is_logged_as_an_array_as_fit_logs_it():
+    """F1Score(average=None) gives one value per class: `fit` logs it as an array; the
+    loop must not fail converting it to a float."""
+    model = tf.keras.Sequential([tf.keras.layers.Input((keras_toy.FEATURES,)),
+                                 tf.keras.layers.Dense(2, activation="softmax")])
+    model.compile(optimizer="sgd", loss="categorical_crossentropy",
+                  metrics=[tf.keras.metrics.F1Score(average=None, name="f1")])
+    seen = []
+    batch_logs = tf.keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: seen.append(dict(logs)))
+    loop = DistributedFit(model, tf.distribute.get_strategy(), MWMS_PLAN, _classes_input_fn)
+    history = loop.fit(steps_per_epoch=4, epochs=2, callbacks=[batch_logs])
+    f1 = history.history["f1"]
+    assert len(f1) == 2 and all(np.shape(value) == (2,) for value in f1), f1
+    assert all(isinstance(value, float) for value in history.history["loss"])
+    assert seen and np.shape(seen[-1]["f1"]) == (2,) and isinstance(seen[-1]["loss"], float)

@@ -54,6 +54,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.errors import ConfigError
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.log_values import log_values
 from trainexec.keras.strategy import (MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
                                       StrategyPlan)
 
@@ -303,7 +304,7 @@ class DistributedFit:
         for begin, steps in self._calls(steps_per_epoch):
             function = self._function(steps)
             callback_list.on_train_batch_begin(begin)
-            logs = _as_floats(function(self._iterator))
+            logs = log_values(function(self._iterator))
             callback_list.on_train_batch_end(begin + steps - 1, logs)
             if self.model.stop_training:
                 break
@@ -319,8 +320,4 @@ class DistributedFit:
             if self.model.stop_training:
                 break
         self._coordinator.join()
-        return _as_floats(last.fetch()) if last is not None else {}
-
-
-def _as_floats(logs: Any) -> dict:
-    return {name: float(value) for name, value in dict(logs).items()}
+        return log_values(last.fetch()) if last is not None else {}

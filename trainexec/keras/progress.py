@@ -31,6 +31,7 @@ import math
 from typing import Any, Callable, Iterable, Mapping
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.keras.log_values import log_values
 
 __all__ = ["Progress", "ProgressTracker", "describe_progress", "format_rate", "format_secs",
            "log_progress", "progress_callback", "replicas_summed", "scalar_logs"]
@@ -101,21 +102,8 @@ def log_progress(progress: Progress) -> None:
 def scalar_logs(logs: Mapping[str, Any] | None) -> dict[str, float]:
     """The scalar values of Keras `logs`, as floats: tensors, NumPy values and
     ParameterServerStrategy `RemoteValue`s (fetched) alike; others are left out."""
-    import numpy as np
-
-    values: dict[str, float] = {}
-    if callable(getattr(logs, "fetch", None)):  # ParameterServerStrategy: the whole dict
-        logs = logs.fetch()
-    for name, value in (logs or {}).items():
-        if callable(getattr(value, "fetch", None)):
-            value = value.fetch()
-        try:
-            array = np.asarray(value)
-        except Exception:  # something Keras put there that is not a number
-            continue
-        if array.ndim == 0 and array.dtype.kind in "fiub":
-            values[str(name)] = float(array)
-    return values
+    return {name: value for name, value in log_values(logs).items()
+            if isinstance(value, float)}
 
 
 class ProgressTracker:
