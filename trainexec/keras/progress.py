@@ -12,7 +12,8 @@ status record `trainexec launch` shows (`trainexec.task_status`).
 injectable clock); `progress_callback` wraps it in a Keras callback (its
 `on_train_batch_end` / `on_train_begin`), so it works in any loop that drives
 standard Keras callbacks. The step is read from the optimizer only when a
-report is due: other batches cost a comparison.
+report is due (other batches cost a comparison), and is never less than the
+batches run (under ParameterServerStrategy the optimizer can lag them).
 
 Example::
 
@@ -245,10 +246,15 @@ def progress_callback(tracker: ProgressTracker) -> Any:
             self._epochs += 1
 
         def on_train_batch_end(self, batch, logs=None):
-            if self.tracker.due(self.tracker.estimate(batch)):
+            estimate = self.tracker.estimate(batch)
+            if self.tracker.due(estimate):
                 metrics = {name: value / self._summed
                            for name, value in scalar_logs(logs).items()}
-                self.tracker.report(self._step(), metrics,
+                # Under ParameterServerStrategy the step of this batch's call is
+                # done once its logs are fetched, but another worker may still run
+                # an earlier call: the optimizer lags the batches run. The batch
+                # index counts them; the optimizer is ahead after a replayed step.
+                self.tracker.report(max(self._step(), estimate), metrics,
                                     _learning_rate(self.model.optimizer))
 
     return TrainingProgress()
