@@ -1,6 +1,7 @@
 """trainexec/keras/distributed_fit.py in this process, on real Keras models: how many steps
-a call runs, the check before training, and Keras 3 variables' updates made single ops
-for ParameterServerStrategy. The loop itself trains real clusters in
+a call runs, the check before training, logs as fit gives them (arrays for metrics with
+several values), batch callbacks under ParameterServerStrategy (on a fake RemoteValue),
+and Keras 3 variables' updates made single ops for ParameterServerStrategy. The loop itself trains real clusters in
 tests/cluster/test_keras_distributed_fit_processes.py and the Keras cluster and fault tests.
 """
 
@@ -15,7 +16,8 @@ from processes import ROOT
 from trainexec.cluster import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.keras.distributed_fit import (DEFAULT_STEPS_PER_CALL, DistributedFit,
-                                             atomic_updates, steps_per_call)
+                                             _remote_batch_end, atomic_updates,
+                                             steps_per_call)
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, TRAIN, StrategyPlan
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "keras_programs"))
@@ -104,3 +106,61 @@ def test_a_metric_that_is_not_a_scalar_is_logged_as_an_array_as_fit_logs_it():
     assert len(f1) == 2 and all(np.shape(value) == (2,) for value in f1), f1
     assert all(isinstance(value, float) for value in history.history["loss"])
     assert seen and np.shape(seen[-1]["f1"]) == (2,) and isinstance(seen[-1]["loss"], float)
+
+
+@pytest.mark.skipif(not keras_toy.KERAS_3, reason="tf_keras has no stateless scope")
+def test_inside_a_stateless_scope_an_update_keeps_keras_own_even_within_atomic_updates():
+    import keras
+
+    counter = keras_toy.build_dense().optimizer.iterations
+    before = int(counter.numpy())
+    with atomic_updates(type(counter)), keras.StatelessScope() as scope:
+        counter.assign_add(5)
+        recorded = scope.get_current_value(counter)
+    assert int(counter.numpy()) == before  # the variable itself is untouched
+    assert recorded is not None and int(recorded) == before + 5
+
+
+class _RemoteLogs:
+    """A ParameterServerStrategy RemoteValue of a call's logs (counts its fetches)."""
+
+    def __init__(self):
+        self.fetches = 0
+
+    def fetch(self):
+        self.fetches += 1
+        return {"loss": np.float32(0.5), "f1": np.array([0.25, 0.75])}
+
+
+def test_under_ps_batch_callbacks_get_the_remote_logs_or_one_fetch_for_all_that_need_values():
+    got = []
+
+    class TakesTfLogs(tf.keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self._supports_tf_logs = True
+
+        def on_train_batch_end(self, batch, logs=None):
+            got.append(("tf logs", batch, logs))
+
+    class NeedsValues(tf.keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            got.append(("values", batch, logs))
+
+    class EpochsOnly(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            got.append(("epoch", epoch, logs))
+
+    remote = _RemoteLogs()
+    callbacks = tf.keras.callbacks.CallbackList([TakesTfLogs(), NeedsValues(), NeedsValues(),
+                                                 EpochsOnly()])
+    _remote_batch_end(callbacks, 9, remote)
+    assert [(kind, batch) for kind, batch, _ in got] == [
+        ("tf logs", 9), ("values", 9), ("values", 9)]
+    assert got[0][2] is remote and remote.fetches == 1
+    assert got[1][2]["loss"] == 0.5 and np.shape(got[2][2]["f1"]) == (2,)
+
+    remote, got[:] = _RemoteLogs(), []
+    _remote_batch_end(tf.keras.callbacks.CallbackList([TakesTfLogs(), EpochsOnly()]), 19,
+                      remote)
+    assert [kind for kind, _, _ in got] == ["tf logs"] and remote.fetches == 0
