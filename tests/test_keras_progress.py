@@ -16,7 +16,7 @@ from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster import ClusterConfig
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
-                                      format_secs, scalar_logs)
+                                      format_secs, progress_callback, scalar_logs)
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.specs import EvalSpec, TrainSpec
 
@@ -82,6 +82,32 @@ def test_describe_progress_and_times():
 def test_scalar_logs_keeps_numbers_only():
     logs = {"loss": tf.constant(0.25), "n": 3, "vector": np.zeros(2), "name": "x"}
     assert scalar_logs(logs) == {"loss": 0.25, "n": 3.0}
+
+
+@pytest.mark.keras
+def test_the_step_reported_is_the_batches_run_when_the_optimizer_lags_them():
+    """Under ParameterServerStrategy a call's logs arrive while another worker still
+    runs an earlier call: the optimizer counts 99 when batch 100 ends. The report
+    says step 100, and the last one says max_steps (done)."""
+    model = keras_toy.build_dense()
+    reports = []
+    tracker = ProgressTracker(max_steps=200, every_steps=100, sinks=[reports.append],
+                              clock=FakeClock())
+    callback = progress_callback(tracker)
+    callback.set_model(model)
+    callback.set_params({"steps": 100, "epochs": 2})
+    iterations = model.optimizer.iterations
+    iterations.assign(0)
+    callback.on_train_begin()
+    for epoch in range(2):
+        callback.on_epoch_begin(epoch)
+        for batch in range(9, 100, 10):  # 10 steps per call
+            iterations.assign(epoch * 100 + batch)  # one call (10 steps) still running
+            callback.on_train_batch_end(batch, {"loss": tf.constant(0.5)})
+        callback.on_epoch_end(epoch)
+    assert [(r.step, r.metrics) for r in reports] == [(100, {"loss": 0.5}),
+                                                        (200, {"loss": 0.5})]
+    assert describe_progress(reports[-1]).endswith("done)")
 
 
 @pytest.mark.keras

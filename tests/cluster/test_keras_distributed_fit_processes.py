@@ -30,7 +30,7 @@ LOSS_TOLERANCE = dict(rel=2e-4, abs=1e-5)  # measured: equal to 5 decimals
 WEIGHT_TOLERANCE = 1e-3  # absolute, after 80 steps
 
 
-def _cluster(tmp_path, *extra):
+def _cluster(tmp_path, *extra, ps=0):
     model_dir = tmp_path / "model"
     model_dir.mkdir()
     lines = []
@@ -38,8 +38,8 @@ def _cluster(tmp_path, *extra):
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, PROGRAM, "--model-dir", str(model_dir),
                "--out", str(tmp_path / "{task}.json"), *extra]
-    with LocalCluster(command, workers=1, grace_secs=3, output=lines.append,
-                      wait_for=["chief", "worker"], env=env) as cluster:
+    with LocalCluster(command, workers=1, ps=ps, grace_secs=3, output=lines.append,
+                      wait_for=["chief", "worker"] + ["ps"] * bool(ps), env=env) as cluster:
         result = cluster.wait(timeout=180)
         pids = [pid for task in cluster.tasks for pid in task.pids]
     assert [p for p in pids if alive(p)] == []
@@ -73,17 +73,24 @@ def test_a_multi_worker_mirrored_job_trains_as_fit_in_one_process(tmp_path):
 
 @pytest.mark.skipif(not keras_toy.KERAS_3, reason=(
     "tf_keras' fit runs train_step itself; only trainexec's loop for Keras 3 checks it"))
+@pytest.mark.parametrize("ps, strategy", [(0, "MultiWorkerMirroredStrategy"),
+                                          (1, "ParameterServerStrategy")])
 def test_a_train_step_that_needs_a_cross_replica_context_stops_the_job_before_training(
-        tmp_path):
-    result, lines = _cluster(tmp_path, "--bad-train-step")
-    # Both tasks exit 2, a configuration error (permanent): the job fails with the first
-    # to exit, and the launcher stops the other unless it exited 2 too.
-    exits = sorted(t.exit for t in result.tasks)
+        tmp_path, ps, strategy):
+    result, lines = _cluster(tmp_path, "--bad-train-step", ps=ps)
+    # A task exits 2, a configuration error (permanent): the job fails with the first to
+    # exit, and the launcher stops the others unless they exited 2 too. Under MWMS the
+    # chief and the worker both trace the step; under PSS only the chief does (the
+    # worker and the ps serve until they are stopped).
+    exits = {t.name: t.exit for t in result.tasks}
     assert not result.ok and "failed with exit code 2" in result.reason, result.summary()
-    assert exits in (["2", "2"], ["2", "stopped"]), result.summary()
+    assert "2" in exits.values() and set(exits.values()) <= {"2", "stopped"}, exits
+    if ps:
+        assert exits == {"chief:0": "2", "worker:0": "stopped", "ps:0": "stopped"}, exits
     said = [line for line in lines if "loop_curve.py: ReducesInTrainStep.train_step" in line]
     assert said, "\n".join(lines[-40:])
-    for words in ("cannot run in a replica context under MultiWorkerMirroredStrategy",
-                  "no cross-replica calls", "TF_USE_LEGACY_KERAS=1"):
+    for words in (f"failed when traced in a replica context under {strategy} (",
+                  "it may use cross-replica calls", "no cross-replica calls",
+                  "TF_USE_LEGACY_KERAS=1", "[raised from RuntimeError]"):
         assert words in said[0], said[0]
     assert not os.path.exists(tmp_path / "model" / "checkpoint")  # no step was saved

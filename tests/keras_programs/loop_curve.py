@@ -11,7 +11,8 @@ replaced by the task's name). The input pipelines shard whole per-replica batche
 that the global batch of step k is the same elements in both runs.
 
 --bad-train-step trains a model whose train_step reduces across replicas, which cannot
-run in a replica context: the job prints the ConfigError and exits 2.
+run in a replica context: the job prints the ConfigError (and the type of the error
+it was raised from) and exits 2; with a ps in TF_CONFIG, under ParameterServerStrategy.
 
 Usage: loop_curve.py --model-dir DIR --out FILE [--bad-train-step]
 """
@@ -106,7 +107,8 @@ def main():
             run_keras_job(trainer, TrainSpec(input_fn, max_steps=STEPS_PER_EPOCH * EPOCHS),
                           None, cluster)
         except ConfigError as err:
-            print(f"loop_curve.py: {err}", flush=True)
+            cause = type(err.__cause__).__name__ if err.__cause__ else "nothing"
+            print(f"loop_curve.py: {err} [raised from {cause}]", flush=True)
             return 2
     out = args.out.replace("{task}", (cluster.task_name or "local").replace(":", "-"))
     with open(out, "w") as f:

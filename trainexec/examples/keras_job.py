@@ -35,8 +35,9 @@ __all__ = ["build_model", "eval_input_fn", "main", "train_input_fn"]
 GLOBAL_BATCH = 48  # divisible by 1, 2, 3, 4 and 6 replicas
 
 
-def build_model() -> tf.keras.Model:
-    """A small compiled classifier; trainexec calls this in its strategy's scope."""
+def build_model(steps_per_execution: int = 1) -> tf.keras.Model:
+    """A small compiled classifier; trainexec calls this in its strategy's scope.
+    (`steps_per_execution`: for benchmarks/keras3_loop.py.)"""
     model = tf.keras.Sequential([
         tf.keras.layers.Input((FEATURES,)),
         tf.keras.layers.Dense(16, activation="relu"),
@@ -44,7 +45,7 @@ def build_model() -> tf.keras.Model:
     ])
     model.compile(optimizer=tf.keras.optimizers.Adam(0.02),
                   loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+                  metrics=["accuracy"], steps_per_execution=steps_per_execution)
     return model
 
 

@@ -15,9 +15,11 @@ with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
   a replica context by `strategy.run`;
 * before the first step, in the strategy's scope and cross-replica context, the
   compiled loss and metrics are built from the dataset's element spec (what
-  `fit` fails to do), and the step function is traced: a `train_step` that
-  cannot run in a replica context fails then, before any step, with a
-  ConfigError naming the limitation and the fix;
+  `fit` fails to do), and the step function is traced (under PSS, as the
+  coordinator would trace it for a worker): an overridden `train_step` that
+  fails then (one that uses cross-replica calls, for instance) stops the job
+  before any step with a ConfigError naming the likely cause and the fix, its
+  error chained;
 * several steps run per `tf.function` call (`steps_per_call`: the model's
   compiled `steps_per_execution`, else `DEFAULT_STEPS_PER_CALL`), as `fit` does
   with `steps_per_execution`: batch-level callbacks see the call's last batch;
@@ -33,9 +35,12 @@ with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
   is checked after each call is scheduled, as `fit` does after each step. A Keras 3
   variable's `assign_add` / `assign_sub` reads, adds and assigns, so two workers'
   concurrent steps lose updates (measured: the optimizer's `iterations` counted
-  245 of 300 steps with 2 workers); while the loop traces its steps, they are
-  the underlying `tf.Variable`'s own, atomic on the ps, as on tf_keras
-  (`atomic_updates`).
+  245 of 300 steps with 2 workers); while the loop traces and schedules its
+  steps (only then), they are the underlying `tf.Variable`'s own, atomic on the
+  ps, as on tf_keras (`atomic_updates`). Batch-level callbacks get each call's
+  last batch after it is scheduled, with the call's `RemoteValue` as logs when
+  they take TensorFlow logs (`_supports_tf_logs`, as trainexec's progress does),
+  else with its values fetched (which waits for that call).
 
 The one iterator lasts across `fit` calls: a job's data goes on where the
 previous save interval left it.
@@ -49,11 +54,12 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.errors import ConfigError
+from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.log_values import log_values
 from trainexec.keras.strategy import (MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
                                       StrategyPlan)
 
@@ -78,22 +84,40 @@ def steps_per_call(model: Any) -> int:
     return compiled if compiled > 1 else DEFAULT_STEPS_PER_CALL
 
 
+def _stateless_scope_check() -> Callable[[], bool]:
+    """Keras 3's `in_stateless_scope` (not in its public API: `keras.StatelessScope`
+    is, the check is not); a function saying no when Keras does not have it."""
+    try:
+        from keras.src.backend.common.stateless_scope import in_stateless_scope
+    except ImportError:
+        return lambda: False
+    return in_stateless_scope
+
+
 @contextlib.contextmanager
 def atomic_updates(variable_type: type) -> Iterator[None]:
     """Within the block, `assign_add` and `assign_sub` of Keras 3 variables
     (`variable_type`, e.g. `type(optimizer.iterations)`) update their `tf.Variable`
     in one op (atomic on a ps) instead of reading, adding and assigning; the
-    methods are put back after. A variable without a `tf.Variable` yet (or one
-    inside a stateless scope) keeps Keras's own update."""
+    methods are put back after. A variable without a `tf.Variable` yet, and any
+    variable inside a `keras.StatelessScope` (where Keras records the new value
+    in the scope instead of assigning it), keep Keras's own update.
+
+    The methods are patched on the class, so for the block's lifetime they apply
+    to every variable of that type in the process: `DistributedFit` enters it only
+    while it traces or schedules a ParameterServerStrategy step (the traced graph
+    keeps the atomic ops), not while callbacks run.
+    """
     import tensorflow as tf
 
+    in_stateless_scope = _stateless_scope_check()
     originals = {name: variable_type.__dict__.get(name)
                  for name in ("assign_add", "assign_sub")}
 
     def atomic(name: str, keras_update: Callable) -> Callable:
         def update(self, value):
             variable = getattr(self, "_value", None)
-            if not isinstance(variable, tf.Variable):
+            if not isinstance(variable, tf.Variable) or in_stateless_scope():
                 return keras_update(self, value)
             return getattr(variable, name)(tf.cast(value, variable.dtype))
         return update
@@ -117,28 +141,8 @@ def _overrides_train_step(model: Any) -> bool:
     return own is not None and own is not getattr(tf.keras.Model, "train_step", None)
 
 
-def _dataset(value: Any) -> Any:
-    import tensorflow as tf
-
-    if not isinstance(value, tf.data.Dataset):
-        raise TypeError(
-            f"train_spec.input_fn returned {type(value).__name__}; KerasTrainer needs a "
-            "tf.data.Dataset of (features, labels) batches, repeated (dataset.repeat()) "
-            "so that it does not run out before max_steps")
-    return value
-
-
-def _takes_context(input_fn: Callable) -> bool:
-    try:
-        parameters = inspect.signature(input_fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-               for p in parameters)
-
-
-def _call(input_fn: Callable, context: Any) -> Any:
-    return _dataset(input_fn(context) if _takes_context(input_fn) else input_fn())
+def _dataset(input_fn: Callable, context: Any) -> Any:
+    return checked_dataset(call_input_fn(input_fn, context))
 
 
 class DistributedFit:
@@ -175,7 +179,7 @@ class DistributedFit:
     def _element_spec(self) -> Any:
         import tensorflow as tf
 
-        return _call(self.input_fn, tf.distribute.InputContext()).element_spec
+        return _dataset(self.input_fn, tf.distribute.InputContext()).element_spec
 
     def _build_compiled_state(self) -> None:
         """Creates the compiled loss's and metrics' variables in the strategy's
@@ -203,13 +207,13 @@ class DistributedFit:
 
             def per_worker():
                 return strategy.distribute_datasets_from_function(
-                    lambda context: _call(input_fn, context))
+                    lambda context: _dataset(input_fn, context))
 
             return iter(self._coordinator.create_per_worker_dataset(per_worker))
-        if _takes_context(self.input_fn):
+        if takes_argument(self.input_fn):
             return iter(strategy.distribute_datasets_from_function(
-                lambda context: _call(self.input_fn, context)))
-        return iter(strategy.experimental_distribute_dataset(_call(self.input_fn, None)))
+                lambda context: _dataset(self.input_fn, context)))
+        return iter(strategy.experimental_distribute_dataset(_dataset(self.input_fn, None)))
 
     def _reduce(self, outputs: Any) -> Any:
         """The replicas' step outputs as `fit` logs them: averaged over replicas
@@ -245,25 +249,60 @@ class DistributedFit:
         if self._iterator is None:
             self._iterator = self._distributed_iterator()
         try:
-            if self.plan.kind == MULTI_WORKER_MIRRORED:
-                train_steps.get_concrete_function(self._iterator)
+            self._trace(train_steps)
         except (ConfigError, KeyboardInterrupt):
             raise
         except Exception as err:
             if not _overrides_train_step(model):
                 raise
-            raise self._cannot_run(err) from err
+            raise self._failed_in_replica_context(err) from err
         self._functions[steps] = train_steps
         return train_steps
 
-    def _cannot_run(self, err: BaseException) -> ConfigError:
+    def _trace(self, train_steps: Any) -> None:
+        """Traces `train_steps` for the iterator, before any step runs.
+
+        MWMS: for the task's own iterator. PSS: for one worker's iterator, as
+        `ClusterCoordinator.schedule` traces a function (in the strategy's scope,
+        marked as being scheduled), so that `schedule` finds it traced. TensorFlow
+        has no public way to get a worker's iterator spec: when it cannot be read,
+        the first `schedule` traces the function instead.
+        """
+        if self.plan.kind == MULTI_WORKER_MIRRORED:
+            train_steps.get_concrete_function(self._iterator)
+            return
+        workers = getattr(self._iterator, "_values", None) or [None]
+        spec = getattr(workers[0], "_type_spec", None)
+        extended = self.strategy.extended
+        if spec is None or not hasattr(extended, "_being_scheduled"):
+            logger.debug("Cannot read a worker's iterator spec: not tracing before training")
+            return
+        with self.strategy.scope(), self._updates():
+            extended._being_scheduled = True
+            try:
+                train_steps.get_concrete_function(spec)
+            finally:
+                extended._being_scheduled = False
+
+    def _updates(self) -> Any:
+        """Atomic variable updates (`atomic_updates`) while a PSS step is traced or
+        scheduled; nothing under MWMS, where each task updates its own copy."""
+        if self.plan.kind != PARAMETER_SERVER:
+            return contextlib.nullcontext()
+        return atomic_updates(type(self.model.optimizer.iterations))
+
+    def _failed_in_replica_context(self, err: BaseException) -> ConfigError:
         name = type(self.model).__name__
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        # A tf.function's error starts with "in user code:" and the frames; its
+        # last line says what failed.
+        said = ([line.strip() for line in str(err).splitlines() if line.strip()]
+                or [type(err).__name__])[-1]
         return ConfigError(
-            f"{name}.train_step cannot run in a replica context under "
-            f"{self.strategy_name}, where trainexec trains Keras 3 models with "
-            f"strategy.run(model.train_step) because Keras 3's model.fit cannot "
-            f"({type(err).__name__}: {first}). Write train_step for one replica's batch "
+            f"{name}.train_step failed when traced in a replica context under "
+            f"{self.strategy_name} ({type(err).__name__}: {said}), where trainexec "
+            "trains Keras 3 models with strategy.run(model.train_step) because Keras 3's "
+            "model.fit cannot; it may use cross-replica calls or create variables, which "
+            "a replica context does not allow. Write train_step for one replica's batch "
             "(no cross-replica calls such as strategy.reduce or merge_call, no new "
             "variables; use self.compute_loss, self.optimizer.apply_gradients and "
             "self.compute_metrics), or train this cluster with tf_keras "
@@ -274,16 +313,6 @@ class DistributedFit:
             callbacks: Sequence[Any] = (), verbose: int | str = 0) -> Any:
         """Trains `epochs - initial_epoch` epochs of `steps_per_epoch` steps, calling
         `callbacks` as `model.fit` does; returns the History callback."""
-        import tensorflow as tf
-
-        model = self.model
-        atomic = (atomic_updates(type(model.optimizer.iterations))
-                  if self.plan.kind == PARAMETER_SERVER else contextlib.nullcontext())
-        with atomic:
-            return self._fit(steps_per_epoch, epochs, initial_epoch, callbacks, verbose)
-
-    def _fit(self, steps_per_epoch: int, epochs: int, initial_epoch: int,
-             callbacks: Sequence[Any], verbose: int | str) -> Any:
         import tensorflow as tf
 
         model = self.model
@@ -318,29 +347,57 @@ class DistributedFit:
 
     def _epoch(self, steps_per_epoch: int, callback_list: Any) -> dict:
         if self.plan.kind == PARAMETER_SERVER:
-            return self._scheduled_epoch(steps_per_epoch)
+            return self._scheduled_epoch(steps_per_epoch, callback_list)
         logs: dict = {}
         for begin, steps in self._calls(steps_per_epoch):
             function = self._function(steps)
             callback_list.on_train_batch_begin(begin)
-            logs = _as_floats(function(self._iterator))
+            logs = log_values(function(self._iterator))
             callback_list.on_train_batch_end(begin + steps - 1, logs)
             if self.model.stop_training:
                 break
         return logs
 
-    def _scheduled_epoch(self, steps_per_epoch: int) -> dict:
+    def _scheduled_epoch(self, steps_per_epoch: int, callback_list: Any) -> dict:
         """Schedules the epoch's calls on the PSS workers, then waits for them all.
-        No batch-level callbacks (as `fit` under ParameterServerStrategy)."""
+
+        After each call is scheduled, the batch-level callbacks get its last batch,
+        as under tf_keras' `fit`: a callback that takes TensorFlow logs
+        (`_supports_tf_logs`, such as trainexec's progress) gets the call's
+        `RemoteValue` and fetches it only when it needs the values; the others,
+        when one of them has batch hooks, get the values fetched, which waits for
+        that call (once per call, for all of them).
+        """
         last = None
-        for _, steps in self._calls(steps_per_epoch):
+        for begin, steps in self._calls(steps_per_epoch):
             function = self._function(steps)
-            last = self._coordinator.schedule(function, args=(self._iterator,))
+            callback_list.on_train_batch_begin(begin)
+            with self._updates():
+                last = self._coordinator.schedule(function, args=(self._iterator,))
+            _remote_batch_end(callback_list, begin + steps - 1, last)
             if self.model.stop_training:
                 break
         self._coordinator.join()
-        return _as_floats(last.fetch()) if last is not None else {}
+        return log_values(last) if last is not None else {}
 
 
-def _as_floats(logs: Any) -> dict:
-    return {name: float(value) for name, value in dict(logs).items()}
+def _has_batch_end_hook(callback: Any) -> bool:
+    """Whether `callback` does anything at the end of a training batch."""
+    import tensorflow as tf
+
+    base = tf.keras.callbacks.Callback
+    return any(getattr(type(callback), hook, None) is not getattr(base, hook, None)
+               for hook in ("on_train_batch_end", "on_batch_end"))
+
+
+def _remote_batch_end(callback_list: Any, batch: int, logs: Any) -> None:
+    """`on_train_batch_end(batch, logs)` of each callback with a batch hook, where
+    `logs` is a `RemoteValue` (see `DistributedFit._scheduled_epoch`)."""
+    fetched = None
+    for callback in callback_list.callbacks:
+        if getattr(callback, "_supports_tf_logs", False):
+            callback.on_train_batch_end(batch, logs=logs)
+        elif _has_batch_end_hook(callback):
+            if fetched is None:
+                fetched = log_values(logs)
+            callback.on_train_batch_end(batch, logs=dict(fetched))

@@ -12,7 +12,8 @@ status record `trainexec launch` shows (`trainexec.task_status`).
 injectable clock); `progress_callback` wraps it in a Keras callback (its
 `on_train_batch_end` / `on_train_begin`), so it works in any loop that drives
 standard Keras callbacks. The step is read from the optimizer only when a
-report is due: other batches cost a comparison.
+report is due (other batches cost a comparison), and is never less than the
+batches run (under ParameterServerStrategy the optimizer can lag them).
 
 Example::
 
@@ -31,6 +32,7 @@ import math
 from typing import Any, Callable, Iterable, Mapping
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.keras.log_values import log_values
 
 __all__ = ["Progress", "ProgressTracker", "describe_progress", "format_rate", "format_secs",
            "log_progress", "progress_callback", "replicas_summed", "scalar_logs"]
@@ -101,21 +103,8 @@ def log_progress(progress: Progress) -> None:
 def scalar_logs(logs: Mapping[str, Any] | None) -> dict[str, float]:
     """The scalar values of Keras `logs`, as floats: tensors, NumPy values and
     ParameterServerStrategy `RemoteValue`s (fetched) alike; others are left out."""
-    import numpy as np
-
-    values: dict[str, float] = {}
-    if callable(getattr(logs, "fetch", None)):  # ParameterServerStrategy: the whole dict
-        logs = logs.fetch()
-    for name, value in (logs or {}).items():
-        if callable(getattr(value, "fetch", None)):
-            value = value.fetch()
-        try:
-            array = np.asarray(value)
-        except Exception:  # something Keras put there that is not a number
-            continue
-        if array.ndim == 0 and array.dtype.kind in "fiub":
-            values[str(name)] = float(array)
-    return values
+    return {name: value for name, value in log_values(logs).items()
+            if isinstance(value, float)}
 
 
 class ProgressTracker:
@@ -257,10 +246,15 @@ def progress_callback(tracker: ProgressTracker) -> Any:
             self._epochs += 1
 
         def on_train_batch_end(self, batch, logs=None):
-            if self.tracker.due(self.tracker.estimate(batch)):
+            estimate = self.tracker.estimate(batch)
+            if self.tracker.due(estimate):
                 metrics = {name: value / self._summed
                            for name, value in scalar_logs(logs).items()}
-                self.tracker.report(self._step(), metrics,
+                # Under ParameterServerStrategy the step of this batch's call is
+                # done once its logs are fetched, but another worker may still run
+                # an earlier call: the optimizer lags the batches run. The batch
+                # index counts them; the optimizer is ahead after a replayed step.
+                self.tracker.report(max(self._step(), estimate), metrics,
                                     _learning_rate(self.model.optimizer))
 
     return TrainingProgress()

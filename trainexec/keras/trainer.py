@@ -48,12 +48,13 @@ from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
 from trainexec.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import strategy as strategies
+from trainexec.keras.input_data import call_input_fn
 from trainexec.keras.peer_watchdog import PeerWatchdog
 from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
-from trainexec.keras.training import call_input_fn, check_compiled, train_to_max_steps
+from trainexec.keras.training import check_compiled, train_to_max_steps
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.restart_announcements import announce
 from trainexec.serving import wait_for_tasks_to_finish

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
@@ -43,10 +42,11 @@ from trainexec import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras import scratch
 from trainexec.keras.distributed_fit import DistributedFit
+from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.preemption import preemption_saves
 from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
 
-__all__ = ["CHECKPOINT_NAME", "Trained", "call_input_fn", "segments", "train_to_max_steps"]
+__all__ = ["CHECKPOINT_NAME", "Trained", "segments", "train_to_max_steps"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,41 +77,6 @@ def segments(start: int, max_steps: int, every: int) -> list[tuple[int, int]]:
     return plan
 
 
-def takes_argument(fn: Callable) -> bool:
-    """Whether `fn` can be called with one positional argument."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-               for p in parameters)
-
-
-def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
-    """`input_fn(context)` when it takes an argument, else `input_fn()`.
-
-    `context` defaults to a single-pipeline `tf.distribute.InputContext`.
-    """
-    if not takes_argument(input_fn):
-        return input_fn()
-    if context is None:
-        import tensorflow as tf
-
-        context = tf.distribute.InputContext()
-    return input_fn(context)
-
-
-def _dataset(value: Any, what: str) -> Any:
-    import tensorflow as tf
-
-    if not isinstance(value, tf.data.Dataset):
-        raise TypeError(
-            f"{what} returned {type(value).__name__}; KerasTrainer needs a tf.data.Dataset "
-            "of (features, labels) batches, repeated (dataset.repeat()) so that it does "
-            "not run out before max_steps")
-    return value
-
-
 def training_data(strategy: Any, plan: StrategyPlan, input_fn: Callable) -> Any:
     """What `model.fit` gets from the training `input_fn` under `plan`'s strategy.
 
@@ -126,12 +91,12 @@ def training_data(strategy: Any, plan: StrategyPlan, input_fn: Callable) -> Any:
 
     if plan.kind == PARAMETER_SERVER:
         def per_worker(context):
-            return _dataset(call_input_fn(input_fn, context), "train_spec.input_fn")
+            return checked_dataset(call_input_fn(input_fn, context))
         return tf.keras.utils.experimental.DatasetCreator(per_worker)
     if plan.kind != DEFAULT and takes_argument(input_fn):
         return strategy.distribute_datasets_from_function(
-            lambda context: _dataset(input_fn(context), "train_spec.input_fn"))
-    return _dataset(call_input_fn(input_fn), "train_spec.input_fn")
+            lambda context: checked_dataset(input_fn(context)))
+    return checked_dataset(call_input_fn(input_fn))
 
 
 def check_compiled(model: Any) -> None:

@@ -1,0 +1,52 @@
+"""Calling a Keras job's `input_fn` and checking what it returns.
+
+A `train_spec.input_fn` (or an eval one) takes nothing, or one
+`tf.distribute.InputContext` when it shards and batches per input pipeline
+itself; it returns a `tf.data.Dataset`. `KerasTrainer`'s `fit` path
+(`trainexec.keras.training`) and its own Keras 3 loop
+(`trainexec.keras.distributed_fit`) both call it through here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+__all__ = ["call_input_fn", "checked_dataset", "takes_argument"]
+
+
+def takes_argument(fn: Callable) -> bool:
+    """Whether `fn` can be called with one positional argument."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+               for p in parameters)
+
+
+def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
+    """`input_fn(context)` when it takes an argument, else `input_fn()`.
+
+    `context` defaults to a single-pipeline `tf.distribute.InputContext`.
+    """
+    if not takes_argument(input_fn):
+        return input_fn()
+    if context is None:
+        import tensorflow as tf
+
+        context = tf.distribute.InputContext()
+    return input_fn(context)
+
+
+def checked_dataset(value: Any, what: str = "train_spec.input_fn") -> Any:
+    """`value` when it is a `tf.data.Dataset`; else a TypeError naming `what`
+    returned it and what KerasTrainer needs instead."""
+    import tensorflow as tf
+
+    if not isinstance(value, tf.data.Dataset):
+        raise TypeError(
+            f"{what} returned {type(value).__name__}; KerasTrainer needs a tf.data.Dataset "
+            "of (features, labels) batches, repeated (dataset.repeat()) so that it does "
+            "not run out before max_steps")
+    return value
