@@ -164,3 +164,33 @@ def test_under_ps_batch_callbacks_get_the_remote_logs_or_one_fetch_for_all_that_
     _remote_batch_end(tf.keras.callbacks.CallbackList([TakesTfLogs(), EpochsOnly()]), 19,
                       remote)
     assert [kind for kind, _, _ in got] == ["tf logs"] and remote.fetches == 0
+
+
+class _LostIterators:
+    """A coordinator whose join fails as a worker's lost iterator makes it fail."""
+
+    def schedule(self, function, args=()):
+        return None
+
+    def join(self):
+        raise tf.errors.OutOfRangeError(None, None, "End of sequence")
+
+
+@pytest.mark.parametrize("endless, raised", [
+    (True, tf.errors.UnavailableError),   # cannot run out: a peer's loss, retryable
+    (False, tf.errors.OutOfRangeError),   # may run out: the error as it is
+])
+def test_under_ps_an_endless_dataset_that_ends_is_a_lost_peer(endless, raised):
+    from types import SimpleNamespace
+
+    from trainexec.exit_codes import PEER_LOST, USER_ERROR, classify
+
+    loop = DistributedFit.__new__(DistributedFit)  # no cluster: only the epoch's end
+    loop.model = SimpleNamespace(stop_training=False)
+    loop.plan = StrategyPlan(MULTI_WORKER_MIRRORED, TRAIN, ClusterConfig.from_dict({}),
+                             is_chief=True, own_loop=True)  # no atomic updates to set up
+    loop.steps_per_call, loop._functions = 10, {10: lambda iterator: None}
+    loop._iterator, loop._coordinator, loop._endless = object(), _LostIterators(), endless
+    with pytest.raises(raised) as error:
+        loop._scheduled_epoch(20, tf.keras.callbacks.CallbackList([]))
+    assert classify(error.value, True) == (PEER_LOST if endless else USER_ERROR)

@@ -168,6 +168,7 @@ class DistributedFit:
         self.steps_per_call = steps_per_call(model)
         self._coordinator = None
         self._iterator = None
+        self._endless = False  # the input_fn's dataset repeats forever (see _element_spec)
         self._functions: dict[int, Any] = {}
         self._build_compiled_state()
 
@@ -179,7 +180,9 @@ class DistributedFit:
     def _element_spec(self) -> Any:
         import tensorflow as tf
 
-        return _dataset(self.input_fn, tf.distribute.InputContext()).element_spec
+        dataset = _dataset(self.input_fn, tf.distribute.InputContext())
+        self._endless = bool(dataset.cardinality() == tf.data.INFINITE_CARDINALITY)
+        return dataset.element_spec
 
     def _build_compiled_state(self) -> None:
         """Creates the compiled loss's and metrics' variables in the strategy's
@@ -368,17 +371,30 @@ class DistributedFit:
         when one of them has batch hooks, get the values fetched, which waits for
         that call (once per call, for all of them).
         """
+        import tensorflow as tf
+
         last = None
-        for begin, steps in self._calls(steps_per_epoch):
-            function = self._function(steps)
-            callback_list.on_train_batch_begin(begin)
-            with self._updates():
-                last = self._coordinator.schedule(function, args=(self._iterator,))
-            _remote_batch_end(callback_list, begin + steps - 1, last)
-            if self.model.stop_training:
-                break
-        self._coordinator.join()
-        return log_values(last) if last is not None else {}
+        try:
+            for begin, steps in self._calls(steps_per_epoch):
+                function = self._function(steps)
+                callback_list.on_train_batch_begin(begin)
+                with self._updates():
+                    last = self._coordinator.schedule(function, args=(self._iterator,))
+                _remote_batch_end(callback_list, begin + steps - 1, last)
+                if self.model.stop_training:
+                    break
+            self._coordinator.join()
+            return log_values(last) if last is not None else {}
+        except tf.errors.OutOfRangeError as err:
+            if not self._endless:
+                raise
+            # A dataset that repeats forever cannot run out: a worker's iterator was
+            # lost with the connection to it (seen after the chief was cut off from
+            # every worker and ps for 30 s). A restart resumes from the last save.
+            raise tf.errors.UnavailableError(
+                None, None, "a ParameterServerStrategy worker's dataset iterator ended "
+                "although train_spec.input_fn's dataset repeats forever: its state was "
+                f"lost with a peer ({str(err).strip().splitlines()[0]})") from err
 
 
 def _has_batch_end_hook(callback: Any) -> bool:
