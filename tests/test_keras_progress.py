@@ -3,6 +3,7 @@ progress is reported and what a report says (on a fake clock), the lines a real 
 KerasTrainer run logs, and its TensorBoard summaries read back with TensorBoard's reader.
 A MultiWorkerMirroredStrategy job's are in tests/cluster/test_keras_trainer_clusters.py."""
 
+import json
 import logging
 import os
 import sys
@@ -157,3 +158,39 @@ class StepsAndMetrics(ContinuousEvalListener):
     def after_eval(self, eval_result):
         self.metrics[eval_result.global_step] = dict(eval_result.metrics)
         return True
+
+
+def _open_files_under(directory):
+    """The files under `directory` this process holds open (Linux /proc)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(directory) + os.sep):
+            found.append(target)
+    return found
+
+
+@pytest.mark.keras
+def test_a_finished_run_leaves_no_event_file_open(tmp_path):
+    """The summary writers are closed when training and its evaluations end, so a
+    long-lived process (a notebook, a test session) running many jobs keeps no file
+    handles of the finished ones."""
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
+                           log_step_count_steps=20)
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig())
+    assert scalars(tmp_path)["loss"] and scalars(tmp_path / "eval")["loss"]
+    assert _open_files_under(tmp_path) == []
+    # The evaluator task of the same (finished) run: its writer is closed too.
+    evaluator = ClusterConfig.from_env({"TF_CONFIG": json.dumps({
+        "cluster": {"chief": ["localhost:2222"]}, "task": {"type": "evaluator", "index": 0}})})
+    metrics, _ = run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                               EvalSpec(keras_toy.eval_dataset, steps=None,
+                                        start_delay_secs=0, throttle_secs=0, name="again"),
+                               evaluator, clock=FakeClock())  # no real wait for the record
+    assert metrics["global_step"] == 40 and scalars(tmp_path / "eval_again")["loss"]
+    assert _open_files_under(tmp_path) == []
