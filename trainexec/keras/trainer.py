@@ -403,7 +403,7 @@ def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: Strate
 
     logs = trainer.log_step_count_steps is not None
     sinks = [sink for sink in (log_progress if logs else None,
-                               _status_sink(strategy, trainer.model_dir), summaries)
+                               _status_sink(strategy, trainer.model_dir, clock), summaries)
              if sink is not None]
     if not sinks:
         return []
@@ -412,11 +412,12 @@ def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: Strate
     return [progress_callback(tracker)]
 
 
-def _status_sink(strategy: StrategyPlan, model_dir: str) -> Callable[[Any], None] | None:
+def _status_sink(strategy: StrategyPlan, model_dir: str,
+                 clock: Clock) -> Callable[[Any], None] | None:
     from trainexec.task_status import TRAINING, StatusReporter
 
     reporter = StatusReporter.from_env("local" if strategy.is_local
-                                       else strategy.cluster.task_name)
+                                       else strategy.cluster.task_name, clock=clock)
     if reporter is None:
         return None
     return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
