@@ -20,6 +20,7 @@ from trainexec.keras.progress import (Progress, ProgressTracker, describe_progre
                                       format_secs, scalar_logs)
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.task_status import TRAINING, read_statuses
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
@@ -194,3 +195,20 @@ def test_a_finished_run_leaves_no_event_file_open(tmp_path):
                                evaluator, clock=FakeClock())  # no real wait for the record
     assert metrics["global_step"] == 40 and scalars(tmp_path / "eval_again")["loss"]
     assert _open_files_under(tmp_path) == []
+
+
+@pytest.mark.keras
+def test_without_progress_lines_or_summaries_the_launcher_still_gets_the_status(
+        tmp_path, monkeypatch):
+    """log_step_count_steps=None and summaries=False silence the logs and TensorBoard,
+    not the live view of `trainexec launch`."""
+    launch_dir = tmp_path / "launch"
+    monkeypatch.setenv("TRAINEXEC_LAUNCH_DIR", str(launch_dir))
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path / "model"),
+                           save_checkpoints_steps=20, log_step_count_steps=None,
+                           summaries=False)
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig())
+    record = read_statuses(str(launch_dir), ["local"])["local"]
+    assert record["kind"] == TRAINING and (record["step"], record["max_steps"]) == (40, 40)
