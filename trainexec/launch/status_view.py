@@ -15,7 +15,7 @@ block is erased, the line written, the block drawn again), so the logs stay
 exactly the lines the tasks printed; off a terminal nothing here runs and the
 output is the logs alone, with no control characters.
 
-`task_state` and `render_block` are pure; `StatusView` draws.
+`display_state` and `render_block` are pure; `StatusView` draws.
 
 Example::
 
@@ -39,21 +39,22 @@ from trainexec.launch.result import COLLAPSE_OVER, exit_text, name_tasks
 from trainexec.launch.task import Task
 from trainexec.task_status import EVALUATION, TRAINING, read_statuses
 
-__all__ = ["REFRESH_SECS", "StatusView", "render_block", "task_state"]
+__all__ = ["REFRESH_SECS", "StatusView", "display_state", "render_block"]
 
 REFRESH_SECS = 1.0  # at most one redraw of the block's content per second
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # to the start of the line n up, clear to the end
 
 
-def task_state(task: Task, max_restarts: int, printed_this_run: bool) -> str:
-    """`starting` (its current run has printed nothing yet), `restarting n/m`
-    (the same, after a restart), `running`, `exited <code>`, `killed by SIG...`,
-    `stopped` (pure)."""
+def display_state(task: Task, max_restarts: int) -> str:
+    """What the block says of `task`: `starting` (its current run has printed
+    nothing yet), `restarting n/m` (the same, after a restart), `running`,
+    `exited <code>`, `killed by SIG...`, `stopped` (pure; the supervisor's
+    policy has its own states, `trainexec.launch.supervisor.task_state`)."""
     if task.pid is None:
         return "starting"
     if task.running:
-        if not printed_this_run:
+        if not task.lines_this_run:
             return (f"restarting {task.restarts}/{max_restarts}" if task.restarts
                     else "starting")
         return f"running (restarts {task.restarts}/{max_restarts})" if task.restarts \
@@ -167,21 +168,13 @@ class StatusView:
         self._lock = threading.Lock()
         self._block: list[str] = []
         self._drawn = 0  # lines of the block on the screen
-        self._lines_at_start: dict[int, int] = {}  # pid -> the task's line count then
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.logging_stream = _LineStream(self)
 
     # -- what the block says ---------------------------------------------------------------
     def _states(self) -> list[tuple[str, str]]:
-        states = []
-        for task in self._tasks():
-            count = len(task._lines) if task.pid is not None else 0  # no copy: a deque
-            # A first run started with no lines; a restart's, about when it is first seen.
-            first = (self._lines_at_start.setdefault(task.pid, count if task.restarts else 0)
-                     if task.pid else 0)
-            states.append((task.name, task_state(task, self._max_restarts, count > first)))
-        return states
+        return [(task.name, display_state(task, self._max_restarts)) for task in self._tasks()]
 
     def render(self) -> list[str]:
         states = self._states()
