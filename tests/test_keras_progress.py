@@ -16,8 +16,8 @@ from event_files import scalars
 from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster import ClusterConfig
-from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
-                                      format_secs, scalar_logs)
+from trainexec.formatting import format_rate, format_secs
+from trainexec.keras.progress import Progress, ProgressTracker, describe_progress, scalar_logs
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.task_status import TRAINING, read_statuses

@@ -35,7 +35,8 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from trainexec.launch.result import COLLAPSE_OVER, exit_text, name_tasks
+from trainexec.formatting import format_rate, format_secs
+from trainexec.launch.result import crowded_types, exit_text, name_tasks
 from trainexec.launch.task import Task
 from trainexec.task_status import EVALUATION, TRAINING, read_statuses
 
@@ -71,14 +72,6 @@ def _number(value: Any) -> str:
         else str(value)
 
 
-def _secs(secs: Any) -> str:
-    if not isinstance(secs, (int, float)) or not math.isfinite(secs):
-        return "?"
-    secs = int(round(secs))
-    return f"{secs}s" if secs < 60 else f"{secs // 60}m{secs % 60:02d}s" if secs < 3600 \
-        else f"{secs // 3600}h{secs % 3600 // 60:02d}m"
-
-
 def _metrics(metrics: Any) -> str:
     if not isinstance(metrics, Mapping):
         return ""
@@ -93,11 +86,11 @@ def _progress(record: Mapping[str, Any] | None) -> str:
         parts = [f"step {record.get('step')}/{record.get('max_steps')}"]
         rate = record.get("steps_per_sec")
         if isinstance(rate, (int, float)):
-            parts.append(f"{rate:.1f} steps/s")
+            parts.append(f"{format_rate(rate)} steps/s")
         if record.get("step") is not None and record.get("step") == record.get("max_steps"):
             parts.append("done")
         elif record.get("secs_left") is not None:
-            parts.append(f"{_secs(record.get('secs_left'))} left")
+            parts.append(f"{format_secs(record.get('secs_left'))} left")
         metrics = _metrics(record.get("metrics"))
         return "  ".join(parts + ([metrics] if metrics else []))
     if record.get("kind") == EVALUATION:
@@ -113,14 +106,12 @@ def render_block(states: Sequence[tuple[str, str]], records: Mapping[str, Mappin
     of more than `COLLAPSE_OVER` tasks, tasks in the same state without a
     record share a line. Each line is cut to `width` - 1 characters so that
     none wraps (the block is erased by counting lines)."""
-    counts: dict[str, int] = {}
-    for name, _ in states:
-        counts[name.partition(":")[0]] = counts.get(name.partition(":")[0], 0) + 1
+    crowded = crowded_types(name for name, _ in states)
     rows: list[tuple[str, str, str]] = []
     grouped: dict[tuple[str, str], list[str]] = {}
     for name, state in states:
         task_type = name.partition(":")[0]
-        if counts[task_type] > COLLAPSE_OVER and not records.get(name):
+        if task_type in crowded and not records.get(name):
             key = (task_type, state)
             if key not in grouped:
                 grouped[key] = []
@@ -139,7 +130,7 @@ def render_block(states: Sequence[tuple[str, str]], records: Mapping[str, Mappin
     name_width = max([len(r[0]) for r in table] + [4])
     state_width = max([len(r[1]) for r in table] + [5])
     count = f"{len(states)} task" + ("" if len(states) == 1 else "s")
-    header = f"-- trainexec launch: {count}, {_secs(elapsed_secs)} --"
+    header = f"-- trainexec launch: {count}, {format_secs(elapsed_secs)} --"
     lines = [header] + [f"{n.ljust(name_width)}  {s.ljust(state_width)}  {p}".rstrip()
                         for n, s, p in table]
     limit = max(width - 1, 10)
