@@ -7,7 +7,8 @@ import types
 
 import pytest
 
-from trainexec.launch.status_view import StatusView, display_state, render_block
+from trainexec.launch.status_view import (StatusView, display_state, render_block,
+                                         same_terminal)
 from trainexec.launch.task import Task
 
 
@@ -110,3 +111,52 @@ def test_a_restarted_task_is_running_once_its_new_run_prints_even_past_the_line_
         assert view.render()[1].split()[1:] == (["running", "(restarts", "1/3)"] if run
                                                 else ["running"])
     assert len(task.output_lines()) == 5 and len(written) == 11
+
+
+def test_the_view_is_for_stdout_and_stderr_on_one_terminal(tmp_path):
+    import os
+    import pty
+
+    first, second = pty.openpty(), pty.openpty()
+    files = []
+    try:
+        def tty(fd):
+            files.append(open(os.dup(fd), "w"))
+            return files[-1]
+
+        log = open(tmp_path / "log", "w")
+        files.append(log)
+        assert same_terminal(tty(first[1]), tty(first[1]))
+        assert not same_terminal(tty(first[1]), log)          # 2>file
+        assert not same_terminal(log, tty(first[1]))          # >file
+        assert not same_terminal(tty(first[1]), tty(second[1]))  # two terminals
+        assert not same_terminal(io.StringIO(), io.StringIO())
+    finally:
+        for f in files:
+            f.close()
+        for fd in (*first, *second):
+            os.close(fd)
+
+
+def test_while_it_shows_log_records_and_stderr_go_above_the_block_then_are_given_back(
+        monkeypatch):
+    import logging
+    import sys
+
+    root = logging.getLogger()
+    before = logging.StreamHandler(io.StringIO())
+    monkeypatch.setattr(root, "handlers", [before])
+    stderr, screen = sys.stderr, io.StringIO()
+    view = StatusView(screen, lambda: [], lambda: None, 0, width=lambda: 80, now=lambda: 0.0)
+    view.start()
+    try:
+        logging.getLogger("trainexec.launch.cluster").warning("restarting worker:0")
+        print("a warning", file=sys.stderr)
+    finally:
+        view.close()
+    assert root.handlers == [before] and sys.stderr is stderr
+    logging.getLogger("trainexec.launch.cluster").warning("after")
+    shown = screen.getvalue()
+    assert "[launch] restarting worker:0\n-- trainexec launch" in shown
+    assert "\x1b[J" + "a warning\n-- trainexec launch" in shown
+    assert "after" not in shown and before.stream.getvalue() == "after\n"

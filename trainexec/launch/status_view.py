@@ -9,11 +9,15 @@ directory (`trainexec.task_status`: the `KerasTrainer` chief and every
 trainexec evaluator do). A task that writes none, as in a hand-written job,
 shows its process state only.
 
-The block only exists on a terminal: the CLI turns it on when stdout is a
-tty and `--no-status` is not given. Each log line is written above it (the
-block is erased, the line written, the block drawn again), so the logs stay
-exactly the lines the tasks printed; off a terminal nothing here runs and the
-output is the logs alone, with no control characters.
+The block only exists on a terminal: the CLI turns it on when stdout and
+stderr are the same terminal (`same_terminal`) and `--no-status` is not
+given. Each log line is written above it (the block is erased, the line
+written, the block drawn again), so the logs stay exactly the lines the tasks
+printed. From `start()` to `close()` the launcher's own log records (the root
+logger's) and whatever it writes to `sys.stderr` go above the block too, to
+the same terminal; `close()` puts the previous handlers and `sys.stderr`
+back. Off a terminal nothing here runs and the output is the logs alone, with
+no control characters.
 
 `display_state` and `render_block` are pure; `StatusView` draws.
 
@@ -22,15 +26,18 @@ Example::
     view = StatusView(sys.stdout, lambda: cluster.tasks, lambda: cluster.launch_dir,
                       max_restarts=3)
     cluster.output = view          # log lines go above the block
-    view.start()
+    view.start()                   # log records and stderr above the block, too
     ...
-    view.close()                   # erases the block
+    view.close()                   # erases the block, gives logging and stderr back
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import shutil
+import sys
 import threading
 import time
 from typing import Any, Callable, Mapping, Sequence, TextIO
@@ -40,11 +47,27 @@ from trainexec.launch.result import crowded_types, exit_text, name_tasks
 from trainexec.launch.task import Task
 from trainexec.task_status import EVALUATION, TRAINING, read_statuses
 
-__all__ = ["REFRESH_SECS", "StatusView", "display_state", "render_block"]
+__all__ = ["LOG_FORMAT", "REFRESH_SECS", "StatusView", "display_state", "render_block",
+           "same_terminal"]
+
+LOG_FORMAT = "[launch] %(message)s"  # the launcher's own log records
 
 REFRESH_SECS = 1.0  # at most one redraw of the block's content per second
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # to the start of the line n up, clear to the end
+
+
+def same_terminal(stdout: Any, stderr: Any) -> bool:
+    """True when `stdout` and `stderr` are both the same terminal: only then can
+    the block stay below everything the launcher prints (a `2>file` keeps its
+    own output, and nothing erases lines it did not count)."""
+    try:
+        if not (stdout.isatty() and stderr.isatty()):
+            return False
+        out, err = os.fstat(stdout.fileno()), os.fstat(stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # not a real file (closed, replaced)
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
 
 
 def display_state(task: Task, max_restarts: int) -> str:
@@ -161,7 +184,8 @@ class StatusView:
         self._drawn = 0  # lines of the block on the screen
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.logging_stream = _LineStream(self)
+        self.logging_stream = _LineStream(self, stream)
+        self._given_back: tuple[list[logging.Handler], Any] | None = None
 
     # -- what the block says ---------------------------------------------------------------
     def _states(self) -> list[tuple[str, str]]:
@@ -204,6 +228,10 @@ class StatusView:
             self._stream.flush()
 
     def start(self) -> "StatusView":
+        """Draws the block and redraws it every `REFRESH_SECS`; until `close()`,
+        the root logger's records (in `LOG_FORMAT`) and `sys.stderr` writes go
+        above it."""
+        self._take_logs()
         self.refresh()
         self._thread = threading.Thread(target=self._run, name="trainexec-status",
                                         daemon=True)
@@ -226,14 +254,55 @@ class StatusView:
             self._erase()
             self._block = []
             self._stream.flush()
+        self._give_logs_back()
+
+    def _take_logs(self) -> None:
+        root = logging.getLogger()
+        self._given_back = (list(root.handlers), sys.stderr)
+        handler = logging.StreamHandler(self.logging_stream)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        for previous in root.handlers:
+            root.removeHandler(previous)
+        root.addHandler(handler)
+        sys.stderr = self.logging_stream
+
+    def _give_logs_back(self) -> None:
+        if self._given_back is None:
+            return
+        handlers, stderr = self._given_back
+        self._given_back = None
+        self.logging_stream.write("\n" if self.logging_stream.pending() else "")
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        if sys.stderr is self.logging_stream:
+            sys.stderr = stderr
 
 
 class _LineStream:
-    """A file-like for `logging.StreamHandler`: whole lines go above the block."""
+    """A file-like for `logging.StreamHandler` and `sys.stderr`: whole lines go
+    above the block (on `terminal`, which also stands for it as a file)."""
 
-    def __init__(self, view: StatusView) -> None:
+    def __init__(self, view: StatusView, terminal: TextIO) -> None:
         self._view = view
+        self._terminal = terminal
         self._partial = ""
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._terminal, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        return self._terminal.isatty()
+
+    def fileno(self) -> int:
+        return self._terminal.fileno()
+
+    def pending(self) -> bool:
+        """Whether a line was begun and not ended."""
+        return bool(self._partial)
 
     def write(self, text: str) -> int:
         self._partial += text
