@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, Mapping
 from trainexec.clock import Clock, SystemClock
 from trainexec.formatting import format_rate, format_secs
 
-__all__ = ["Progress", "ProgressTracker", "describe_progress", "log_progress", "progress_callback", "replicas_summed", "scalar_logs"]
+__all__ = ["Progress", "ProgressTracker", "describe_progress", "log_progress",
+           "progress_callback", "replicas_summed", "scalar_logs"]
 
 logger = logging.getLogger(__name__)
 
