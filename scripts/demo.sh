@@ -22,8 +22,15 @@ case "${1:-}" in
   *) echo "demo.sh: unknown job '$1' (keras, keras-ps or estimator)" >&2; exit 2 ;;
 esac
 cd "$ROOT"
-# The launcher hides TensorFlow's C++ INFO lines by itself; 3 also hides the errors of
-# looking for a GPU that this machine does not have.
+# The launcher's quiet start (TF_CPP_MIN_LOG_LEVEL=1 unless set) hides TensorFlow's C++
+# INFO lines, even those TensorFlow 2.19+ prints before reading the variable. The demo
+# asks for 3, not 1, because at 1 each task still prints C++ errors and warnings that say
+# nothing about the job: "failed call to cuInit: ... UNKNOWN ERROR (303)" (every task
+# looking for a GPU driver this machine does not have), "Input of
+# GeneratorDatasetOp::Dataset will not be optimized" (the embedded data), and, as
+# MultiWorkerMirroredStrategy workers leave after the chief, "BaseCollectiveExecutor::
+# StartAbort UNAVAILABLE ... coordination service" with its gRPC details. The launcher
+# holds every task's C++ lines to this level too (`trainexec.launch.quiet_start`).
 export TF_CPP_MIN_LOG_LEVEL=3
 MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$MODE-$(date +%Y%m%d-%H%M%S)}"
 echo "[demo] $MODE job, model_dir: $MODEL_DIR"

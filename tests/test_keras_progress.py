@@ -3,6 +3,7 @@ progress is reported and what a report says (on a fake clock), the lines a real 
 KerasTrainer run logs, and its TensorBoard summaries read back with TensorBoard's reader.
 A MultiWorkerMirroredStrategy job's are in tests/cluster/test_keras_trainer_clusters.py."""
 
+import json
 import logging
 import os
 import sys
@@ -15,10 +16,12 @@ from event_files import scalars
 from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster import ClusterConfig
+from trainexec.formatting import format_rate, format_secs
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
-                                      format_secs, progress_callback, scalar_logs)
+                                      progress_callback, scalar_logs)
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.task_status import TRAINING, read_statuses
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
@@ -183,3 +186,56 @@ class StepsAndMetrics(ContinuousEvalListener):
     def after_eval(self, eval_result):
         self.metrics[eval_result.global_step] = dict(eval_result.metrics)
         return True
+
+
+def _open_files_under(directory):
+    """The files under `directory` this process holds open (Linux /proc)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(directory) + os.sep):
+            found.append(target)
+    return found
+
+
+@pytest.mark.keras
+def test_a_finished_run_leaves_no_event_file_open(tmp_path):
+    """The summary writers are closed when training and its evaluations end, so a
+    long-lived process (a notebook, a test session) running many jobs keeps no file
+    handles of the finished ones."""
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
+                           log_step_count_steps=20)
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig())
+    assert scalars(tmp_path)["loss"] and scalars(tmp_path / "eval")["loss"]
+    assert _open_files_under(tmp_path) == []
+    # The evaluator task of the same (finished) run: its writer is closed too.
+    evaluator = ClusterConfig.from_env({"TF_CONFIG": json.dumps({
+        "cluster": {"chief": ["localhost:2222"]}, "task": {"type": "evaluator", "index": 0}})})
+    metrics, _ = run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                               EvalSpec(keras_toy.eval_dataset, steps=None,
+                                        start_delay_secs=0, throttle_secs=0, name="again"),
+                               evaluator, clock=FakeClock())  # no real wait for the record
+    assert metrics["global_step"] == 40 and scalars(tmp_path / "eval_again")["loss"]
+    assert _open_files_under(tmp_path) == []
+
+
+@pytest.mark.keras
+def test_without_progress_lines_or_summaries_the_launcher_still_gets_the_status(
+        tmp_path, monkeypatch):
+    """log_step_count_steps=None and summaries=False silence the logs and TensorBoard,
+    not the live view of `trainexec launch`."""
+    launch_dir = tmp_path / "launch"
+    monkeypatch.setenv("TRAINEXEC_LAUNCH_DIR", str(launch_dir))
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path / "model"),
+                           save_checkpoints_steps=20, log_step_count_steps=None,
+                           summaries=False)
+    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+                  EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
+                           throttle_secs=0), ClusterConfig())
+    record = read_statuses(str(launch_dir), ["local"])["local"]
+    assert record["kind"] == TRAINING and (record["step"], record["max_steps"]) == (40, 40)

@@ -7,31 +7,34 @@ import types
 
 import pytest
 
-from trainexec.launch.status_view import StatusView, render_block, task_state
+from trainexec.launch.status_view import (StatusView, display_state, render_block,
+                                         same_terminal)
 from trainexec.launch.task import Task
 
 
-def _task(index=0, pid=None, returncode=None, stopped=False, restarts=0, task_type="worker"):
+def _task(index=0, pid=None, returncode=None, stopped=False, restarts=0, task_type="worker",
+          lines=0):
     task = Task(task_type, index, "{}", None)
     if pid is not None:
         task._proc = types.SimpleNamespace(pid=pid)
     task.returncode, task.stopped, task.restarts = returncode, stopped, restarts
+    task.lines_this_run = lines
     return task
 
 
-@pytest.mark.parametrize("task, printed, state", [
-    (_task(), False, "starting"),
-    (_task(pid=1), False, "starting"),
-    (_task(pid=1), True, "running"),
-    (_task(pid=1, restarts=1), False, "restarting 1/3"),
-    (_task(pid=1, restarts=2), True, "running (restarts 2/3)"),
-    (_task(pid=1, returncode=0), True, "exited 0"),
-    (_task(pid=1, returncode=170), True, "exited 170"),
-    (_task(pid=1, returncode=-9), True, "killed by SIGKILL"),
-    (_task(pid=1, returncode=-15, stopped=True), True, "stopped"),
+@pytest.mark.parametrize("task, state", [
+    (_task(), "starting"),
+    (_task(pid=1), "starting"),
+    (_task(pid=1, lines=1), "running"),
+    (_task(pid=1, restarts=1), "restarting 1/3"),
+    (_task(pid=1, restarts=2, lines=3), "running (restarts 2/3)"),
+    (_task(pid=1, returncode=0, lines=1), "exited 0"),
+    (_task(pid=1, returncode=170), "exited 170"),
+    (_task(pid=1, returncode=-9, lines=1), "killed by SIGKILL"),
+    (_task(pid=1, returncode=-15, stopped=True, lines=1), "stopped"),
 ])
-def test_task_state(task, printed, state):
-    assert task_state(task, 3, printed) == state
+def test_display_state(task, state):
+    assert display_state(task, 3) == state
 
 
 RECORDS = {
@@ -76,3 +79,84 @@ def test_log_lines_go_above_the_block_and_closing_erases_it():
         "\x1b[2F\x1b[J[chief:0] hello\n-- trainexec launch: 1 task, 0s --\nchief:0  starting\n"
         "\x1b[2F\x1b[J[launch] started\n-- trainexec launch: 1 task, 0s --\nchief:0  starting\n"
         "\x1b[2F\x1b[J")
+
+
+def test_a_restarted_task_is_running_once_its_new_run_prints_even_past_the_line_cap(
+        monkeypatch, tmp_path):
+    """A task keeps at most MAX_LINES lines; past that cap the view still sees its next
+    run print (it shows `running`, not `restarting 1/3` for ever)."""
+    import sys
+
+    from trainexec.launch import processes, task as task_module
+    from trainexec.launch.orphan_reaper import OrphanReaper
+
+    monkeypatch.setattr(task_module, "MAX_LINES", 5)
+    go = tmp_path / "go"
+    task, reaper, written = Task("worker", 0, "{}", None), OrphanReaper(), []
+    view = StatusView(io.StringIO(), lambda: [task], lambda: None, 3, width=lambda: 80,
+                      now=lambda: 0.0)
+    runs = ["for i in range(8): print(i)",  # fills the task's lines past the cap
+            f"import os, time\nwhile not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
+            "for i in range(3): print(i)"]
+    for run, program in enumerate(runs):
+        task.restarts = run
+        proc = processes.start(task, [sys.executable, "-c", program], {}, None, reaper,
+                               written.append)
+        if run:
+            assert view.render()[1].split()[1:] == ["restarting", "1/3"]
+            go.write_text("")
+        assert proc.wait(30) == 0
+        task._reader.join(30)
+        reaper.forget(proc.pid)
+        assert view.render()[1].split()[1:] == (["running", "(restarts", "1/3)"] if run
+                                                else ["running"])
+    assert len(task.output_lines()) == 5 and len(written) == 11
+
+
+def test_the_view_is_for_stdout_and_stderr_on_one_terminal(tmp_path):
+    import os
+    import pty
+
+    first, second = pty.openpty(), pty.openpty()
+    files = []
+    try:
+        def tty(fd):
+            files.append(open(os.dup(fd), "w"))
+            return files[-1]
+
+        log = open(tmp_path / "log", "w")
+        files.append(log)
+        assert same_terminal(tty(first[1]), tty(first[1]))
+        assert not same_terminal(tty(first[1]), log)          # 2>file
+        assert not same_terminal(log, tty(first[1]))          # >file
+        assert not same_terminal(tty(first[1]), tty(second[1]))  # two terminals
+        assert not same_terminal(io.StringIO(), io.StringIO())
+    finally:
+        for f in files:
+            f.close()
+        for fd in (*first, *second):
+            os.close(fd)
+
+
+def test_while_it_shows_log_records_and_stderr_go_above_the_block_then_are_given_back(
+        monkeypatch):
+    import logging
+    import sys
+
+    root = logging.getLogger()
+    before = logging.StreamHandler(io.StringIO())
+    monkeypatch.setattr(root, "handlers", [before])
+    stderr, screen = sys.stderr, io.StringIO()
+    view = StatusView(screen, lambda: [], lambda: None, 0, width=lambda: 80, now=lambda: 0.0)
+    view.start()
+    try:
+        logging.getLogger("trainexec.launch.cluster").warning("restarting worker:0")
+        print("a warning", file=sys.stderr)
+    finally:
+        view.close()
+    assert root.handlers == [before] and sys.stderr is stderr
+    logging.getLogger("trainexec.launch.cluster").warning("after")
+    shown = screen.getvalue()
+    assert "[launch] restarting worker:0\n-- trainexec launch" in shown
+    assert "\x1b[J" + "a warning\n-- trainexec launch" in shown
+    assert "after" not in shown and before.stream.getvalue() == "after\n"

@@ -65,6 +65,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(0, "foundation", (
         "trainexec.errors",
         "trainexec.clock",
+        "trainexec.formatting",
         "trainexec.task_types",
         "trainexec.lazy_exports",
         "trainexec.installation",

@@ -128,8 +128,8 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "OnFailure and Always any failure, Never none; with --from, every "
                         "replica's instead of its own")
     parser.add_argument("--no-status", dest="status", action="store_false",
-                        help="no live status block below the logs (shown only when the "
-                        "output is a terminal: each task's state, the chief's step, rate "
+                        help="no live status block below the logs (shown only when "
+                        "stdout and stderr are one terminal: each task's state, the chief's step, rate "
                         "and time left, the evaluator's last metrics)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program to run, after --")
     parser.set_defaults(run=_run_launch)
@@ -223,11 +223,12 @@ def _print_plan(cluster: LocalCluster) -> int:
 
 def _run_cluster(cluster: LocalCluster, timeout: float | None, status: bool = False) -> int:
     """Runs a built cluster to its end, printing its header and summary; its exit status.
-    With `status` and a terminal, a live status block stays below the logs."""
+    With `status` and a terminal, a live status block stays below the logs (the
+    launcher's own log records, on stderr, go above it while it shows)."""
     view = _status_view(cluster) if status else None
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[launch] %(message)s",
-                            stream=view.logging_stream if view else sys.stderr)
+                            stream=sys.stderr)
     print(f"trainexec launch: {cluster.describe()}", flush=True)
     if view is not None:
         view.start()
@@ -255,10 +256,11 @@ def _run_cluster(cluster: LocalCluster, timeout: float | None, status: bool = Fa
 
 
 def _status_view(cluster: LocalCluster) -> Any:
-    """The live status block, when stdout is a terminal (else None)."""
-    if not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
+    """The live status block, when stdout and stderr are the same terminal (else None)."""
+    from trainexec.launch.status_view import StatusView, same_terminal
+
+    if not same_terminal(sys.stdout, sys.stderr) or os.environ.get("TERM") == "dumb":
         return None
-    from trainexec.launch.status_view import StatusView
 
     view = StatusView(sys.stdout, lambda: cluster.tasks, lambda: cluster.launch_dir,
                       cluster.max_restarts)

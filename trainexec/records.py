@@ -92,12 +92,17 @@ def atomic_write_text(path: str, text: str) -> None:
     """Writes `text` to `path` via a temporary file and a rename.
 
     When the write or the rename fails, the temporary file is removed and the
-    error raised: nothing is left beside `path`.
+    error raised: nothing is left beside `path`. A local path is written with
+    `os` (no TensorFlow loaded: the launcher's directory is written this way by
+    tasks that may not use TensorFlow), a URL (gs://...) with `tf.io.gfile`.
     """
+    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+    if "://" not in path:
+        _write_local(path, tmp, text)
+        return
     import tensorflow as tf
 
     tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
     try:
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
@@ -107,6 +112,22 @@ def atomic_write_text(path: str, text: str) -> None:
             if tf.io.gfile.exists(tmp):
                 tf.io.gfile.remove(tmp)
         except tf.errors.OpError as err:
+            logger.warning("Could not remove the temporary file %s: %s", tmp, err)
+        raise
+
+
+def _write_local(path: str, tmp: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except FileNotFoundError:
+            pass
+        except OSError as err:
             logger.warning("Could not remove the temporary file %s: %s", tmp, err)
         raise
 

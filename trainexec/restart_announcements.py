@@ -42,7 +42,7 @@ import logging
 import os
 from typing import Iterable, Mapping
 
-from trainexec.records import task_file_name
+from trainexec.records import atomic_write_text, task_file_name
 
 __all__ = ["LAUNCH_DIR_ENV", "RestartRule", "announce", "read_rules"]
 
@@ -90,11 +90,8 @@ def announce(rule: RestartRule, environ: Mapping[str, str] | None = None) -> str
     if not directory:
         return None
     path = os.path.join(directory, task_file_name(rule.task))
-    temporary = f"{path}.tmp-{os.getpid()}"
     try:
-        with open(temporary, "w") as f:
-            f.write(rule.to_json())
-        os.replace(temporary, path)
+        atomic_write_text(path, rule.to_json())
     except OSError as err:
         logger.warning("Could not tell the launcher this task's restart group (%s=%s: "
                        "%s); if it fails, the launcher restarts it alone", LAUNCH_DIR_ENV,

@@ -7,7 +7,9 @@ atomically: the training chief its latest progress (step, max_steps,
 metrics, steps per second, time left; `trainexec.keras.progress`), the
 evaluator its latest evaluation (step and metrics). The launcher's live view
 (`trainexec.launch.status_view`) reads them back with `read_statuses`; a task
-that writes none (a hand-written job) shows its process state only.
+that writes none (a hand-written job) shows its process state only. A
+record's `time` is the reporter's clock (`SystemClock`: `time.monotonic`,
+which the launcher on the same machine shares).
 
 Example::
 
@@ -23,9 +25,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
 from typing import Any, Iterable, Mapping
 
+from trainexec.clock import Clock, SystemClock
+from trainexec.records import atomic_write_text, task_file_name
 from trainexec.restart_announcements import LAUNCH_DIR_ENV
 
 __all__ = ["EVALUATION", "STATUS_DIR", "TRAINING", "StatusReporter", "read_statuses"]
@@ -37,25 +40,22 @@ TRAINING = "training"
 EVALUATION = "evaluation"
 
 
-def _file_name(task: str) -> str:
-    return task.replace(":", "-") + ".json"
-
-
 class StatusReporter:
     """Writes one task's status record into the launcher's directory."""
 
-    def __init__(self, launch_dir: str, task: str) -> None:
+    def __init__(self, launch_dir: str, task: str, clock: Clock | None = None) -> None:
         self.directory = os.path.join(launch_dir, STATUS_DIR)
         self.task = task
+        self._clock = clock or SystemClock()
         self._failed = False
 
     @classmethod
-    def from_env(cls, task: str, environ: Mapping[str, str] | None = None
-                 ) -> "StatusReporter | None":
+    def from_env(cls, task: str, environ: Mapping[str, str] | None = None,
+                 clock: Clock | None = None) -> "StatusReporter | None":
         """A reporter when a launcher set `TRAINEXEC_LAUNCH_DIR`, else None."""
         environ = os.environ if environ is None else environ
         directory = environ.get(LAUNCH_DIR_ENV)
-        return cls(directory, task) if directory else None
+        return cls(directory, task, clock) if directory else None
 
     def report(self, kind: str, data: Mapping[str, Any]) -> bool:
         """Replaces the task's record with `{"task", "kind", "time", **data}`.
@@ -63,13 +63,10 @@ class StatusReporter:
         A failed write is logged once and otherwise ignored: the view is a
         convenience, never a reason to stop a task.
         """
-        path = os.path.join(self.directory, _file_name(self.task))
-        temporary = f"{path}.tmp-{os.getpid()}"
+        path = os.path.join(self.directory, task_file_name(self.task))
         try:
-            os.makedirs(self.directory, exist_ok=True)
-            with open(temporary, "w") as f:
-                json.dump({"task": self.task, "kind": kind, "time": time.time(), **data}, f)
-            os.replace(temporary, path)
+            atomic_write_text(path, json.dumps(
+                {"task": self.task, "kind": kind, "time": self._clock.now(), **data}))
         except (OSError, TypeError, ValueError) as err:
             if not self._failed:
                 logger.debug("Could not write the status record for the launcher (%s): %s",
@@ -87,7 +84,7 @@ def read_statuses(launch_dir: str | None, tasks: Iterable[str]) -> dict[str, dic
         return statuses
     for task in tasks:
         try:
-            with open(os.path.join(launch_dir, STATUS_DIR, _file_name(task))) as f:
+            with open(os.path.join(launch_dir, STATUS_DIR, task_file_name(task))) as f:
                 record = json.load(f)
         except (OSError, ValueError):
             continue

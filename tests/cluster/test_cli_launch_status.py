@@ -40,11 +40,12 @@ LOGS = [f"[{task}] {task} at {step}" for task in ("chief:0", "worker:0", "evalua
         for step in (50, 100)]
 
 
-def _run_on_a_terminal(*args: str, timeout: float = 60) -> tuple[int, str]:
-    """`trainexec launch ARGS` with a pseudo-terminal as stdout and stderr."""
+def _run_on_a_terminal(*args: str, timeout: float = 60, stderr=None) -> tuple[int, str]:
+    """`trainexec launch ARGS` with a pseudo-terminal as stdout and stderr (or `stderr`)."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(cli(*args), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, env=dict(os.environ, TERM="xterm"))
+                            stderr=slave if stderr is None else stderr,
+                            env=dict(os.environ, TERM="xterm"))
     os.close(slave)
     output, deadline = b"", time.monotonic() + timeout
     try:
@@ -120,3 +121,19 @@ def test_under_a_pipe_and_with_no_status_the_output_is_the_logs_alone():
             line for line in lines if re.match(r"\[\w+:\d\] \w+:\d at \d+$", line)]
         assert sorted(line for line in lines if line in LOGS) == sorted(LOGS)
     assert piped.stdout.splitlines()[-2].startswith("job succeeded")
+
+
+def test_with_stderr_elsewhere_there_is_no_block_and_the_launchers_logs_stay_on_stderr(
+        tmp_path):
+    """`trainexec launch ... 2>file` on a terminal: the block could not stay below what
+    goes to the file, so there is none; the launcher's own `[launch]` lines go to the
+    file, as without a terminal."""
+    with open(tmp_path / "stderr", "w") as err:
+        code, terminal = _run_on_a_terminal(*ARGS, stderr=err)
+    assert code == 0, terminal
+    logged = (tmp_path / "stderr").read_text()
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", terminal), repr(terminal)
+    assert "-- trainexec launch" not in terminal and "[launch]" not in terminal
+    assert re.search(r"^\[launch\] started chief:0 ", logged, re.M), logged
+    assert sorted(line for line in terminal.splitlines() if line in LOGS) == sorted(LOGS)
+    assert re.search(r"^job succeeded", terminal, re.M), terminal

@@ -6,8 +6,10 @@ Local runs, in this process, are tests/test_keras_trainer.py.
 """
 
 import json
+import math
 import os
 import re
+import statistics
 import sys
 
 import pytest
@@ -95,7 +97,7 @@ def _evaluated(lines):
     return found
 
 
-def _check_summaries_and_progress(model_dir, lines, max_steps, every):
+def _check_summaries_and_progress(model_dir, lines, max_steps, every, replicas):
     """The chief's progress lines and TensorBoard summaries, read back with TensorBoard's
     reader: training scalars under model_dir at every progress step, the evaluator's
     metrics under model_dir/eval at each evaluated checkpoint's step, as it logged them."""
@@ -117,9 +119,17 @@ def _check_summaries_and_progress(model_dir, lines, max_steps, every):
         for name, value in metrics.items():
             if name != "global_step":
                 assert evaluation[name][step] == pytest.approx(value, rel=1e-5), (name, step)
-    # The training loss is the replicas' mean, not their sum (Keras 2 adds them up).
-    final_loss = training["loss"][max_steps]
-    assert 0.5 < final_loss / logged[max_steps]["loss"] < 2, (final_loss, logged[max_steps])
+    # The training loss is the replicas' mean, not their sum (Keras 2 adds them up). At a
+    # step both recorded, fit's loss (of one 48-sample batch, one step before the
+    # checkpoint) sits near the checkpoint's evaluation loss: 1.28-1.32 times it at step
+    # 200 with this seeded data, on Keras 3 and tf_keras; a sum would sit near `replicas`
+    # times that. So the ratios' geometric mean must be closer to 1 than to `replicas` on
+    # a log scale (for 3 replicas: between 0.58 and 1.73).
+    common = sorted(set(training["loss"]) & set(logged))
+    ratio = math.exp(statistics.fmean(
+        math.log(training["loss"][step] / logged[step]["loss"]) for step in common))
+    assert replicas ** -0.5 < ratio < replicas ** 0.5, (ratio, replicas, common, training,
+                                                        logged)
 
 
 def test_multi_worker_mirrored_cluster(tmp_path):
@@ -129,7 +139,7 @@ def test_multi_worker_mirrored_cluster(tmp_path):
         args=["--max-steps", "200", "--model", "custom", "--result-file", str(result_file),
               "--log-step-count-steps", "50"])
     _check_final(model_dir, result_file, 200, "custom")
-    _check_summaries_and_progress(model_dir, lines, 200, 50)
+    _check_summaries_and_progress(model_dir, lines, 200, 50, replicas=3)  # chief, 2 workers
     for task in ("chief:0", "worker:0", "worker:1"):
         assert _said(lines, task, f"Role: {task} trains (MultiWorkerMirroredStrategy)")
         assert os.path.exists(os.path.join(model_dir, "trainexec", "finished",

@@ -52,7 +52,7 @@ def evaluate_until_done(target: EvaluationTarget, eval_spec: EvalSpec, max_steps
     state_dir = estimator_state_dir(target.model_dir, eval_spec.name)
     what = (f"the evaluator task ({task_name}) of {target.model_dir}"
             + (f", evaluation {eval_spec.name!r}" if eval_spec.name else ""))
-    status = EvaluationStatus.from_env(task_name, target.model_dir)  # for trainexec launch
+    status = EvaluationStatus.from_env(task_name, target.model_dir, clock)  # for the launcher
     if status is not None:
         listener = ListenerList([listener, status])
     with EvaluatorLease(state_dir, what) as lease:

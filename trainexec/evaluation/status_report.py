@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
+from trainexec.clock import Clock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus
 from trainexec.evaluation.target import GLOBAL_STEP
@@ -56,8 +57,9 @@ class EvaluationStatus(ContinuousEvalListener):
         self.model_dir = str(model_dir)
 
     @classmethod
-    def from_env(cls, task_name: str, model_dir: str) -> "EvaluationStatus | None":
-        reporter = StatusReporter.from_env(task_name)
+    def from_env(cls, task_name: str, model_dir: str, clock: Clock | None = None
+                  ) -> "EvaluationStatus | None":
+        reporter = StatusReporter.from_env(task_name, clock=clock)
         return cls(reporter, model_dir) if reporter is not None else None
 
     def after_eval(self, eval_result: EvalResult) -> bool:

@@ -7,12 +7,17 @@ evaluator (and its local runs) with `eval_summary_dir(model_dir, name)`:
 `<model_dir>/eval` (`eval_<EvalSpec.name>` for a named evaluation), the
 Estimator's layout, so `tensorboard --logdir <model_dir>` shows the training
 and evaluation curves side by side under the same tags. The Estimator writes
-its own and is not given one. A `SidecarEvaluator` takes it in `listeners`.
+its own and is not given one. A `SidecarEvaluator` takes it in `listeners`. Whoever
+creates one closes it (`close()`) when the evaluations end, releasing its
+event file.
 
 Example::
 
-    SidecarEvaluator(model, data, ckpt_dir,
-                     listeners=[EvalSummaries(os.path.join(ckpt_dir, "eval"))]).start()
+    summaries = EvalSummaries(os.path.join(ckpt_dir, "eval"))
+    try:
+        SidecarEvaluator(model, data, ckpt_dir, listeners=[summaries]).start()
+    finally:
+        summaries.close()
 """
 
 from __future__ import annotations
@@ -58,3 +63,13 @@ class EvalSummaries(ContinuousEvalListener):
             logger.warning("Could not write the evaluation summaries under %s",
                            self.log_dir, exc_info=True)
         return True
+
+    def close(self) -> None:
+        """Flushes and closes the event file; a later evaluation opens a new one."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # as writing: never stops the evaluator
+                logger.warning("Could not close the evaluation summaries under %s",
+                               self.log_dir, exc_info=True)

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from typing import Any, Callable, Iterable, Mapping
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.formatting import format_rate, format_secs
 from trainexec.keras.log_values import log_values
 
-__all__ = ["Progress", "ProgressTracker", "describe_progress", "format_rate", "format_secs",
-           "log_progress", "progress_callback", "replicas_summed", "scalar_logs"]
+__all__ = ["Progress", "ProgressTracker", "describe_progress", "log_progress",
+           "progress_callback", "replicas_summed", "scalar_logs"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,25 +64,6 @@ class Progress:
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "max_steps": self.max_steps, "metrics": dict(self.metrics),
                 "steps_per_sec": self.steps_per_sec, "secs_left": self.secs_left}
-
-
-def format_secs(secs: float | None) -> str:
-    """`42s`, `3m05s`, `1h02m`; `?` when unknown."""
-    if secs is None or not math.isfinite(secs):
-        return "?"
-    secs = max(0, int(round(secs)))
-    if secs < 60:
-        return f"{secs}s"
-    if secs < 3600:
-        return f"{secs // 60}m{secs % 60:02d}s"
-    return f"{secs // 3600}h{secs % 3600 // 60:02d}m"
-
-
-def format_rate(rate: float | None) -> str:
-    """`0.52`, `41.3`, `1840`; `?` when unknown."""
-    if rate is None or not math.isfinite(rate):
-        return "?"
-    return f"{rate:.2f}" if rate < 10 else f"{rate:.1f}" if rate < 1000 else f"{rate:.0f}"
 
 
 def describe_progress(progress: Progress) -> str:

@@ -8,12 +8,17 @@ compiled metrics, `steps_per_sec` and, when the optimizer follows a schedule,
 (`trainexec.evaluation.summaries`), so `tensorboard --logdir model_dir` shows
 both curves under the same tags. It uses a writer of its own and records
 whatever `tf.summary.record_if` a user's `tf.keras.callbacks.TensorBoard`
-has set, so that callback keeps working beside it.
+has set, so that callback keeps working beside it. Whoever creates one closes
+it (`close()`) when training ends, releasing its event file.
 
 Example::
 
-    tracker = ProgressTracker(max_steps, 100, sinks=[log_progress,
-                                                     TrainingSummaries(model_dir)])
+    summaries = TrainingSummaries(model_dir)
+    tracker = ProgressTracker(max_steps, 100, sinks=[log_progress, summaries])
+    try:
+        ...  # train, with progress_callback(tracker)
+    finally:
+        summaries.close()
 """
 
 from __future__ import annotations
@@ -50,3 +55,13 @@ class TrainingSummaries:
             for name, value in scalars.items():
                 tf.summary.scalar(name, value, step=progress.step)
         self._writer.flush()
+
+    def close(self) -> None:
+        """Flushes and closes the event file; a later report opens a new one."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # as a failing sink: never stops training
+                logger.warning("Could not close the training summaries under %s",
+                               self.log_dir, exc_info=True)

@@ -310,13 +310,30 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
     """A TRAIN or TRAIN_AND_EVALUATE plan: trains to max_steps, evaluating its
     own saves for TRAIN_AND_EVALUATE (on a model of its own, off the training
     thread); the job's listener and the results are a local run's."""
-    on_save = None
+    on_save, eval_summaries = None, None
     if plan.action == TRAIN_AND_EVALUATE:
+        eval_summaries = _eval_summaries(trainer, eval_spec)
         on_save = EvaluateOnSave(
             _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
-            ListenerList([listener if plan.is_local else None,
-                          _eval_summaries(trainer, eval_spec)]), clock, _WORDING,
-            run_evaluation=_off_the_training_thread)
+            ListenerList([listener if plan.is_local else None, eval_summaries]), clock,
+            _WORDING, run_evaluation=_off_the_training_thread)
+    try:
+        trained = _train_watched(trainer, plan, strategy, train_spec, on_save, clock)
+        if on_save is not None and trained.checkpoint is not None:
+            on_save.finish(trained.step, trained.checkpoint)
+    finally:
+        if eval_summaries is not None:
+            eval_summaries.close()
+    if on_save is None or not plan.is_local:
+        return None, []  # no evaluation in this role
+    result = on_save.eval_result
+    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
+
+
+def _train_watched(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
+                   train_spec: TrainSpec, on_save: EvaluateOnSave | None,
+                   clock: Clock) -> Any:
+    """`_train_and_record`, a MultiWorkerMirroredStrategy peer watching the chief."""
     if plan.writes_checkpoints:
         clear_training_complete(trainer.model_dir)
     # MultiWorkerMirroredStrategy tasks leave together (see `_train_and_record`).
@@ -329,17 +346,11 @@ def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
                              strategy.cluster.task_name, trainer.model_dir).start()
                 if peers_watch is not None and not plan.writes_checkpoints else None)
     try:
-        trained = _train_and_record(trainer, plan, strategy, train_spec, on_save,
-                                    peers_watch, clock)
+        return _train_and_record(trainer, plan, strategy, train_spec, on_save,
+                                 peers_watch, clock)
     finally:
         if watchdog is not None:
             watchdog.stop()
-    if on_save is not None and trained.checkpoint is not None:
-        on_save.finish(trained.step, trained.checkpoint)
-    if on_save is None or not plan.is_local:
-        return None, []  # no evaluation in this role
-    result = on_save.eval_result
-    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
 
 
 def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
@@ -347,14 +358,23 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
                       peers_watch: FinishedTasks | None, clock: Clock) -> Any:
     """Trains to max_steps, records completion (the chief) and finishing; under
     MultiWorkerMirroredStrategy then waits for every peer (`peers_watch`)."""
-    trained = train_to_max_steps(
-        strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
-        train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
-        (*trainer.callbacks, *_reporting_callbacks(trainer, plan, strategy, train_spec,
-                                                   clock)),
-        trainer.verbose,
-        after_save=(lambda path, step: on_save.after_save(step, path))
-        if on_save is not None else None)
+    summaries = None
+    if plan.writes_checkpoints and trainer.summaries:
+        from trainexec.keras.summaries import TrainingSummaries
+
+        summaries = TrainingSummaries(trainer.model_dir)
+    try:
+        trained = train_to_max_steps(
+            strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
+            train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
+            (*trainer.callbacks, *_reporting_callbacks(trainer, plan, strategy, train_spec,
+                                                       summaries, clock)),
+            trainer.verbose,
+            after_save=(lambda path, step: on_save.after_save(step, path))
+            if on_save is not None else None)
+    finally:
+        if summaries is not None:
+            summaries.close()
     if trained.stopped_early:
         logger.warning("Training %s", trained.reason)
     logger.info("Training finished at step %s", trained.step)
@@ -373,28 +393,32 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
 
 
 def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
-                         train_spec: TrainSpec, clock: Clock) -> list:
-    """The chief's (or a local run's) progress reports: log lines, TensorBoard
-    summaries and the status record `trainexec launch` shows
-    (`trainexec.keras.progress`)."""
-    logs = trainer.log_step_count_steps is not None
-    if not plan.writes_checkpoints or not (logs or trainer.summaries):
+                         train_spec: TrainSpec, summaries: Any, clock: Clock) -> list:
+    """The chief's (or a local run's) progress reports: log lines (unless
+    `log_step_count_steps` is None), TensorBoard `summaries` (when given) and,
+    whatever those two settings, the status record `trainexec launch` shows
+    when it started this task (`trainexec.keras.progress`)."""
+    if not plan.writes_checkpoints:
         return []
     from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
-    from trainexec.keras.summaries import TrainingSummaries
 
-    sinks = [log_progress if logs else None, _status_sink(strategy, trainer.model_dir),
-             TrainingSummaries(trainer.model_dir) if trainer.summaries else None]
+    logs = trainer.log_step_count_steps is not None
+    sinks = [sink for sink in (log_progress if logs else None,
+                               _status_sink(strategy, trainer.model_dir, clock), summaries)
+             if sink is not None]
+    if not sinks:
+        return []
     tracker = ProgressTracker(train_spec.max_steps, trainer.log_step_count_steps or 100,
-                              [sink for sink in sinks if sink is not None], clock)
+                              sinks, clock)
     return [progress_callback(tracker)]
 
 
-def _status_sink(strategy: StrategyPlan, model_dir: str) -> Callable[[Any], None] | None:
+def _status_sink(strategy: StrategyPlan, model_dir: str,
+                 clock: Clock) -> Callable[[Any], None] | None:
     from trainexec.task_status import TRAINING, StatusReporter
 
     reporter = StatusReporter.from_env("local" if strategy.is_local
-                                       else strategy.cluster.task_name)
+                                       else strategy.cluster.task_name, clock=clock)
     if reporter is None:
         return None
     return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
@@ -445,15 +469,18 @@ def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
     evaluator per evaluation, the final export once per run)."""
     from trainexec.evaluation.evaluator_role import evaluate_until_done
 
-    return evaluate_until_done(
-        _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
-        task_name=task_name, clock=clock, poll_secs=poll_secs,
-        idle_timeout_secs=idle_timeout_secs,
-        listener=ListenerList([listener, _eval_summaries(trainer, eval_spec)]))
+    summaries = _eval_summaries(trainer, eval_spec)
+    try:
+        return evaluate_until_done(
+            _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
+            task_name=task_name, clock=clock, poll_secs=poll_secs,
+            idle_timeout_secs=idle_timeout_secs, listener=ListenerList([listener, summaries]))
+    finally:
+        if summaries is not None:
+            summaries.close()
 
 
-def _eval_summaries(trainer: KerasTrainer, eval_spec: EvalSpec
-                    ) -> ContinuousEvalListener | None:
+def _eval_summaries(trainer: KerasTrainer, eval_spec: EvalSpec) -> Any:
     """The evaluation summaries under `model_dir/eval` (`eval_<name>`), or None."""
     if not trainer.summaries:
         return None

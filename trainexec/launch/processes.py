@@ -198,9 +198,11 @@ def start(task: Task, command: Sequence[str], env: Mapping[str, str],
                                 start_new_session=True, preexec_fn=preexec)
         task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
         task._swept = False
+        with task._lines_lock:
+            task.lines_this_run = 0
         task.pids.append(proc.pid)
         reaper.add(proc.pid)
-        task._reader = threading.Thread(target=pump, args=(task, proc.stdout, write),
+        task._reader = threading.Thread(target=pump, args=(task, proc, write),
                                         name=f"launch-{task.name}", daemon=True)
         task._reader.start()
         return proc
@@ -208,14 +210,18 @@ def start(task: Task, command: Sequence[str], env: Mapping[str, str],
     return FORKING_THREAD.run(run)
 
 
-def pump(task: Task, stream: Any, write: Callable[[str], None]) -> None:
-    """Keeps every line of `stream` in `task` and writes it prefixed with the task name."""
+def pump(task: Task, proc: subprocess.Popen, write: Callable[[str], None]) -> None:
+    """Keeps every line of run `proc`'s output in `task` (counted in
+    `task.lines_this_run` while it is the task's current run) and writes it
+    prefixed with the task name."""
     prefix = f"[{task.name}] "
-    with stream:
+    with proc.stdout as stream:
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             with task._lines_lock:
                 task._lines.append(line)
+                if task._proc is proc:  # not the tail of a run already replaced
+                    task.lines_this_run += 1
             write(prefix + line)
 
 

@@ -10,16 +10,18 @@ command, from the status records tasks left (`trainexec.task_status`).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import shlex
 import signal
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from trainexec.exit_codes import ExitCodes
 from trainexec.launch.task import TAIL_LINES, Task
 
-__all__ = ["COLLAPSE_OVER", "JobResult", "TaskOutcome", "exit_text", "failure_reason",
-           "how_it_ended", "name_tasks", "next_steps", "signal_name", "stopped_reason"]
+__all__ = ["COLLAPSE_OVER", "JobResult", "TaskOutcome", "crowded_types", "exit_text",
+           "failure_reason", "how_it_ended", "name_tasks", "next_steps", "signal_name",
+           "stopped_reason"]
 
 # A job type with more tasks than this shows the tasks that ended alike as one row.
 COLLAPSE_OVER = 8
@@ -45,6 +47,14 @@ def _by_type(names: Sequence[str]) -> list[tuple[str, list[int]]]:
         task_type, _, index = name.partition(":")
         groups.setdefault(task_type, []).append(int(index) if index.isdigit() else 0)
     return [(task_type, sorted(indices)) for task_type, indices in groups.items()]
+
+
+def crowded_types(names: Iterable[str]) -> frozenset[str]:
+    """The job types with more than `COLLAPSE_OVER` of the tasks `names`: in
+    the closing table and the live view, their tasks that stand alike share a
+    row."""
+    counts = collections.Counter(name.partition(":")[0] for name in names)
+    return frozenset(task_type for task_type, n in counts.items() if n > COLLAPSE_OVER)
 
 
 def name_tasks(names: Sequence[str]) -> str:
@@ -168,13 +178,11 @@ class JobResult:
 def _rows(tasks: Sequence[TaskOutcome]) -> list[tuple[str, ...]]:
     """One row per task; in a job type of more than `COLLAPSE_OVER` tasks, the
     tasks that exited 0 or were stopped, with the same restarts, share one."""
-    counts: dict[str, int] = {}
-    for task in tasks:
-        counts[task.name.partition(":")[0]] = counts.get(task.name.partition(":")[0], 0) + 1
+    crowded = crowded_types(task.name for task in tasks)
     rows, merged = [], {}
     for task in tasks:
         task_type = task.name.partition(":")[0]
-        if counts[task_type] > COLLAPSE_OVER and task.exit in ("0", "stopped"):
+        if task_type in crowded and task.exit in ("0", "stopped"):
             key = (task_type, task.exit, task.restarts)
             if key not in merged:
                 merged[key] = []

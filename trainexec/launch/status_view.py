@@ -9,51 +9,76 @@ directory (`trainexec.task_status`: the `KerasTrainer` chief and every
 trainexec evaluator do). A task that writes none, as in a hand-written job,
 shows its process state only.
 
-The block only exists on a terminal: the CLI turns it on when stdout is a
-tty and `--no-status` is not given. Each log line is written above it (the
-block is erased, the line written, the block drawn again), so the logs stay
-exactly the lines the tasks printed; off a terminal nothing here runs and the
-output is the logs alone, with no control characters.
+The block only exists on a terminal: the CLI turns it on when stdout and
+stderr are the same terminal (`same_terminal`) and `--no-status` is not
+given. Each log line is written above it (the block is erased, the line
+written, the block drawn again), so the logs stay exactly the lines the tasks
+printed. From `start()` to `close()` the launcher's own log records (the root
+logger's) and whatever it writes to `sys.stderr` go above the block too, to
+the same terminal; `close()` puts the previous handlers and `sys.stderr`
+back. Off a terminal nothing here runs and the output is the logs alone, with
+no control characters.
 
-`task_state` and `render_block` are pure; `StatusView` draws.
+`display_state` and `render_block` are pure; `StatusView` draws.
 
 Example::
 
     view = StatusView(sys.stdout, lambda: cluster.tasks, lambda: cluster.launch_dir,
                       max_restarts=3)
     cluster.output = view          # log lines go above the block
-    view.start()
+    view.start()                   # log records and stderr above the block, too
     ...
-    view.close()                   # erases the block
+    view.close()                   # erases the block, gives logging and stderr back
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import shutil
+import sys
 import threading
 import time
 from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from trainexec.launch.result import COLLAPSE_OVER, exit_text, name_tasks
+from trainexec.formatting import format_rate, format_secs
+from trainexec.launch.result import crowded_types, exit_text, name_tasks
 from trainexec.launch.task import Task
 from trainexec.task_status import EVALUATION, TRAINING, read_statuses
 
-__all__ = ["REFRESH_SECS", "StatusView", "render_block", "task_state"]
+__all__ = ["LOG_FORMAT", "REFRESH_SECS", "StatusView", "display_state", "render_block",
+           "same_terminal"]
+
+LOG_FORMAT = "[launch] %(message)s"  # the launcher's own log records
 
 REFRESH_SECS = 1.0  # at most one redraw of the block's content per second
 
 _UP_AND_CLEAR = "\x1b[{n}F\x1b[J"  # to the start of the line n up, clear to the end
 
 
-def task_state(task: Task, max_restarts: int, printed_this_run: bool) -> str:
-    """`starting` (its current run has printed nothing yet), `restarting n/m`
-    (the same, after a restart), `running`, `exited <code>`, `killed by SIG...`,
-    `stopped` (pure)."""
+def same_terminal(stdout: Any, stderr: Any) -> bool:
+    """True when `stdout` and `stderr` are both the same terminal: only then can
+    the block stay below everything the launcher prints (a `2>file` keeps its
+    own output, and nothing erases lines it did not count)."""
+    try:
+        if not (stdout.isatty() and stderr.isatty()):
+            return False
+        out, err = os.fstat(stdout.fileno()), os.fstat(stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # not a real file (closed, replaced)
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
+
+
+def display_state(task: Task, max_restarts: int) -> str:
+    """What the block says of `task`: `starting` (its current run has printed
+    nothing yet), `restarting n/m` (the same, after a restart), `running`,
+    `exited <code>`, `killed by SIG...`, `stopped` (pure; the supervisor's
+    policy has its own states, `trainexec.launch.supervisor.task_state`)."""
     if task.pid is None:
         return "starting"
     if task.running:
-        if not printed_this_run:
+        if not task.lines_this_run:
             return (f"restarting {task.restarts}/{max_restarts}" if task.restarts
                     else "starting")
         return f"running (restarts {task.restarts}/{max_restarts})" if task.restarts \
@@ -70,14 +95,6 @@ def _number(value: Any) -> str:
         else str(value)
 
 
-def _secs(secs: Any) -> str:
-    if not isinstance(secs, (int, float)) or not math.isfinite(secs):
-        return "?"
-    secs = int(round(secs))
-    return f"{secs}s" if secs < 60 else f"{secs // 60}m{secs % 60:02d}s" if secs < 3600 \
-        else f"{secs // 3600}h{secs % 3600 // 60:02d}m"
-
-
 def _metrics(metrics: Any) -> str:
     if not isinstance(metrics, Mapping):
         return ""
@@ -92,11 +109,11 @@ def _progress(record: Mapping[str, Any] | None) -> str:
         parts = [f"step {record.get('step')}/{record.get('max_steps')}"]
         rate = record.get("steps_per_sec")
         if isinstance(rate, (int, float)):
-            parts.append(f"{rate:.1f} steps/s")
+            parts.append(f"{format_rate(rate)} steps/s")
         if record.get("step") is not None and record.get("step") == record.get("max_steps"):
             parts.append("done")
         elif record.get("secs_left") is not None:
-            parts.append(f"{_secs(record.get('secs_left'))} left")
+            parts.append(f"{format_secs(record.get('secs_left'))} left")
         metrics = _metrics(record.get("metrics"))
         return "  ".join(parts + ([metrics] if metrics else []))
     if record.get("kind") == EVALUATION:
@@ -112,14 +129,12 @@ def render_block(states: Sequence[tuple[str, str]], records: Mapping[str, Mappin
     of more than `COLLAPSE_OVER` tasks, tasks in the same state without a
     record share a line. Each line is cut to `width` - 1 characters so that
     none wraps (the block is erased by counting lines)."""
-    counts: dict[str, int] = {}
-    for name, _ in states:
-        counts[name.partition(":")[0]] = counts.get(name.partition(":")[0], 0) + 1
+    crowded = crowded_types(name for name, _ in states)
     rows: list[tuple[str, str, str]] = []
     grouped: dict[tuple[str, str], list[str]] = {}
     for name, state in states:
         task_type = name.partition(":")[0]
-        if counts[task_type] > COLLAPSE_OVER and not records.get(name):
+        if task_type in crowded and not records.get(name):
             key = (task_type, state)
             if key not in grouped:
                 grouped[key] = []
@@ -138,7 +153,7 @@ def render_block(states: Sequence[tuple[str, str]], records: Mapping[str, Mappin
     name_width = max([len(r[0]) for r in table] + [4])
     state_width = max([len(r[1]) for r in table] + [5])
     count = f"{len(states)} task" + ("" if len(states) == 1 else "s")
-    header = f"-- trainexec launch: {count}, {_secs(elapsed_secs)} --"
+    header = f"-- trainexec launch: {count}, {format_secs(elapsed_secs)} --"
     lines = [header] + [f"{n.ljust(name_width)}  {s.ljust(state_width)}  {p}".rstrip()
                         for n, s, p in table]
     limit = max(width - 1, 10)
@@ -167,21 +182,14 @@ class StatusView:
         self._lock = threading.Lock()
         self._block: list[str] = []
         self._drawn = 0  # lines of the block on the screen
-        self._lines_at_start: dict[int, int] = {}  # pid -> the task's line count then
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.logging_stream = _LineStream(self)
+        self.logging_stream = _LineStream(self, stream)
+        self._given_back: tuple[list[logging.Handler], Any] | None = None
 
     # -- what the block says ---------------------------------------------------------------
     def _states(self) -> list[tuple[str, str]]:
-        states = []
-        for task in self._tasks():
-            count = len(task._lines) if task.pid is not None else 0  # no copy: a deque
-            # A first run started with no lines; a restart's, about when it is first seen.
-            first = (self._lines_at_start.setdefault(task.pid, count if task.restarts else 0)
-                     if task.pid else 0)
-            states.append((task.name, task_state(task, self._max_restarts, count > first)))
-        return states
+        return [(task.name, display_state(task, self._max_restarts)) for task in self._tasks()]
 
     def render(self) -> list[str]:
         states = self._states()
@@ -220,6 +228,10 @@ class StatusView:
             self._stream.flush()
 
     def start(self) -> "StatusView":
+        """Draws the block and redraws it every `REFRESH_SECS`; until `close()`,
+        the root logger's records (in `LOG_FORMAT`) and `sys.stderr` writes go
+        above it."""
+        self._take_logs()
         self.refresh()
         self._thread = threading.Thread(target=self._run, name="trainexec-status",
                                         daemon=True)
@@ -242,14 +254,55 @@ class StatusView:
             self._erase()
             self._block = []
             self._stream.flush()
+        self._give_logs_back()
+
+    def _take_logs(self) -> None:
+        root = logging.getLogger()
+        self._given_back = (list(root.handlers), sys.stderr)
+        handler = logging.StreamHandler(self.logging_stream)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        for previous in root.handlers:
+            root.removeHandler(previous)
+        root.addHandler(handler)
+        sys.stderr = self.logging_stream
+
+    def _give_logs_back(self) -> None:
+        if self._given_back is None:
+            return
+        handlers, stderr = self._given_back
+        self._given_back = None
+        self.logging_stream.write("\n" if self.logging_stream.pending() else "")
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in handlers:
+            root.addHandler(handler)
+        if sys.stderr is self.logging_stream:
+            sys.stderr = stderr
 
 
 class _LineStream:
-    """A file-like for `logging.StreamHandler`: whole lines go above the block."""
+    """A file-like for `logging.StreamHandler` and `sys.stderr`: whole lines go
+    above the block (on `terminal`, which also stands for it as a file)."""
 
-    def __init__(self, view: StatusView) -> None:
+    def __init__(self, view: StatusView, terminal: TextIO) -> None:
         self._view = view
+        self._terminal = terminal
         self._partial = ""
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._terminal, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        return self._terminal.isatty()
+
+    def fileno(self) -> int:
+        return self._terminal.fileno()
+
+    def pending(self) -> bool:
+        """Whether a line was begun and not ended."""
+        return bool(self._partial)
 
     def write(self, text: str) -> int:
         self._partial += text

@@ -27,7 +27,8 @@ class Task:
     `returncode` is None while running (negative: killed by that signal);
     `stopped` is True when the launcher stopped it; `pids` lists every run;
     `restarts` counts automatic and `LocalCluster.restart()` restarts (only
-    automatic ones use up `max_restarts`).
+    automatic ones use up `max_restarts`); `lines_this_run` counts the lines
+    the current run has printed (0 until it prints, again after a restart).
     """
 
     task_type: str
@@ -42,6 +43,7 @@ class Task:
     started_at: float | None = None  # time.monotonic() of the first run
     ended_at: float | None = None
     pids: list[int] = dataclasses.field(default_factory=list)
+    lines_this_run: int = 0
     _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
     _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
     _crashes_restarted: int = dataclasses.field(default=0, repr=False)  # restarts it caused
