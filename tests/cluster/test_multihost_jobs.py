@@ -204,7 +204,9 @@ def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
              "phase": outcome.phase, "wall_secs": outcome.wall_secs,
              "recovery_secs": recovery,
              "restarts": sum(e.what == "restarting" for e in outcome.events),
-             "exits": [(e.pod, e.code) for e in outcome.events if e.what == "exited"]})
+             "exits": [(e.pod, e.code, round(e.at - outcome.started, 1))
+                       for e in outcome.events if e.what == "exited"],
+             "succeeded_at": outcome.ended and round(outcome.ended - outcome.started, 1)})
     assert outcome.phase == SUCCEEDED, f"{outcome.reason}\n{tail}"
     late = left + _late_pods(outcome, fault_ends)
     assert late == [], (f"still running {SETTLE_SECS:g}s after the chief succeeded (or the "
