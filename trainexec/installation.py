@@ -70,12 +70,6 @@ class Installation:
                    legacy_keras_selected=environ.get("TF_USE_LEGACY_KERAS") in
                    ("1", "true", "True"))
 
-    @property
-    def keras_3(self) -> bool:
-        """Whether `tf.keras` is Keras 3 here."""
-        return (self.tensorflow is not None and _minor(self.tensorflow) >= (2, 16)
-                and not (self.legacy_keras_selected and self.tf_keras_installed))
-
     def notes(self) -> dict[str, str]:
         """For each trainer that cannot train a cluster here, why and the fix."""
         if self.tensorflow is None:

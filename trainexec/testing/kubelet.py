@@ -33,7 +33,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import signal
