@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -22,6 +21,7 @@ import time
 import pytest
 
 from tf_lines import estimator_missing
+from trainexec import checkpoints
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
 from trainexec.testing.netns import TestBed, unavailable
 
@@ -64,17 +64,10 @@ def _job(mode: str, model_dir: str) -> TFJobSpec:
     return TFJobSpec("demo", replicas, command=command, env=env)
 
 
-_CHECKPOINT_INDEX = re.compile(r"^(?:model\.)?ckpt-(\d+)\.index$")
-
-
 def _newest_step(model_dir: str) -> int:
     """The step of the newest checkpoint the chief has written (0: none yet)."""
-    try:
-        names = os.listdir(model_dir)
-    except FileNotFoundError:
-        return 0
-    return max((int(m.group(1)) for m in map(_CHECKPOINT_INDEX.match, names) if m),
-               default=0)
+    newest = checkpoints.latest_checkpoint(model_dir)
+    return (newest.step or 0) if newest is not None else 0
 
 
 class _Progress:
