@@ -104,6 +104,41 @@ def test_same_results_for_a_named_evaluation_of_some_steps(trained, tmp_path):
     assert theirs_dir.endswith("eval_holdout") and events(ours_dir) == events(theirs_dir)
 
 
+def test_the_eval_input_is_released_when_its_evaluation_ends(trained, tmp_path):
+    """The input's iterator ends with its evaluation, as estimator.evaluate's session
+    does, not when the next checkpoint comes: on TF 2.15, destroying an iterator that
+    sat idle can stall for most of a minute (an autotuning thread that sleeps on)."""
+    from trainexec.estimator.persistent_eval import PersistentEvaluation
+    from trainexec.examples import estimator_job as job
+    from trainexec.examples.blobs import FEATURES
+
+    released = []
+
+    def batches():  # endless: only the iterator's destruction ends it
+        x, y = job.make_data(200, seed=2)
+        try:
+            while True:
+                yield {"x": x[:100]}, y[:100]
+        finally:
+            released.append(True)
+
+    def input_fn():
+        return tf.data.Dataset.from_generator(batches, output_signature=(
+            {"x": tf.TensorSpec([None, FEATURES], tf.float32)},
+            tf.TensorSpec([None], tf.int64)))
+
+    model_dir = copy_of(trained, tmp_path, "ours")
+    estimator = job.make_estimator(model_dir, save_checkpoints_steps=20)
+    evaluation = PersistentEvaluation(estimator, trainexec.EvalSpec(input_fn, steps=2))
+    try:
+        for done, step in enumerate((20, 40), start=1):
+            results = evaluation.evaluate(ckpt(model_dir, step))
+            assert results["global_step"] == step
+            assert len(released) == done, f"input still held after evaluating step {step}"
+    finally:
+        evaluation.close()
+
+
 class CountingHook(tf.compat.v1.train.SessionRunHook):
     """Counts sessions, runs and ends; it has no begin()."""
 

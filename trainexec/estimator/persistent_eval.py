@@ -154,7 +154,14 @@ class PersistentEvaluation:
             raise NotServable(f"input_fn returned a {type(data).__name__}, not a "
                               "tf.data.Dataset, so its input cannot be rewound for the "
                               "next checkpoint")
-        iterator = tf.compat.v1.data.make_initializable_iterator(data)
+        # One iterator slot, pointed at the eval data for an evaluation and at an empty
+        # dataset in between (see `_release_input`).
+        compat = tf.compat.v1.data
+        iterator = compat.Iterator.from_structure(
+            compat.get_output_types(data), compat.get_output_shapes(data),
+            output_classes=compat.get_output_classes(data))
+        self._input_init = iterator.make_initializer(data)
+        self._input_release = iterator.make_initializer(data.take(0))
         features, labels = _split_input(iterator.get_next())
         spec = estimator._call_model_fn(features, labels, mode, config)
         if spec.evaluation_hooks:
@@ -182,7 +189,6 @@ class PersistentEvaluation:
         scaffold.finalize()
         self._saver = scaffold.saver
         self._local_init = scaffold.local_init_op
-        self._input_init = iterator.initializer
 
     @property
     def graph(self) -> Any:
@@ -230,20 +236,42 @@ class PersistentEvaluation:
         self._saver.restore(session, checkpoint_path)
         session.run(self._local_init)
         session.run(self._input_init)
-        coordinator = tf.compat.v1.train.Coordinator()
-        for hook in self._hooks:
-            hook.after_create_session(session, coordinator)
-        done = 0
         try:
-            while self._steps is None or done < self._steps:
-                done += 1
-                if self._run_step() or coordinator.should_stop():
-                    break
-        except tf.errors.OutOfRangeError:
-            pass  # the input is exhausted: the evaluation is complete
-        for hook in self._hooks:
-            hook.end(session)
-        return session.run(self._values)
+            coordinator = tf.compat.v1.train.Coordinator()
+            for hook in self._hooks:
+                hook.after_create_session(session, coordinator)
+            done = 0
+            try:
+                while self._steps is None or done < self._steps:
+                    done += 1
+                    if self._run_step() or coordinator.should_stop():
+                        break
+            except tf.errors.OutOfRangeError:
+                pass  # the input is exhausted: the evaluation is complete
+            for hook in self._hooks:
+                hook.end(session)
+            return session.run(self._values)
+        finally:
+            self._release_input()
+
+    def _release_input(self) -> None:
+        """Drops the eval data's iterator as soon as its evaluation ends, as closing
+        `estimator.evaluate`'s session does.
+
+        Kept until the next checkpoint instead, its destruction can stall that
+        evaluation: tf.data's autotuning thread (TF 2.15) sleeps for a period that
+        doubles with the iterator's age, up to 60 s, and sometimes misses the wake-up
+        its cancellation sends, so destroying an iterator idle for 26 s once took
+        14.5 s. Dropped here, that wait is bounded by the evaluation's own length.
+        A failure here is logged, never raised: it would hide the evaluation's own
+        error, and the next evaluation's initializer drops the iterator anyway.
+        """
+        import tensorflow as tf
+
+        try:
+            self._session.run(self._input_release)
+        except (tf.errors.OpError, RuntimeError) as err:  # RuntimeError: session closed
+            logger.warning("Could not release the evaluation input's iterator: %s", err)
 
     def _run_step(self) -> bool:
         """Runs the metric updates once, with the hooks; True when one asks to stop."""
