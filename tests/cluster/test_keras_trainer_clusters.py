@@ -182,3 +182,32 @@ def test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step(tmp_p
     assert float(restored.custom_steps.numpy()) == 100
     assert tf.train.get_checkpoint_state(model_dir).all_model_checkpoint_paths[-3:] == [
         os.path.join(model_dir, f"ckpt-{s}") for s in (60, 80, 100)]
+
+
+def test_a_chief_restarted_after_the_job_finished_ends_without_its_peers(tmp_path):
+    """A parameter server chief whose pod restarts after the job finished (its process
+    crashed on its way out) finds max_steps saved: it ends at once with 0, recording
+    the run complete again, instead of waiting forever for workers and a ps that have
+    left (here: nothing listens at their addresses)."""
+    import subprocess
+
+    import portpicker
+
+    model_dir = str(tmp_path / "model")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env.pop("TF_CONFIG", None)
+    command = [sys.executable, JOB, "--model-dir", model_dir, "--max-steps", "40",
+               "--input", "global"]
+    subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+    os.remove(os.path.join(model_dir, "trainexec", "training_complete.json"))
+    address = lambda: f"127.0.0.1:{portpicker.pick_unused_port()}"  # noqa: E731
+    env["TF_CONFIG"] = json.dumps({
+        "cluster": {"chief": [address()], "worker": [address()], "ps": [address()]},
+        "task": {"type": "chief", "index": 0}})
+    done = subprocess.run(command, env=env, timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"Skipping training: the newest checkpoint {model_dir}/ckpt-40 is at step 40" \
+        in done.stderr, done.stderr[-3000:]
+    record = read_training_complete(model_dir)
+    assert (record.global_step, os.path.basename(record.checkpoint)) == (40, "ckpt-40")

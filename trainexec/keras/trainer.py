@@ -383,7 +383,7 @@ def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyP
                                  train_spec.max_steps)
     if not plan.is_local:
         record_task_finished(trainer.model_dir, strategy.cluster.task_name)
-    if peers_watch is not None and not trained.stopped_early:
+    if peers_watch is not None and not trained.stopped_early and not trained.skipped:
         # A peer's last `fit` steps still need this task's server: leave together.
         peers = frozenset(strategy.cluster.training_tasks) - {strategy.cluster.task_name}
         logger.info("Waiting for %s to finish training before leaving",

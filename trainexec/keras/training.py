@@ -4,6 +4,11 @@
 (local, a lone chief, every MultiWorkerMirroredStrategy task, the
 ParameterServerStrategy chief):
 
+0. skip everything, cluster included, when the newest checkpoint in `model_dir`
+   is already at `max_steps` or beyond (tf.estimator's "Skipping training since
+   max_steps has already saved"): a task restarted after the job finished (a
+   pod whose process crashed on its way out) ends at once, instead of waiting
+   for peers that have left;
 1. build the model with `build_model()` inside the strategy's scope;
 2. restore the newest checkpoint in `model_dir`, if any: a restarted task
    resumes at the optimizer step it saved last;
@@ -18,7 +23,9 @@ ParameterServerStrategy chief):
    end. An epoch that ran more optimizer steps than planned (under
    ParameterServerStrategy, a step run again after its worker died) ends the
    `fit` call, and the next one is planned from the step reached;
-4. on SIGTERM, save after the current step and raise `Preempted` (a
+4. a ParameterServerStrategy chief then stops its coordinator's threads
+   (`trainexec.keras.coordinator_release`);
+5. on SIGTERM, save after the current step and raise `Preempted` (a
    SystemExit with the contract's preempted code, 143; see
    `trainexec.keras.preemption`).
 
@@ -41,6 +48,7 @@ from typing import Any, Callable, Iterator, Sequence
 from trainexec import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras import scratch
+from trainexec.keras.coordinator_release import release_coordinator
 from trainexec.keras.distributed_fit import DistributedFit
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.preemption import preemption_saves
@@ -126,12 +134,14 @@ def _build_optimizer(model: Any) -> None:
 @dataclasses.dataclass(frozen=True)
 class Trained:
     """How training ended: the step reached, the last checkpoint in model_dir
-    (None on a non-chief), whether it stopped before max_steps, and why."""
+    (None on a non-chief), whether it stopped before max_steps, and why;
+    `skipped` when max_steps was reached before (nothing built, no cluster)."""
 
     step: int
     checkpoint: str | None
     stopped_early: bool = False
     reason: str = ""
+    skipped: bool = False
 
 
 @contextlib.contextmanager
@@ -208,13 +218,17 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
     """
     import tensorflow as tf
 
+    newest = checkpoints.latest_checkpoint(model_dir)  # read once: skip, then restore
+    done = _already_trained(newest, max_steps, plan)
+    if done is not None:
+        return done
     strategy = make_strategy(plan)
     logger.info("%s: %s replica(s) in sync", type(strategy).__name__,
                 strategy.num_replicas_in_sync)
     model = build_in_scope(strategy, build_model)
     with strategy.scope():
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
-    start = _restore(checkpoint, model, model_dir)
+    start = _restore(checkpoint, model, model_dir, newest)
     with _checkpoint_dir(model_dir, plan) as directory:
         manager = tf.train.CheckpointManager(checkpoint, directory,
                                              max_to_keep=keep_checkpoint_max,
@@ -222,17 +236,48 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
         saver = _Saver(manager, model, plan.is_chief)
         saver.saved_step = start if start else None
         on_save = _save_callback(saver, after_save)
-        with preemption_saves(plan, strategy, saver.save) as on_preemption:
-            stopped = _fit(model, strategy, plan, input_fn, start, max_steps, save_every,
-                           [*callbacks, on_save, on_preemption], verbose, on_save)
-        _, step = saver.save()  # a no-op unless training stopped between saves
+        try:
+            with preemption_saves(plan, strategy, saver.save) as on_preemption:
+                stopped = _fit(model, strategy, plan, input_fn, start, max_steps,
+                               save_every, [*callbacks, on_save, on_preemption], verbose,
+                               on_save)
+            _, step = saver.save()  # a no-op unless training stopped between saves
+        except SystemExit:  # Preempted, saved: Python exits normally, threads and all
+            _release_coordinator(plan, strategy)
+            raise
+    _release_coordinator(plan, strategy)
     latest = checkpoints.latest_checkpoint(model_dir) if plan.is_chief else None
     return Trained(step, latest.path if latest else None, stopped_early=bool(stopped),
                    reason=stopped)
 
 
-def _restore(checkpoint: Any, model: Any, model_dir: str) -> int:
-    info = checkpoints.latest_checkpoint(model_dir)
+def _release_coordinator(plan: StrategyPlan, strategy: Any) -> None:
+    """A ParameterServerStrategy chief's coordinator threads stopped, so that none
+    aborts the exit (`trainexec.keras.coordinator_release`); never raises."""
+    if plan.kind != PARAMETER_SERVER or not plan.is_chief:
+        return
+    try:
+        release_coordinator(strategy)
+    except Exception as err:  # private TensorFlow attributes: never fail a done run
+        logger.warning("Could not stop TensorFlow's coordinator threads: %r", err)
+
+
+def _already_trained(latest: checkpoints.CheckpointInfo | None, max_steps: int,
+                     plan: StrategyPlan) -> Trained | None:
+    """A skipped run when the newest checkpoint's step (its name's number, the
+    optimizer step) is at max_steps or beyond; else None."""
+    if latest is None or latest.step is None or latest.step < max_steps:
+        return None
+    logger.info("Skipping training: the newest checkpoint %s is at step %s, max_steps %s "
+                "has been reached (raise max_steps to train on)", latest.path, latest.step,
+                max_steps)
+    return Trained(latest.step, latest.path if plan.is_chief else None, skipped=True)
+
+
+def _restore(checkpoint: Any, model: Any, model_dir: str,
+             info: checkpoints.CheckpointInfo | None) -> int:
+    """Restores `info` (the newest checkpoint in `model_dir`, None: there is none);
+    the step training resumes at."""
     if info is None:
         logger.info("No checkpoint in %s: training starts at step 0", model_dir)
         return 0
@@ -267,7 +312,8 @@ def _fit(model: Any, strategy: Any, plan: StrategyPlan, input_fn: Callable, star
         if not plan_steps:
             break
         logger.info("Training from step %s to max_steps %s with %s: %s", before, max_steps,
-                    "trainexec's loop" if plan.own_loop else "model.fit", " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
+                    "trainexec's loop" if plan.own_loop else "model.fit",
+                    " + ".join(f"{e} epoch(s) of {s} steps" for s, e in plan_steps))
         steps_per_epoch, epochs = plan_steps[0]
         realign.expect(before, steps_per_epoch)
         fit(steps_per_epoch=steps_per_epoch, epochs=epoch + epochs, initial_epoch=epoch,
