@@ -75,6 +75,23 @@ PSS_RULES = {
     (_tasks(chief_0=(FAILED, 1, 0, 5.0), worker_0=(RUNNING, None),
             worker_1=(FAILED, -9, 0, 4.0)), _mwms_rules(), 1, {},
      Decision(RESTART, MWMS, "worker:1")),
+    # PSS: the chief noticed the killed ps first (170), seen in the same look: one
+    # fault, the ps's group restarted once and charged to the ps, whatever the order.
+    (_tasks(chief_0=(FAILED, 170, 0, 4.0), worker_0=(RUNNING, None),
+            ps_0=(FAILED, -9, 0, 4.1)), PSS_RULES, 1, {},
+     Decision(RESTART, ("chief:0", "ps:0"), "ps:0")),
+    (_tasks(chief_0=(FAILED, 170, 0, 4.1), worker_0=(RUNNING, None),
+            ps_0=(FAILED, -9, 0, 4.0)), PSS_RULES, 1, {},
+     Decision(RESTART, ("chief:0", "ps:0"), "ps:0")),
+    # ... two ps lost with it: one fault still, both groups restarted once.
+    (_tasks(chief_0=(FAILED, 170, 0, 4.0), ps_0=(FAILED, -9, 0, 4.1),
+            ps_1=(FAILED, -9, 0, 4.2)),
+     {**PSS_RULES, "ps:1": RestartRule("ps:1", ("chief:0", "ps:1"))}, 1, {},
+     Decision(RESTART, ("chief:0", "ps:0", "ps:1"), "ps:0")),
+    # ... but a failed worker's group does not hold the chief: first come, first served.
+    (_tasks(chief_0=(FAILED, 170, 0, 4.0), worker_0=(FAILED, -9, 0, 4.1),
+            ps_0=(RUNNING, None)), PSS_RULES, 1, {},
+     Decision(RESTART, ("chief:0",), "chief:0")),
     # ... after a preemption (143: it saved) the peers get the grace period.
     (_tasks(chief_0=(RUNNING, None), worker_0=(FAILED, 143), worker_1=(RUNNING, None)),
      _mwms_rules(), 1, {}, Decision(RESTART, MWMS, "worker:0", gentle=True)),

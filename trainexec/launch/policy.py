@@ -6,17 +6,22 @@ primary tasks, the restart budget, interrupt and timeout) and returns one
 answer is WAIT. In order:
 
 1. A task failed (exit code != 0, or killed by a signal the launcher did not
-   send): take the one that ended first. If its restart policy restarts that
-   exit (`ExitCode`, the default, as Kubeflow's TFJob: only what the exit-code
-   contract calls retryable, `trainexec.exit_codes`; `OnFailure`/`Always`: any
-   failure; `Never`: none) and it has restarts left (it has caused fewer than
-   `max_restarts`), RESTART its restart group
-   (`trainexec.launch.restart_groups`; itself alone without one), charging one
-   restart to it however many of the group failed too. Peers are killed at once
-   (they cannot save without it), except after a preemption (the contract's
-   `preempted` code: it saved), when they get the grace period to end by
-   themselves. Otherwise LEAVE it if its rule says the job can carry on without
-   it, else FAIL (`permanent` when its policy does not restart that exit).
+   send): take the one that ended first, unless other failed tasks' restart
+   groups hold it: then they are one fault, charged to the widest group's task
+   and restarting all those groups once (a ps killed under
+   ParameterServerStrategy and its chief, which lost it, seen in the same look;
+   the chief's own exit code, even a permanent one, then does not decide). If
+   its restart policy restarts that exit (`ExitCode`, the default, as Kubeflow's
+   TFJob: only what the exit-code contract calls retryable,
+   `trainexec.exit_codes`; `OnFailure`/`Always`: any failure; `Never`: none)
+   and it has restarts left (it has caused fewer than `max_restarts`), RESTART
+   its restart group (`trainexec.launch.restart_groups`; itself alone without
+   one), charging one restart to it however many of the group failed too.
+   Peers are killed at once (they cannot save without it), except after a
+   preemption (the contract's `preempted` code: it saved), when they get the
+   grace period to end by themselves. Otherwise LEAVE it if its rule says the
+   job can carry on without it, else FAIL (`permanent` when its policy does not
+   restart that exit).
 2. Every primary task exited 0: SUCCEED, once the tasks that announced they
    end by themselves (`JobView.ending`) have (or at the deadline, or on an
    interrupt); what still runs then is stopped.
@@ -130,16 +135,30 @@ def _group(task: TaskView, view: JobView) -> tuple[str, ...]:
     return tuple(name for name in names if name in members)
 
 
+def _one_fault(failed: list[TaskView], view: JobView) -> tuple[TaskView, tuple[str, ...]]:
+    """(cause, tasks to restart): the first of `failed` to end and its group, or,
+    when wider groups of other failed tasks hold it, the widest one's task (the
+    first of those) and the union of those groups."""
+    first = failed[0]
+    holding = [t for t in failed[1:] if first.name in _group(t, view)
+               and len(_group(t, view)) > len(_group(first, view))]
+    if not holding:
+        return first, _group(first, view)
+    cause = max(holding, key=lambda t: len(_group(t, view)))
+    members = {name for t in holding for name in _group(t, view)}
+    return cause, tuple(t.name for t in view.tasks if t.name in members)
+
+
 def decide(view: JobView) -> Decision:
     """What the launcher does next (pure; see the module doc)."""
     order = {t.name: i for i, t in enumerate(view.tasks)}
     failed = sorted((t for t in view.tasks if t.state == FAILED),
                     key=lambda t: (t.ended_at, order[t.name]))
     if failed:
-        cause = failed[0]
+        cause, group = _one_fault(failed, view)
         restartable = restarts_exit(cause.restart_policy, cause.code, view.codes)
         if restartable and cause.charged < view.max_restarts:
-            return Decision(RESTART, _group(cause, view), cause.name,
+            return Decision(RESTART, group, cause.name,
                             gentle=cause.code == view.codes.code_for(PREEMPTED))
         rule = view.rules.get(cause.name)
         if rule is not None and rule.carry_on:
