@@ -227,8 +227,9 @@ def _run_cluster(cluster: LocalCluster, timeout: float | None, status: bool = Fa
     launcher's own log records, on stderr, go above it while it shows)."""
     view = _status_view(cluster) if status else None
     if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="[launch] %(message)s",
-                            stream=sys.stderr)
+        from trainexec.launch.status_view import LOG_FORMAT
+
+        logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     print(f"trainexec launch: {cluster.describe()}", flush=True)
     if view is not None:
         view.start()

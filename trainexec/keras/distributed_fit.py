@@ -54,6 +54,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
@@ -84,6 +85,7 @@ def steps_per_call(model: Any) -> int:
     return compiled if compiled > 1 else DEFAULT_STEPS_PER_CALL
 
 
+@functools.cache  # looked up once, not at every scheduled call
 def _stateless_scope_check() -> Callable[[], bool]:
     """Keras 3's `in_stateless_scope` (not in its public API: `keras.StatelessScope`
     is, the check is not); a function saying no when Keras does not have it."""
