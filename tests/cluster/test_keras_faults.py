@@ -59,6 +59,8 @@ class Job:
     def _output(self, line):
         self.times.append(time.monotonic())
         self.lines.append(line)
+        # Captured by pytest: a failed test shows every task's output, with its time.
+        print(f"{self.times[-1]:.3f} {line}", flush=True)
 
     def __enter__(self):
         self.cluster.start()
