@@ -11,7 +11,10 @@ ParameterServerStrategy chief):
    for peers that have left;
 1. build the model with `build_model()` inside the strategy's scope;
 2. restore the newest checkpoint in `model_dir`, if any: a restarted task
-   resumes at the optimizer step it saved last;
+   resumes at the optimizer step it saved last; a ParameterServerStrategy
+   chief then waits (up to 5 s) until every worker reaches every ps
+   (`trainexec.keras.ps_links`: a worker's connection to a restarted ps may
+   still be backing off);
 3. run `model.fit` in epochs of `save_checkpoints_steps` steps (`segments`)
    (Keras 3 under MultiWorkerMirroredStrategy or ParameterServerStrategy, where
    Keras 3's `fit` cannot train: `trainexec.keras.distributed_fit.DistributedFit`,
@@ -52,7 +55,9 @@ from trainexec.keras.coordinator_release import release_coordinator
 from trainexec.keras.distributed_fit import DistributedFit
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.preemption import preemption_saves
-from trainexec.keras.strategy import DEFAULT, PARAMETER_SERVER, StrategyPlan, make_strategy
+from trainexec.keras.ps_links import touch_ps, wait_for_ps_links, worker_devices
+from trainexec.keras.strategy import (DEFAULT, PARAMETER_SERVER, StrategyPlan,
+                                      distribute_cluster, make_strategy)
 
 __all__ = ["CHECKPOINT_NAME", "Trained", "segments", "train_to_max_steps"]
 
@@ -229,6 +234,7 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
     with strategy.scope():
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
     start = _restore(checkpoint, model, model_dir, newest)
+    _wait_for_ps_links(plan, model)
     with _checkpoint_dir(model_dir, plan) as directory:
         manager = tf.train.CheckpointManager(checkpoint, directory,
                                              max_to_keep=keep_checkpoint_max,
@@ -260,6 +266,24 @@ def _release_coordinator(plan: StrategyPlan, strategy: Any) -> None:
         release_coordinator(strategy)
     except Exception as err:  # private TensorFlow attributes: never fail a done run
         logger.warning("Could not stop TensorFlow's coordinator threads: %r", err)
+
+
+def _wait_for_ps_links(plan: StrategyPlan, model: Any) -> None:
+    """A ParameterServerStrategy chief: every worker reaches every ps before the
+    first step (`trainexec.keras.ps_links`); never raises."""
+    if plan.kind != PARAMETER_SERVER or not plan.is_chief:
+        return
+    try:
+        iterations = getattr(model.optimizer, "iterations", None)  # a scalar: cheapest
+        touch = touch_ps([*model.variables, *([] if iterations is None else [iterations])])
+        if touch is None:
+            logger.warning("No model variable is on a parameter server: not checking that "
+                           "every worker reaches every ps")
+            return
+        wait_for_ps_links(worker_devices(distribute_cluster(plan.cluster)[0]), touch)
+    except Exception as err:  # a check before training: never fail the run over it
+        logger.warning("Could not check that every worker reaches every parameter "
+                       "server: %r", err)
 
 
 def _already_trained(latest: checkpoints.CheckpointInfo | None, max_steps: int,
