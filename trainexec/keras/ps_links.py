@@ -76,7 +76,7 @@ def touch_ps(variables: Sequence[Any]) -> Callable[[str], None] | None:
     of each ps among `variables`; None when none of them is on a ps."""
     import tensorflow as tf
 
-    smallest: dict[str, Any] = {}
+    smallest: dict[int, tuple[int, Any]] = {}  # ps task -> (elements, variable)
     for variable in variables:
         inner = getattr(variable, "value", None)  # a Keras 3 Variable wraps a tf.Variable;
         handle = variable if inner is None or callable(inner) else inner  # tf's is a method
@@ -84,7 +84,8 @@ def touch_ps(variables: Sequence[Any]) -> Callable[[str], None] | None:
         if _PS_SOURCE not in device:
             continue
         task = tf.DeviceSpec.from_string(device).task
-        size = int(tf.size(handle).numpy()) if handle.shape.is_fully_defined() else 1 << 62
+        size = handle.shape.num_elements()  # the static shape: nothing is read here
+        size = 1 << 62 if size is None else size
         if task not in smallest or size < smallest[task][0]:
             smallest[task] = (size, handle)
     if not smallest:
