@@ -12,7 +12,18 @@ WORKER = "/job:worker/replica:0/task:0"
 
 
 class UnavailableError(Exception):
-    """Named as TensorFlow's: the check goes by the type's name and the message."""
+    """Named and placed as TensorFlow's: the check goes by the type's name, its
+    module and the message."""
+
+
+UnavailableError.__module__ = "tensorflow.python.framework.errors_impl"
+
+
+class NotTensorFlows(Exception):
+    pass
+
+
+NotTensorFlows.__name__ = "UnavailableError"
 
 
 PS_DOWN = UnavailableError("failed to connect to all addresses\nAdditional GRPC error "
@@ -35,6 +46,7 @@ def test_only_an_unavailable_ps_is_a_link_error():
     assert is_ps_link_error(PS_DOWN)
     assert not is_ps_link_error(WORKER_DOWN)
     assert not is_ps_link_error(ValueError("/job:ps/replica:0/task:0"))
+    assert not is_ps_link_error(NotTensorFlows("/job:ps/replica:0/task:0"))
 
 
 def test_worker_devices_of_a_list_and_of_a_sparse_job():
@@ -74,7 +86,7 @@ def test_a_worker_that_cannot_be_reached_is_left_to_the_coordinator(caplog):
     clock = FakeClock()
     touch, calls = failing(100, WORKER_DOWN)
     result = wait_for_ps_links([WORKER], touch, clock=clock)
-    assert result[WORKER] == Link(False, 0.0, 1, "Socket closed")
+    assert result[WORKER] == Link(False, 0.0, 1, "UnavailableError: Socket closed")
     assert calls == [WORKER] and clock.sleeps == []  # not tried again
     assert any("did not reach every parameter server" in m and "training starts anyway"
                in m for m in caplog.messages), caplog.messages
@@ -87,8 +99,25 @@ def test_a_ps_that_stays_down_is_given_up_on_at_the_time_limit():
                                clock=clock)
     link = result[WORKER]
     assert not link.reached
-    assert link.why == "failed to connect to all addresses"
+    assert link.why == "UnavailableError: failed to connect to all addresses"
     assert 1.75 <= link.secs < 2 and link.attempts == len(calls) == 8
+
+
+def test_each_worker_is_waited_for_on_its_own():
+    """worker:1's connection backs off for three reads; worker:0 answers at once
+    (real time, a thread each)."""
+    failures = {WORKER: 0, "/job:worker/replica:0/task:1": 3}
+
+    def touch(worker):
+        if failures[worker]:
+            failures[worker] -= 1
+            raise PS_DOWN
+
+    result = wait_for_ps_links([WORKER, "/job:worker/replica:0/task:1"], touch,
+                               timeout_secs=5, poll_secs=0.02)
+    assert result[WORKER].reached and result[WORKER].attempts == 1
+    late = result["/job:worker/replica:0/task:1"]
+    assert late.reached and late.attempts == 4 and 0.06 <= late.secs < 2
 
 
 def test_a_frozen_worker_does_not_hold_the_chief_past_the_time_limit():
@@ -103,5 +132,5 @@ def test_a_frozen_worker_does_not_hold_the_chief_past_the_time_limit():
     finally:
         release.set()
     assert time.monotonic() - started < 2
-    assert result[WORKER].reached is False
+    assert result[WORKER].reached is False and result[WORKER].attempts == 1
     assert result[WORKER].why == "no answer within 0.3s"

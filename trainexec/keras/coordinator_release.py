@@ -32,8 +32,9 @@ __all__ = ["RELEASE_SECS", "release_coordinator"]
 
 logger = logging.getLogger(__name__)
 
-# Long enough for a reconnection to a worker restarted just before the end (gRPC's
-# reconnect back-off is 5 s under trainexec's keepalive settings).
+# Long enough for a reconnection to a worker restarted just before the end (one
+# connection attempt may take 5 s under trainexec's keepalive settings, which set
+# gRPC's minimum connect timeout, grpc.min_reconnect_backoff_ms).
 RELEASE_SECS = 15.0
 _CLOSURE_THREAD_PREFIX = "WorkerClosureProcessingLoop-"
 

@@ -36,6 +36,7 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.evaluation.target import describe_error
 
 __all__ = ["LINK_WAIT_SECS", "Link", "is_ps_link_error", "touch_ps", "wait_for_ps_links",
            "worker_devices"]
@@ -50,8 +51,8 @@ _PS_SOURCE = "/job:ps"  # how TensorFlow names a ps in the errors a worker forwa
 
 @dataclasses.dataclass(frozen=True)
 class Link:
-    """How one worker's wait ended: `reached` every ps after `secs`, or gave up
-    (`why`, the last error's first line, or the time limit)."""
+    """How one worker's wait ended: `reached` every ps after `secs` and
+    `attempts` reads, or gave up (`why`: the last error, or the time limit)."""
 
     reached: bool
     secs: float
@@ -60,8 +61,11 @@ class Link:
 
 
 def is_ps_link_error(error: BaseException) -> bool:
-    """A worker's call to a ps failed for want of a connection (try again)."""
-    return type(error).__name__ == "UnavailableError" and _PS_SOURCE in str(error)
+    """A worker's call to a ps failed for want of a connection (try again):
+    TensorFlow's UnavailableError, forwarded from a ps."""
+    kind = type(error)
+    return (kind.__name__ == "UnavailableError" and kind.__module__.startswith("tensorflow")
+            and _PS_SOURCE in str(error))
 
 
 def worker_devices(cluster_spec: Mapping[str, Any]) -> list[str]:
@@ -77,7 +81,7 @@ def touch_ps(variables: Sequence[Any]) -> Callable[[str], None] | None:
     import tensorflow as tf
 
     smallest: dict[int, tuple[int, Any]] = {}  # ps task -> (elements, variable)
-    for variable in variables:
+    for variable in _each_shard(variables):
         inner = getattr(variable, "value", None)  # a Keras 3 Variable wraps a tf.Variable;
         handle = variable if inner is None or callable(inner) else inner  # tf's is a method
         device = getattr(handle, "device", "") or ""
@@ -103,6 +107,16 @@ def touch_ps(variables: Sequence[Any]) -> Callable[[str], None] | None:
     return touch
 
 
+def _each_shard(variables: Sequence[Any]) -> list[Any]:
+    """`variables`, a sharded one (a variable partitioner's) as its shards."""
+    shards = []
+    for variable in variables:
+        parts = getattr(variable, "variables", None)
+        is_sharded = getattr(variable, "device", None) is None and isinstance(parts, list)
+        shards.extend(parts if is_sharded else [variable])
+    return shards
+
+
 def wait_for_ps_links(workers: Sequence[str], touch: Callable[[str], None],
                       timeout_secs: float = LINK_WAIT_SECS, poll_secs: float = 0.1,
                       clock: Clock | None = None) -> dict[str, Link]:
@@ -112,11 +126,18 @@ def wait_for_ps_links(workers: Sequence[str], touch: Callable[[str], None],
     clock = clock or SystemClock()
     started = clock.now()
     results: dict[str, Link] = {}
+    attempts = dict.fromkeys(workers, 0)
+    lock = threading.Lock()
+    closed = False  # after the time limit, a late answer is not recorded
+
+    def record(worker: str, link: Link) -> None:
+        with lock:
+            if not closed:
+                results[worker] = link
 
     def probe(worker: str) -> None:
-        attempts = 0
         while True:
-            attempts += 1
+            attempts[worker] += 1
             try:
                 touch(worker)
             except Exception as error:  # noqa: BLE001: the coordinator decides what is fatal
@@ -124,10 +145,9 @@ def wait_for_ps_links(workers: Sequence[str], touch: Callable[[str], None],
                 if is_ps_link_error(error) and elapsed + poll_secs < timeout_secs:
                     clock.sleep(poll_secs)
                     continue
-                why = _first_line(error)
-                results[worker] = Link(False, elapsed, attempts, why)
+                record(worker, Link(False, elapsed, attempts[worker], describe_error(error)))
                 return
-            results[worker] = Link(True, clock.now() - started, attempts)
+            record(worker, Link(True, clock.now() - started, attempts[worker]))
             return
 
     threads = [threading.Thread(target=probe, args=(worker,), daemon=True,
@@ -138,19 +158,14 @@ def wait_for_ps_links(workers: Sequence[str], touch: Callable[[str], None],
     deadline = time.monotonic() + timeout_secs + poll_secs  # real time: a frozen worker
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
-    for worker in workers:
-        results.setdefault(worker, Link(False, clock.now() - started, 0,
-                                        f"no answer within {timeout_secs:g}s"))
-    _log(results, timeout_secs)
-    return results
-
-
-def _first_line(error: BaseException) -> str:
-    """The first line that says something (TensorFlow starts some messages with
-    "Graph execution error:" and puts the cause below)."""
-    lines = [line.strip() for line in str(error).splitlines()]
-    useful = [line for line in lines if line and line != "Graph execution error:"]
-    return useful[0] if useful else type(error).__name__
+    with lock:
+        closed = True
+        for worker in workers:
+            results.setdefault(worker, Link(False, clock.now() - started, attempts[worker],
+                                            f"no answer within {timeout_secs:g}s"))
+        final = dict(results)
+    _log(final, timeout_secs)
+    return final
 
 
 def _log(results: Mapping[str, Link], timeout_secs: float) -> None:
