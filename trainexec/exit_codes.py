@@ -66,6 +66,7 @@ __all__ = [
     "classify",
     "flush_logs",
     "install_exit_hook",
+    "is_tensorflow_error",
 ]
 
 logger = logging.getLogger(__name__)
@@ -198,15 +199,16 @@ def classify(error: BaseException, in_cluster: bool = True) -> str:
         return CONFIG_ERROR
     if in_cluster:
         for e in chain:
-            if type(e).__name__ in _PEER_ERROR_NAMES and _is_tf_error(e):
+            if type(e).__name__ in _PEER_ERROR_NAMES and is_tensorflow_error(e):
                 return PEER_LOST
             text = str(e).lower()
-            if _is_tf_error(e) and any(words in text for words in _PEER_WORDS):
+            if is_tensorflow_error(e) and any(words in text for words in _PEER_WORDS):
                 return PEER_LOST
     return USER_ERROR
 
 
-def _is_tf_error(error: BaseException) -> bool:
+def is_tensorflow_error(error: BaseException) -> bool:
+    """Whether `error` is one of TensorFlow's (its type or a base defined there)."""
     return any(cls.__module__.startswith("tensorflow") for cls in type(error).__mro__)
 
 

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.evaluation.target import describe_error
+from trainexec.exit_codes import is_tensorflow_error
 
 __all__ = ["LINK_WAIT_SECS", "Link", "is_ps_link_error", "touch_ps", "wait_for_ps_links",
            "worker_devices"]
@@ -63,8 +64,7 @@ class Link:
 def is_ps_link_error(error: BaseException) -> bool:
     """A worker's call to a ps failed for want of a connection (try again):
     TensorFlow's UnavailableError, forwarded from a ps."""
-    kind = type(error)
-    return (kind.__name__ == "UnavailableError" and kind.__module__.startswith("tensorflow")
+    return (type(error).__name__ == "UnavailableError" and is_tensorflow_error(error)
             and _PS_SOURCE in str(error))
 
 

@@ -139,13 +139,14 @@ def _one_fault(failed: list[TaskView], view: JobView) -> tuple[TaskView, tuple[s
     """(cause, tasks to restart): the first of `failed` to end and its group, or,
     when wider groups of other failed tasks hold it, the widest one's task (the
     first of those) and the union of those groups."""
+    groups = {t.name: _group(t, view) for t in failed}
     first = failed[0]
-    holding = [t for t in failed[1:] if first.name in _group(t, view)
-               and len(_group(t, view)) > len(_group(first, view))]
+    holding = [t for t in failed[1:] if first.name in groups[t.name]
+               and len(groups[t.name]) > len(groups[first.name])]
     if not holding:
-        return first, _group(first, view)
-    cause = max(holding, key=lambda t: len(_group(t, view)))
-    members = {name for t in holding for name in _group(t, view)}
+        return first, groups[first.name]
+    cause = max(holding, key=lambda t: len(groups[t.name]))
+    members = {name for t in holding for name in groups[t.name]}
     return cause, tuple(t.name for t in view.tasks if t.name in members)
 
 
