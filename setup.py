@@ -37,6 +37,9 @@ setup(
         # `trainexec render` and `trainexec launch --from FILE.yaml` write and read
         # Kubernetes manifests with PyYAML; nothing else needs it.
         "k8s": ["pyyaml>=5.4"],
+        # An evaluator lease on gs:// is created and renewed under generation
+        # preconditions, which TensorFlow's gs:// file system cannot send.
+        "gcs": ["google-cloud-storage>=2.10"],
         # jsonschema checks rendered TFJobs against ../shared/k8s/tfjob.schema.json;
         # the tests render and read manifests too.
         "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4"],

@@ -3,13 +3,20 @@
 An evaluator's lease (`trainexec.evaluation.lease`) and an export's temporary directory
 (`trainexec.evaluation.export_files.ExportFileManager`) carry their owner: host name, the
 machine's boot id and pid namespace (Linux), the pid and the process's start
-time. Another process can then tell a dead owner from a live one:
+time, a random token drawn when the process started and, on Kubernetes, the
+pod's UID (`TRAINEXEC_POD_UID`, which `trainexec render tfjob` sets from the
+pod's `metadata.uid`). Another process can then tell a dead owner from a live
+one:
 
-* same host, boot and pid namespace: the pid is not running, or now belongs
-  to a process that started later (a reused pid) -> gone; running -> alive;
-* same host, another boot id: the machine restarted since -> gone;
-* another host or pid namespace (another container): nobody here can see that
-  process -> unknown; callers then judge by file age.
+* same host, boot and pid namespace (and pod): the pid is not running, or now
+  belongs to a process that started later (a reused pid) -> gone; running ->
+  alive;
+* the same pod (same UID) on another boot id: its node restarted since -> gone;
+* anything else -> unknown, and callers judge by file age. A host name is not a
+  node: a pod re-created on another node keeps its host name (and may get the
+  same pid), while its predecessor, on a partitioned node, may still be
+  writing. Another boot id under the same host name therefore proves nothing
+  without the pod's UID, and neither does another pid namespace or pod.
 
 Example::
 
@@ -24,10 +31,19 @@ import dataclasses
 import hashlib
 import os
 import socket
+import uuid
 
-__all__ = ["ALIVE", "GONE", "UNKNOWN", "Owner"]
+__all__ = ["ALIVE", "GONE", "POD_UID_VARIABLE", "UNKNOWN", "Owner"]
 
 ALIVE, GONE, UNKNOWN = "alive", "gone", "unknown"
+
+# The pod's UID, where the pod spec passes it (Kubernetes' downward API:
+# `valueFrom: {fieldRef: {fieldPath: metadata.uid}}`).
+POD_UID_VARIABLE = "TRAINEXEC_POD_UID"
+
+# Drawn once per process start: two processes never share it, whatever their
+# host names, pids and namespaces.
+_PROCESS_TOKEN = uuid.uuid4().hex[:12]
 
 
 def _read(path: str) -> str | None:
@@ -44,6 +60,10 @@ def _short_hash(text: str | None) -> str:
 
 def _boot_id() -> str:
     return _short_hash(_read("/proc/sys/kernel/random/boot_id"))
+
+
+def _pod() -> str:
+    return _short_hash(os.environ.get(POD_UID_VARIABLE, "").strip() or None)
 
 
 def _pid_namespace() -> str:
@@ -80,33 +100,48 @@ def _pid_running(pid: int) -> bool:
 @dataclasses.dataclass(frozen=True)
 class Owner:
     """A process: `host`, `boot` and `pid_namespace` (short hashes, "" when
-    unknown), `pid`, and `started` (its start time in ticks, None if unknown)."""
+    unknown), `pid`, `started` (its start time in ticks, None if unknown),
+    `pod` (a short hash of the pod's UID, "" outside Kubernetes or when the
+    pod spec does not pass it) and `token` (random, one per process start; ""
+    in records written before tokens were kept)."""
 
     host: str
     boot: str
     pid_namespace: str
     pid: int
     started: int | None
+    pod: str = ""
+    token: str = ""
 
     @classmethod
     def current(cls) -> "Owner":
         pid = os.getpid()
-        return cls(socket.gethostname(), _boot_id(), _pid_namespace(), pid, _start_ticks(pid))
+        return cls(socket.gethostname(), _boot_id(), _pid_namespace(), pid,
+                   _start_ticks(pid), _pod(), _PROCESS_TOKEN)
 
     def tag(self) -> str:
-        """The owner in a form fit for a file name: `pid.started@host~boot~ns`."""
+        """The owner in a form fit for a file name:
+        `pid.started@host~boot~ns~pod~token`."""
         return (f"{self.pid}.{self.started if self.started is not None else 'x'}@"
-                f"{self.host}~{self.boot or 'x'}~{self.pid_namespace or 'x'}")
+                f"{self.host}~{self.boot or 'x'}~{self.pid_namespace or 'x'}"
+                f"~{self.pod or 'x'}~{self.token or 'x'}")
 
     @classmethod
     def from_tag(cls, tag: str) -> "Owner | None":
+        """The owner a `tag()` names (also the older `pid.started@host~boot~ns`)."""
         try:
             process, _, machine = tag.partition("@")
             pid, _, started = process.partition(".")
-            host, boot, namespace = machine.rsplit("~", 2)
+            parts = machine.split("~")
+            if len(parts) >= 5:
+                host, boot, namespace, pod, token = ("~".join(parts[:-4]), *parts[-4:])
+            else:
+                host, boot, namespace = machine.rsplit("~", 2)
+                pod = token = "x"
             return cls(host, "" if boot == "x" else boot,
                        "" if namespace == "x" else namespace, int(pid),
-                       None if started == "x" else int(started))
+                       None if started == "x" else int(started),
+                       "" if pod == "x" else pod, "" if token == "x" else token)
         except ValueError:
             return None
 
@@ -115,8 +150,10 @@ class Owner:
 
     def is_this_process(self) -> bool:
         me = Owner.current()
-        return (self.host, self.pid, self.pid_namespace, self.boot) == (
-            me.host, me.pid, me.pid_namespace, me.boot) and (
+        if self.token and me.token and self.token != me.token:
+            return False
+        return (self.host, self.pid, self.pid_namespace, self.boot, self.pod) == (
+            me.host, me.pid, me.pid_namespace, me.boot, me.pod) and (
             self.started is None or me.started is None or self.started == me.started)
 
     def status(self) -> tuple[str, str]:
@@ -124,8 +161,15 @@ class Owner:
         me = Owner.current()
         if self.host != me.host:
             return UNKNOWN, f"host {self.host} is not this host ({me.host})"
+        if self.pod != me.pod:
+            return UNKNOWN, (f"{self.describe()} ran in another pod (a host name is not a "
+                             "node: a re-created pod keeps it)")
         if self.boot and me.boot and self.boot != me.boot:
-            return GONE, f"host {self.host} has restarted since {self.describe()} wrote it"
+            if self.pod:
+                return GONE, (f"the node of {self.describe()} (the same pod) has "
+                              "restarted since it wrote it")
+            return UNKNOWN, (f"{self.describe()} ran on another boot of host {self.host}, "
+                             "or on another machine of that name")
         if self.pid_namespace and me.pid_namespace and self.pid_namespace != me.pid_namespace:
             return UNKNOWN, f"{self.describe()} runs in another pid namespace (container)"
         if not _pid_running(self.pid):

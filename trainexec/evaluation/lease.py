@@ -12,15 +12,17 @@ side. The file names its holder::
     {"what": "SidecarEvaluator of /ckpts", "owner": {"host": "eval-0", "pid": 7, ...},
      "started_at": 1763772000.5, "token": "3f2a...", "renewals": 12}
 
-It is created exclusively (a hard link of a complete temporary file on local
-file systems; elsewhere a rename that refuses to overwrite, checked by reading
-it back) and rewritten (atomically) every `renew_secs` by a background thread.
+It is created exclusively and rewritten every `renew_secs` by a background
+thread, each change only if the file is still what its writer last read
+(`trainexec.evaluation.lease_store`: a hard link of a complete temporary file
+on a local disk or NFS; generation preconditions on `gs://`, so that exactly
+one of two evaluators started together holds it there too).
 A second evaluator is refused (`EvaluatorAlreadyRunning`, naming host, pid and
 start time) while the holder may be alive. It takes the lease over when the
 holder is provably gone:
 
-* on the same machine (host, boot and pid namespace), its pid is not running,
-  or belongs to a process that started later; or
+* on the same machine (host, boot, pid namespace and pod), its pid is not
+  running, or belongs to a process that started later; or
 * the lease was not renewed for `stale_secs`, by the file system's clock. A
   holder that cannot be checked (another host or container) and whose lease
   is not older than that is watched: refused as soon as it renews, taken over
@@ -41,13 +43,15 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
-import os
 import threading
 import time
 import uuid
 from typing import Callable
 
-from trainexec.records import file_system_now, mtime_nsec, read_json_file, write_json_record
+import json
+
+from trainexec.records import file_system_now
+from trainexec.evaluation.lease_store import Stored, lease_store
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.liveness import ALIVE, GONE, Owner
 
@@ -129,6 +133,7 @@ class EvaluatorLease:
         self._renew_secs = renew_secs
         self._stale_secs = stale_secs
         self._sleep = sleep
+        self._store = lease_store(self.path)
         self._lease: _Lease | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -161,16 +166,16 @@ class EvaluatorLease:
 
     def _take(self, lease: _Lease) -> None:
         watched: _Watch | None = None  # a holder that cannot be checked, watched
-        while not self._create(lease):
-            holder, mtime = self._read()
-            if holder is None and mtime is None:
+        while not self._store.create(_text(lease)):
+            holder, stored = self._read()
+            if stored is None:
                 continue  # removed meanwhile: try again
-            reason, watched = self._judge(holder, mtime, watched)
+            reason, watched = self._judge(holder, stored.mtime, watched)
             if reason is None:
                 self._sleep(min(1.0, self._renew_secs / 4))
                 continue
             logger.warning("Taking over the evaluator lease %s: %s", self.path, reason)
-            self._remove_if(holder.token if holder else None, mtime)
+            self._store.delete(stored.version)  # unless renewed or replaced meanwhile
 
     def release(self) -> None:
         """Stops renewing and removes the lease if it is still this one's.
@@ -178,8 +183,6 @@ class EvaluatorLease:
         A file system error is logged, not raised: the lease then expires after
         `stale_secs` (or at once, for an evaluator on this machine).
         """
-        import tensorflow as tf
-
         lease, self._lease = self._lease, None
         if lease is None:
             return
@@ -189,11 +192,11 @@ class EvaluatorLease:
         with _HELD_LOCK:
             _HELD.discard(lease.token)
         try:
-            holder, _ = self._read()
-            if holder is not None and holder.token == lease.token:
-                tf.io.gfile.remove(self.path)
+            holder, stored = self._read()
+            if (holder is not None and holder.token == lease.token
+                    and self._store.delete(stored.version)):
                 logger.info("Released the evaluator lease %s", self.path)
-        except (tf.errors.OpError, OSError) as err:
+        except Exception as err:  # the file system's or the storage client's
             logger.warning("Could not remove the evaluator lease %s: %s", self.path, err)
 
     def check(self) -> None:
@@ -209,59 +212,16 @@ class EvaluatorLease:
 
     # -- the file ------------------------------------------------------------------
 
-    def _read(self) -> tuple[_Lease | None, float | None]:
-        """(lease, modification time in seconds); (None, None) when there is none,
-        (None, mtime) when it cannot be parsed."""
-        try:
-            mtime = mtime_nsec(self.path) / 1e9
-            data = read_json_file(self.path)
-        except FileNotFoundError:
-            return None, None
-        except ValueError:
-            return None, mtime
-        if data is None:
+    def _read(self) -> tuple[_Lease | None, Stored | None]:
+        """(lease, what is stored); (None, None) when there is none, (None,
+        stored) when it cannot be parsed."""
+        stored = self._store.read()
+        if stored is None:
             return None, None
         try:
-            return _Lease.parse(data), mtime
+            return _Lease.parse(json.loads(stored.text)), stored
         except (KeyError, TypeError, ValueError):
-            return None, mtime
-
-    def _create(self, lease: _Lease) -> bool:
-        """Writes `lease` unless a lease exists; True if this call created it."""
-        import tensorflow as tf
-
-        tmp = f"{self.path}.tmp-{lease.token}"
-        write_json_record(tmp, lease)
-        try:
-            if "://" not in self.path:
-                try:
-                    os.link(tmp, self.path)  # atomic, and fails if the lease exists
-                    return True
-                except FileExistsError:
-                    return False
-                except OSError:  # a file system without hard links
-                    pass
-            try:
-                tf.io.gfile.rename(tmp, self.path, overwrite=False)
-            except tf.errors.AlreadyExistsError:
-                return False
-            holder, _ = self._read()  # a rename that refuses to overwrite may race
-            return holder is not None and holder.token == lease.token
-        finally:
-            if tf.io.gfile.exists(tmp):
-                tf.io.gfile.remove(tmp)
-
-    def _remove_if(self, token: str | None, mtime: float | None) -> None:
-        """Removes the lease if it is still the one judged gone."""
-        import tensorflow as tf
-
-        holder, now_mtime = self._read()
-        if (holder.token if holder else None) != token or now_mtime != mtime:
-            return  # renewed or replaced meanwhile: judge again
-        try:
-            tf.io.gfile.remove(self.path)
-        except tf.errors.NotFoundError:
-            pass
+            return None, stored
 
     def _judge(self, holder: _Lease | None, mtime: float,
                watched: "_Watch | None") -> tuple[str | None, "_Watch | None"]:
@@ -315,7 +275,7 @@ class EvaluatorLease:
         lease = self._lease
         while lease is not None and not self._stop.wait(self._renew_secs):
             try:
-                holder, _ = self._read()
+                holder, stored = self._read()
                 if holder is None or holder.token != lease.token:
                     how = (f"to {holder.describe()}, which took it over (this one had not "
                            f"renewed it for {self._stale_secs:.0f}s)" if holder else
@@ -325,9 +285,14 @@ class EvaluatorLease:
                     logger.error("%s", self.lost)
                     return
                 lease = dataclasses.replace(lease, renewals=lease.renewals + 1)
-                write_json_record(self.path, lease)
+                if not self._store.replace(_text(lease), stored.version):
+                    continue  # changed since it was read: the next look tells how
             except Exception as err:  # keep trying: a file system hiccup is not fatal
                 logger.warning("Could not renew the evaluator lease %s: %s", self.path, err)
+
+
+def _text(lease: _Lease) -> str:
+    return json.dumps(dataclasses.asdict(lease), sort_keys=True)
 
 
 class LeaseGuard(ContinuousEvalListener):
