@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
+from trainexec.storage import check_supported
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
@@ -139,6 +140,7 @@ class TrainingExecutor:
         install_exit_hook(self.cluster.task_name,
                           in_cluster=self.cluster.role != "local")
         plan = self.plan()
+        check_supported(self._trainer.model_dir)
         if self.cluster.role == "local":
             logger.info("Running training and evaluation locally (non-distributed).")
         else:

@@ -34,6 +34,7 @@ from trainexec.evaluation.final_export import (FinalExportRecord, FinalExportSet
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 from trainexec.evaluation.status_report import EvaluationStatus
 from trainexec.specs import EvalSpec
+from trainexec.storage import storage_of
 
 __all__ = ["evaluate_until_done"]
 
@@ -77,7 +78,8 @@ def _evaluate(target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | No
         return dict(done.metrics), done.export_results(names)
     evaluator = Evaluator(target, [FinalOnce(e, record) for e in eval_spec.exporters],
                           max_steps, clock)
-    policy = LoopPolicy(
+    policy = LoopPolicy.for_storage(
+        storage_of(target.model_dir),
         start_delay_secs=eval_spec.start_delay_secs,
         throttle_secs=eval_spec.throttle_secs, poll_secs=poll_secs,
         max_training_steps=max_steps, idle_timeout_secs=idle_timeout_secs)

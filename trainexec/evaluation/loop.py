@@ -231,7 +231,8 @@ class ContinuousEvaluation:
         checkpoint (see `decide`).
         """
         own_waiter = self._waiter is None
-        waiter = self._waiter or waiter_for(str(self._target.model_dir), self._clock)
+        waiter = self._waiter or waiter_for(str(self._target.model_dir), self._clock,
+                                            self._policy.poll_secs)
         try:
             return self._run(waiter)
         finally:

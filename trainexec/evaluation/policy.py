@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+from typing import Any
 
 from trainexec.checkpoints import CheckpointInfo
 from trainexec.completion import TrainingComplete
@@ -112,6 +113,19 @@ class LoopPolicy:
     completion_wait_secs: float = 30.0
     stale_record_grace_secs: float = 30.0
     unreadable_timeout_secs: float = 60.0
+
+    @classmethod
+    def for_storage(cls, storage: Any, **fields: Any) -> "LoopPolicy":
+        """A policy for checkpoints on `storage` (`trainexec.storage.Storage`): the
+        waits for a record another host writes (the completion record, and the
+        grace for a new run's chief to clear an earlier run's) grow by how late
+        that storage may show it, so a record seen late never makes a
+        non-final checkpoint final."""
+        late = storage.visibility_secs
+        for name in ("completion_wait_secs", "stale_record_grace_secs"):
+            if late and fields.get(name, 1) != 0:
+                fields[name] = fields.get(name, getattr(cls, name)) + late
+        return cls(**fields)
 
     def __post_init__(self) -> None:
         for field in ("start_delay_secs", "throttle_secs", "completion_wait_secs",

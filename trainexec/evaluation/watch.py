@@ -12,7 +12,10 @@ poll interval, so nothing depends on an event arriving.
 inotify is reached through the C library with `ctypes`: Linux only, no
 dependency to install. Remote paths (`gs://`, `hdfs://`, anything with a
 scheme), other systems, a directory that does not exist yet and a kernel out
-of watches all fall back to sleeping, through the injected `Clock`.
+of watches all fall back to sleeping, through the injected `Clock`. On a
+network file system (NFS, a FUSE mount) inotify sees only this host's writes,
+never another host's: the loop's poll interval is what picks those up, and the
+waiter says so once.
 
 Example::
 
@@ -188,11 +191,26 @@ class DirectoryWaiter:
             self._watcher = None
 
 
-def waiter_for(directory: str, clock: Clock | None = None) -> Waiter:
+_TOLD: set[str] = set()  # directories whose polling was explained
+
+
+def waiter_for(directory: str, clock: Clock | None = None, poll_secs: float | None = None
+               ) -> Waiter:
     """A `DirectoryWaiter` for a local directory on the real clock; otherwise
-    (a remote path, a fake clock) a `SleepWaiter`."""
+    (a remote path, a fake clock) a `SleepWaiter`. Says once, at INFO, when
+    another host's writes there are picked up by polling only."""
+    from trainexec.storage import storage_of
+
     clock = clock or SystemClock()
     local = "://" not in str(directory)
+    storage = storage_of(str(directory))
+    if not storage.inotify_sees_other_hosts and str(directory) not in _TOLD:
+        _TOLD.add(str(directory))
+        logger.info("%s is on %s: other hosts' new checkpoints are found by looking every "
+                    "%s (inotify does not see them)%s", directory, storage.describe(),
+                    f"{poll_secs:g}s" if poll_secs else "poll interval",
+                    f", and may show up to {storage.visibility_secs:.0f}s late (the file "
+                    "system's caches)" if storage.visibility_secs else "")
     if local and type(clock) is SystemClock:
         return DirectoryWaiter(os.fspath(directory), clock)
     return SleepWaiter(clock)

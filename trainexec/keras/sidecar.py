@@ -61,6 +61,7 @@ from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
 
+from trainexec.storage import check_supported, storage_of
 from trainexec.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock, SystemClock
 from trainexec.completion import TrainingComplete
@@ -234,14 +235,17 @@ class SidecarEvaluator:
                               " must be > 0 seconds, or None for no hint")
         self._hint_secs = first_checkpoint_hint_secs
         self.checkpoint_dir = os.fspath(checkpoint_dir)
+        check_supported(self.checkpoint_dir, "checkpoint_dir")
         self.max_evaluations = max_evaluations
         self._clock = clock or SystemClock()
         # A restarted evaluator stops at once when its last checkpoint is done:
         # `_completion_for` already ignores an earlier run's record (it names a
         # checkpoint older than the newest), so no grace period is needed.
-        self._policy = LoopPolicy(throttle_secs=throttle_secs, poll_secs=poll_secs,
-                                  idle_timeout_secs=idle_timeout_secs,
-                                  stale_record_grace_secs=0)
+        self._policy = LoopPolicy.for_storage(storage_of(self.checkpoint_dir),
+                                              throttle_secs=throttle_secs,
+                                              poll_secs=poll_secs,
+                                              idle_timeout_secs=idle_timeout_secs,
+                                              stale_record_grace_secs=0)
         self._listeners = list(listeners or [])
         self.state_dir = os.fspath(state_dir) if state_dir else self.checkpoint_dir
         self._store = _StateStore(self.state_dir)
@@ -318,7 +322,7 @@ class SidecarEvaluator:
             evaluator.last_result = resumed
             logger.info("Resuming: %s (step %s) was evaluated before a restart",
                         state.checkpoint, state.global_step)
-        waiter = waiter_for(self.checkpoint_dir, self._clock)
+        waiter = waiter_for(self.checkpoint_dir, self._clock, self._policy.poll_secs)
         if self._hint_secs is not None:
             waiter = HintingWaiter(
                 waiter, self._clock, self.checkpoint_dir, after_secs=self._hint_secs,
