@@ -88,3 +88,56 @@ def test_failed_export_leaves_nothing_behind(tmp_path):
     with pytest.raises(OSError):
         files.write(files.path_for(8), crash)
     assert os.listdir(tmp_path) == []
+
+
+# -- object storage: published file by file, the SavedModel's graph last ------------------
+
+def _ram_dir() -> str:
+    return f"ram://exports-{uuid.uuid4().hex}"
+
+
+def _write_saved_model_files(tmp: str) -> None:
+    import tensorflow as tf
+
+    for name in ("fingerprint.pb", "saved_model.pb", "variables/variables.index",
+                 "variables/variables.data-00000-of-00001", "assets/vocab.txt"):
+        tf.io.gfile.makedirs(f"{tmp}/{name}".rsplit("/", 1)[0])
+        with tf.io.gfile.GFile(f"{tmp}/{name}", "w") as f:
+            f.write(name)
+
+
+def test_on_object_storage_the_graph_is_published_after_everything_else(monkeypatch):
+    import tensorflow as tf
+
+    copied = []
+    real_copy = tf.io.gfile.copy
+    monkeypatch.setattr(tf.io.gfile, "copy", lambda src, dst, overwrite=False: (
+        copied.append(dst.rsplit("/", 1)[-1]), real_copy(src, dst, overwrite))[1])
+    files = ExportFileManager(_ram_dir())
+    path = files.path_for(7)
+    assert files.write(path, _write_saved_model_files)
+    assert copied[-1] == "saved_model.pb" and len(copied) == 5
+    assert files.exports() == [path]
+    assert [n.rstrip("/") for n in tf.io.gfile.listdir(files.base_dir)] == ["7"]  # no tmp
+
+
+def test_a_publication_cut_short_is_not_an_export_and_is_replaced(monkeypatch):
+    import tensorflow as tf
+
+    files = ExportFileManager(_ram_dir(), keep=1)
+    path = files.path_for(7)
+    real_copy = tf.io.gfile.copy
+
+    def killed_before_the_graph(src, dst, overwrite=False):
+        if dst.endswith("saved_model.pb"):
+            raise KeyboardInterrupt("killed")  # the writer dies mid-publication
+        real_copy(src, dst, overwrite)
+    monkeypatch.setattr(tf.io.gfile, "copy", killed_before_the_graph)
+    with pytest.raises(KeyboardInterrupt):
+        files.write(path, _write_saved_model_files)
+    monkeypatch.setattr(tf.io.gfile, "copy", real_copy)
+    assert tf.io.gfile.exists(f"{path}/variables/variables.index")  # what it left
+    assert files.exports() == [] and files.garbage_collect() == []  # not an export
+    assert files.write(path, _write_saved_model_files)  # replaced, whole
+    assert files.exports() == [path]
+    assert files.write(path, _write_saved_model_files) is False  # a whole one stays

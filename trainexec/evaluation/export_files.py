@@ -2,9 +2,21 @@
 
 `ExportFileManager` owns the files of one exporter's directory
 (`<model_dir>/export/<name>/`), apart from what an export writes: an export is
-written under a temporary name in that directory and renamed to
-`<base_dir>/<number>` (a global step, or a timestamp), so readers never see half
-of one; an existing export is never overwritten; the oldest exports beyond
+written under a temporary name in that directory (`.tmp-...`, which no reader
+takes for a version) and then published as `<base_dir>/<number>` (a global
+step, or a timestamp), so readers never see half of one:
+
+* on a file system (local, NFS), by renaming the directory: atomic;
+* on object storage (`gs://`), where a directory rename is a copy and a delete
+  per object in name order (`saved_model.pb` before `variables/`), by copying
+  every other file first and the SavedModel's `saved_model.pb` last. That file
+  is what a SavedModel loader (TF Serving, `tf.saved_model.load`) needs, so a
+  version without it is not a SavedModel to them, and trainexec counts an
+  export only once it is there. A publication cut short (the writer killed)
+  leaves a numbered directory without it: the next write of that number
+  replaces it, and it is never counted, kept or garbage-collected as an export.
+
+An existing whole export is never overwritten; the oldest exports beyond
 `keep` are removed; temporary directories of exports whose writer is provably
 gone (see `trainexec.liveness.Owner`) are removed. It knows nothing of the
 model being saved: the caller passes the function that writes it.
@@ -27,7 +39,8 @@ from typing import Any
 from trainexec.records import file_system_now, mtime_nsec
 from trainexec.liveness import ALIVE, GONE, Owner
 
-__all__ = ["STALE_EXPORT_SECS", "ExportFileManager"]
+__all__ = ["PUBLISHED_MARKER", "SAVED_MODEL_FILES", "STALE_EXPORT_SECS", "ExportFileManager",
+           "is_whole"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,25 +82,33 @@ class ExportFileManager:
     def path_for(self, number: int) -> str:
         return f"{self.base_dir}/{int(number)}"
 
-    def exports(self) -> list[str]:
-        """Finished exports, oldest (smallest number) first."""
+    def _numbered(self) -> list[str]:
         import tensorflow as tf
 
         if not tf.io.gfile.isdir(self.base_dir):
             return []
         names = [name.rstrip("/") for name in tf.io.gfile.listdir(self.base_dir)]
-        numbers = sorted(int(name) for name in names if name.isdigit())
-        return [self.path_for(number) for number in numbers]
+        return [self.path_for(number)
+                for number in sorted(int(name) for name in names if name.isdigit())]
+
+    def exports(self) -> list[str]:
+        """Finished (whole) exports, oldest (smallest number) first."""
+        return [path for path in self._numbered() if is_whole(path)]
 
     def write(self, path: str, save: Any) -> bool:
-        """Calls `save(tmp_dir)` and renames the result to `path`.
+        """Calls `save(tmp_dir)` and publishes the result as `path`.
 
-        Returns False, writing nothing, when `path` already exists.
+        Returns False, writing nothing, when a whole export exists at `path`.
+        A partial one (a publication to object storage cut short) is replaced.
         """
         import tensorflow as tf
 
         if tf.io.gfile.exists(path):
-            return False
+            if is_whole(path):
+                return False
+            logger.warning("Replacing %s: a partial export (no %s: its publication was cut "
+                           "short)", path, SAVED_MODEL_FILES[0])
+            tf.io.gfile.rmtree(path)
         self.remove_interrupted()
         number = path.rsplit("/", 1)[-1]
         tmp = (f"{self.base_dir}/{_TMP_PREFIX}{number}-{uuid.uuid4().hex}-"
@@ -97,7 +118,7 @@ class ExportFileManager:
             _WRITING.add(tmp)
         try:
             save(tmp)
-            tf.io.gfile.rename(tmp, path, overwrite=False)
+            _publish(tmp, path)
         finally:
             with _WRITING_LOCK:
                 _WRITING.discard(tmp)
@@ -154,6 +175,50 @@ class ExportFileManager:
 
 
 _AGE_DECIDES = "age decides"
+
+# A SavedModel's graph: a loader needs it, so it is published last.
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
+
+
+# Published last on object storage by an export that holds no SavedModel.
+PUBLISHED_MARKER = ".published"
+
+
+def is_whole(export_dir: str) -> bool:
+    """Whether `export_dir` holds a whole export: its `saved_model.pb` (published
+    last) is there. An export holding no SavedModel (a `save` that writes other
+    files) is whole on a file system once it is there (renamed into place), on
+    object storage once its `.published` marker (copied last) is."""
+    import tensorflow as tf
+
+    try:
+        names = [name.rstrip("/") for name in tf.io.gfile.listdir(export_dir)]
+    except tf.errors.OpError:
+        return False
+    if any(name in SAVED_MODEL_FILES or name == PUBLISHED_MARKER for name in names):
+        return True
+    return "://" not in export_dir and bool(names)
+
+
+def _publish(tmp: str, path: str) -> None:
+    """Makes the export in `tmp` visible as `path`, never half of it (module doc)."""
+    import tensorflow as tf
+
+    if "://" not in path:
+        tf.io.gfile.rename(tmp, path, overwrite=False)  # one atomic rename
+        return
+    files = []
+    for root, _, names in tf.io.gfile.walk(tmp):
+        files.extend(f"{root.rstrip('/')}/{name}" for name in names)
+    last = [f for f in files if f.rsplit("/", 1)[-1] in SAVED_MODEL_FILES
+            and f.rsplit("/", 1)[0].rstrip("/") == tmp.rstrip("/")]
+    for source in [f for f in files if f not in last] + last:
+        target = path + source[len(tmp.rstrip("/")):]
+        tf.io.gfile.makedirs(target.rsplit("/", 1)[0])
+        tf.io.gfile.copy(source, target, overwrite=True)
+    if not last:
+        with tf.io.gfile.GFile(f"{path}/{PUBLISHED_MARKER}", "w") as f:
+            f.write("")
 
 
 def _writer_of(path: str, name: str) -> tuple[str, str]:
