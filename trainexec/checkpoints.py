@@ -12,9 +12,13 @@ Two kinds of checkpoint are understood:
   model), as `keras.callbacks.ModelCheckpoint` writes them on Keras 3 and on
   Keras 2. There is no state file: files whose names carry numbers
   (`ckpt-{epoch}.weights.h5`, `ckpt-{epoch}-{batch}.keras`) are ordered by
-  those numbers, left to right. Both are written in place, not renamed, so an
-  HDF5 file its writer still holds (locked) or cannot be opened, and a zip
-  without its closing directory, count as still being written.
+  those numbers, left to right. Both are written in place, not renamed, and
+  no lock crosses hosts (HDF5's `flock` is local to one machine, and sites turn
+  it off on NFS with `HDF5_USE_FILE_LOCKING=FALSE`), so an HDF5 file counts as
+  still being written while it cannot be opened or any of its datasets cannot
+  be read, and a zip until its closing directory is there and every member
+  reads. The continuous evaluation loop also waits until such a file has not
+  changed over one more look (`trainexec.evaluation.loop`).
 
 Example::
 
@@ -277,18 +281,21 @@ def _keras_file_problem(path: str) -> str | None:
                     return "a zip without model weights"
         except (zipfile.BadZipFile, OSError, EOFError, tf.errors.OpError) as err:
             return f"not a complete .keras archive ({type(err).__name__})"
-        return None
+        damage = _keras_file_damage(path)
+        return None if damage is None else f"not readable whole yet ({damage})"
     return _hdf5_problem(path)
 
 
 def _hdf5_problem(path: str) -> str | None:
     try:
         with open_hdf5(path):
-            return None
+            pass
     except BlockingIOError:  # a local file HDF5 has locked: its writer still has it
         return "still held open by its writer"
     except (OSError, ValueError, KeyError) as err:
         return f"unreadable HDF5 ({type(err).__name__})"
+    damage = _keras_file_damage(path)  # read whole: another host's writer holds no lock here
+    return None if damage is None else f"not readable whole yet ({damage})"
 
 
 def keras_files(directory: str) -> list[str]:

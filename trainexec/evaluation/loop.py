@@ -36,6 +36,7 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
+from trainexec.storage import NETWORK, storage_of
 from trainexec import checkpoints
 from trainexec.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
@@ -120,6 +121,7 @@ class ContinuousEvaluation:
         # The latest checkpoint while it looks incomplete: (path, file state),
         # since when, and why.
         self._incomplete: tuple[Any, float, str] | None = None
+        self._settle_files = storage_of(str(target.model_dir)).kind == NETWORK
         self._last_new_at = 0.0
         self._failure: Failure | None = None
         self._failure_error: BaseException | None = None
@@ -214,10 +216,16 @@ class ContinuousEvaluation:
         if path == self._complete_path:
             return True
         reason = checkpoints.incomplete_reason(path)
+        state = (path, checkpoints.file_state(path))
+        if reason is None and self._settle_files and checkpoints.is_keras_file(path) and (
+                self._incomplete is None or self._incomplete[0] != state):
+            # Written in place on a network file system, where no lock tells another
+            # host that its writer is done (and attributes may be cached): read whole,
+            # and unchanged over one more look, it is complete.
+            reason = "written in place: read again once unchanged for a poll interval"
         if reason is None:
             self._complete_path, self._incomplete = path, None
             return True
-        state = (path, checkpoints.file_state(path))
         if self._incomplete is None or self._incomplete[0] != state:
             self._incomplete = (state, now, reason)  # changed: the wait starts again
         else:
