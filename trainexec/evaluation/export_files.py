@@ -40,7 +40,7 @@ from trainexec.records import file_system_now, mtime_nsec
 from trainexec.liveness import ALIVE, GONE, Owner
 
 __all__ = ["PUBLISHED_MARKER", "SAVED_MODEL_FILES", "STALE_EXPORT_SECS", "ExportFileManager",
-           "is_whole"]
+           "is_whole", "publish"]
 
 logger = logging.getLogger(__name__)
 
@@ -118,13 +118,28 @@ class ExportFileManager:
             _WRITING.add(tmp)
         try:
             save(tmp)
-            _publish(tmp, path)
+            publish(tmp, path)
         finally:
             with _WRITING_LOCK:
                 _WRITING.discard(tmp)
             if tf.io.gfile.exists(tmp):
                 tf.io.gfile.rmtree(tmp)
         return True
+
+    def remove_partial(self) -> list[str]:
+        """Removes numbered exports that are not whole (a publication to object
+        storage cut short); returns what it removed. Only the one writer of this
+        directory (the evaluator holding the lease) may call it."""
+        import tensorflow as tf
+
+        removed = []
+        for path in self._numbered():
+            if not is_whole(path):
+                logger.warning("Removing %s: a partial export (its publication was cut "
+                               "short)", path)
+                tf.io.gfile.rmtree(path)
+                removed.append(path)
+        return removed
 
     def remove_interrupted(self) -> list[str]:
         """Removes temporary directories of exports whose writer is provably gone
@@ -200,7 +215,7 @@ def is_whole(export_dir: str) -> bool:
     return "://" not in export_dir and bool(names)
 
 
-def _publish(tmp: str, path: str) -> None:
+def publish(tmp: str, path: str) -> None:
     """Makes the export in `tmp` visible as `path`, never half of it (module doc)."""
     import tensorflow as tf
 
@@ -210,6 +225,8 @@ def _publish(tmp: str, path: str) -> None:
     files = []
     for root, _, names in tf.io.gfile.walk(tmp):
         files.extend(f"{root.rstrip('/')}/{name}" for name in names)
+    if not files:
+        raise FileNotFoundError(f"the export in {tmp} holds no file: nothing to publish")
     last = [f for f in files if f.rsplit("/", 1)[-1] in SAVED_MODEL_FILES
             and f.rsplit("/", 1)[0].rstrip("/") == tmp.rstrip("/")]
     for source in [f for f in files if f not in last] + last:

@@ -31,10 +31,12 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from typing import Any, Mapping, Sequence
 
+from trainexec.evaluation.staged_export import export_staged, needs_staging
 from trainexec.checkpoints import is_keras_file
 from trainexec.records import (eval_state_dir, mtime_nsec, read_record, record_path,
                                write_json_record)
@@ -166,6 +168,10 @@ class FinalOnce:
         self.name = exporter.name
         self._record = record
 
+    # It stages an exporter that needs it itself (below), so that the result it
+    # records is the published export, not the staging directory.
+    publishes_whole_exports = True
+
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
         if is_the_final_export:
@@ -175,7 +181,9 @@ class FinalOnce:
                             "not exporting it again", self.name, checkpoint_path,
                             self._record.path)
                 return done.export_result(self.name)
-        result = self.exporter.export(
+        export = (functools.partial(export_staged, self.exporter)
+                  if needs_staging(self.exporter, export_path) else self.exporter.export)
+        result = export(
             estimator=estimator, export_path=export_path, checkpoint_path=checkpoint_path,
             eval_result=eval_result, is_the_final_export=is_the_final_export)
         if is_the_final_export:

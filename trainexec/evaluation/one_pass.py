@@ -14,10 +14,12 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Any, NamedTuple, Sequence
 
+from trainexec.evaluation.staged_export import export_staged, needs_staging
 from trainexec import checkpoints
 from trainexec.clock import Clock, SystemClock
 from trainexec.evaluation.target import GLOBAL_STEP, EvaluationTarget
@@ -152,11 +154,16 @@ class Evaluator:
     def _export_with(self, exporters: Sequence[Any], result: EvalResult,
                      is_the_final_export: bool) -> list:
         base = self._export_dir or os.path.join(str(self._target.model_dir), "export")
-        return [exporter.export(
-            estimator=self._target.export_subject,
-            export_path=os.path.join(base, exporter.name),
-            checkpoint_path=result.checkpoint_path, eval_result=result.metrics,
-            is_the_final_export=is_the_final_export) for exporter in exporters]
+        results = []
+        for exporter in exporters:
+            path = os.path.join(base, exporter.name)
+            export = (functools.partial(export_staged, exporter)
+                      if needs_staging(exporter, path) else exporter.export)
+            results.append(export(
+                estimator=self._target.export_subject, export_path=path,
+                checkpoint_path=result.checkpoint_path, eval_result=result.metrics,
+                is_the_final_export=is_the_final_export))
+        return results
 
     def export(self, result: EvalResult, is_the_final_export: bool) -> list:
         """Runs every exporter on an evaluated result; returns their results."""
