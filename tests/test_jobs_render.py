@@ -29,6 +29,10 @@ COMBINATIONS = [combo for combo in itertools.product((True, False), (0, 1, 3), (
                                                      (False, True)) if combo[0] or combo[1]]
 
 
+# Every pod learns its UID (trainexec.liveness: a host name is not a node).
+POD_UID_ENV = {"name": "TRAINEXEC_POD_UID",
+               "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}}
+
 def _render(*args: str, capsys) -> tuple[int, str, str]:
     code = cli.main(["render", *args])
     out, err = capsys.readouterr()
@@ -66,7 +70,7 @@ def test_every_role_combination_renders_a_valid_tfjob_with_what_was_asked(
             "name": "tensorflow", "image": "gcr.io/p/train:7",
             "command": ["python"], "args": COMMAND[1:],
             "env": [{"name": "TF_USE_LEGACY_KERAS", "value": "1"},
-                    {"name": "MODEL_DIR", "value": "gs://bucket/run 1"}],
+                    {"name": "MODEL_DIR", "value": "gs://bucket/run 1"}, POD_UID_ENV],
             "ports": [{"name": "tfjob-port", "containerPort": 2345}]}
     assert tfjob["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
     assert tfjob["spec"]["successPolicy"] == ("" if chief else "AllWorkers")
@@ -85,7 +89,7 @@ def test_render_tfjob_is_plain_data_from_the_shape():
                 job: {"replicas": 1, "restartPolicy": "ExitCode", "template": {"spec": {
                     "containers": [{"name": "tensorflow", "image": "img:1",
                                     "command": ["python"], "args": ["train.py"],
-                                    "env": [{"name": "A", "value": "1"}],
+                                    "env": [{"name": "A", "value": "1"}, POD_UID_ENV],
                                     "ports": [{"name": "tfjob-port",
                                                "containerPort": 2222}]}]}}}
                 for job in ("Chief", "Evaluator")}}}

@@ -79,6 +79,7 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.run_state",
         "trainexec.checkpoints",
         "trainexec.liveness",
+        "trainexec.storage",
         "trainexec.specs",
         # What an exporter is and how it may be named: pure rules the specs check, kept
         # with the evaluation engine that calls exporters.

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
+from trainexec.liveness import POD_UID_VARIABLE
 from trainexec.errors import ConfigError
 from trainexec.jobs.manifest_rules import check_tfjob
 from trainexec.jobs.naming import (CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, replica_type,
@@ -78,6 +79,8 @@ def _role(key: str, replica: dict, notes: list[str]) -> tuple[Role, int]:
         command = tuple(container["command"]) + tuple(container.get("args") or ())
     env = []
     for i, var in enumerate(container.get("env") or ()):
+        if "valueFrom" in var and var.get("name") == POD_UID_VARIABLE:
+            continue  # the pod's UID: a local task has none, and needs none
         if "valueFrom" in var:
             source = next(iter(var["valueFrom"]), "valueFrom")
             notes.append(f"{path}.env[{i}] ({var['name']}) comes from {source}, which only "

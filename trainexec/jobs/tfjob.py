@@ -4,7 +4,10 @@ One replica spec per role (Chief, Worker, PS, Evaluator: the operator's
 spellings), each with `replicas`, its `restartPolicy` and a pod template whose
 one container is named `tensorflow` (the operator gives TF_CONFIG only to that
 container) with the image, the command (the program as `command`, its arguments
-as `args`), the environment, and the TensorFlow port named `tfjob-port`.
+as `args`), the environment, and the TensorFlow port named `tfjob-port`. Every
+container also gets its pod's UID as `TRAINEXEC_POD_UID` (the downward API), so
+that a pod re-created on another node, which keeps its host name, is not taken
+for its predecessor (`trainexec.liveness`).
 `runPolicy.cleanPodPolicy` and `successPolicy` come from
 `trainexec.jobs.policies.choose_policies` unless given; their reasons go in
 the YAML as comments (`trainexec.jobs.yaml_text`).
@@ -23,6 +26,7 @@ from typing import Any
 from trainexec.jobs.naming import CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, REPLICA_TYPES
 from trainexec.jobs.policies import RunPolicies, choose_policies
 from trainexec.jobs.shape import JobShape, Role
+from trainexec.liveness import POD_UID_VARIABLE
 
 __all__ = ["API_VERSION", "KIND", "container_spec", "render_tfjob"]
 
@@ -37,8 +41,8 @@ def container_spec(role: Role, image: str, port: int = DEFAULT_PORT) -> dict[str
         container["command"] = list(role.command[:1])
         if len(role.command) > 1:
             container["args"] = list(role.command[1:])
-    if role.env:
-        container["env"] = [{"name": name, "value": value} for name, value in role.env]
+    container["env"] = [{"name": name, "value": value} for name, value in role.env] + [
+        {"name": POD_UID_VARIABLE, "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}}]
     container["ports"] = [{"name": PORT_NAME, "containerPort": port}]
     return container
 
