@@ -61,6 +61,10 @@ class Exporter:
     Subclasses implement `export` and use `_write` for the SavedModel.
     """
 
+    # Every export is written aside and published whole (ExportFileManager), on
+    # object storage too: no staging needed (trainexec.evaluation.staged_export).
+    publishes_whole_exports = True
+
     def __init__(self, name: str, keep: int | None = None) -> None:
         check_exporter_name(name)
         if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int)
