@@ -42,7 +42,13 @@ setup(
         "gcs": ["google-cloud-storage>=2.10"],
         # jsonschema checks rendered TFJobs against ../shared/k8s/tfjob.schema.json;
         # the tests render and read manifests too.
-        "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4"],
+        # The gs:// tests run TensorFlow's own GCS file system and the lease's
+        # google-cloud-storage client against a local emulator
+        # (trainexec.testing.gcs relies on the emulator's internals: pinned), over
+        # TLS with a CA the test makes (cryptography).
+        "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4",
+                 "google-cloud-storage>=2.10", "gcp-storage-emulator>=2026.7.19,<2027",
+                 "cryptography>=41"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

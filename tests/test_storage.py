@@ -26,7 +26,8 @@ MOUNTS = """\
     ("/mnt/nfsother/run", LOCAL, "ext4", 0.0),   # a prefix of a name is not a parent
     ("/gcs/bucket/run", NETWORK, "fuse.gcsfuse", NETWORK_VISIBILITY_SECS),
     ("/mnt/view/run", NETWORK, "fuse", NETWORK_VISIBILITY_SECS),
-    ("gs://bucket/run", OBJECT, "gs", 0.0),
+    ("gs://bucket/run", OBJECT, "gs", 5.0),  # TensorFlow's GCS stat cache
+    ("ram://run", OBJECT, "ram", 0.0),
 ])
 def test_storage_kind_and_how_late_other_hosts_writes_show(path, kind, file_system, late):
     where = storage_of(path, environ={}, mountinfo=MOUNTS)

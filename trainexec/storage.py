@@ -7,7 +7,7 @@ writes depends on the storage:
 | --- | --- | --- | --- |
 | `local` | a local disk (one machine: `trainexec launch`) | at once | yes |
 | `network` | NFS, a FUSE mount (gcsfuse's `/gcs/`, bindfs), CIFS, Lustre, 9p | up to the client's attribute and lookup cache later: NFS caches up to `acdirmax` (60 s by default) | no: polled |
-| `object` | `gs://` (Google Cloud Storage: strongly consistent reads and listings) | at once | no: polled |
+| `object` | `gs://` (Google Cloud Storage: strongly consistent reads and listings) | up to TensorFlow's stat cache later (`GCS_STAT_CACHE_MAX_AGE`, 5 s by default) | no: polled |
 
 `visibility_secs` is that delay's bound; the tasks that wait for a record
 another host writes (the evaluator for the chief's completion record, a ps for
@@ -99,7 +99,13 @@ def storage_of(path: str, environ: Mapping[str, str] | None = None,
     path = os.fspath(path)
     if "://" in path:
         scheme = path.split("://", 1)[0]
-        return Storage(OBJECT, scheme, 0.0)
+        late = 0.0
+        if scheme == "gs":  # TensorFlow's GCS client caches what stat() returned
+            try:
+                late = max(0.0, float(environ.get("GCS_STAT_CACHE_MAX_AGE", "5")))
+            except ValueError:
+                late = 5.0
+        return Storage(OBJECT, scheme, late)
     if mountinfo is None:
         try:
             with open("/proc/self/mountinfo") as f:

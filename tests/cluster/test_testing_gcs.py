@@ -1,0 +1,189 @@
+"""trainexec/testing/gcs.py: TensorFlow's own gs:// file system and google-cloud-storage
+against the GCS emulator, as on a cluster whose model_dir is on GCS.
+
+The emulator and its clients run in a network namespace of this test's own (named
+tg<pid>, removed afterwards, also on failure), whose /etc/hosts maps
+www.googleapis.com and storage.googleapis.com to the emulator on 127.0.0.1:443. The
+client programs are tests/gcs_programs/: one TensorFlow process runs every gfile,
+checkpoint and SavedModel scenario (TensorFlow loads once), each test checks one.
+Run it under each TensorFlow line's Python (.venv: 2.21, .venv-tf2.15: 2.15). Root
+only; skipped, saying why, without root, `ip` or the emulator's packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from trainexec.testing import gcs
+from trainexec.testing.gcs import GcsEmulator
+
+pytestmark = pytest.mark.cluster
+
+PROGRAMS = Path(__file__).resolve().parent.parent / "gcs_programs"
+PREFIX = "tg"
+NETNS_ETC = "/etc/netns"
+
+
+def _why_not() -> str | None:
+    reason = gcs.unavailable()
+    if reason:
+        return reason
+    if os.geteuid() != 0:
+        return "needs root (a network namespace and port 443)"
+    if shutil.which("ip") is None:
+        return "needs the ip command (iproute2)"
+    return None
+
+
+WHY_NOT = _why_not()
+if WHY_NOT:
+    pytest.skip(WHY_NOT, allow_module_level=True)
+
+
+def _has_storage_client() -> bool:
+    with contextlib.suppress(ImportError):
+        import google.cloud.storage
+        return google.cloud.storage is not None
+    return False
+
+
+needs_storage_client = pytest.mark.skipif(
+    not _has_storage_client(),
+    reason="needs google-cloud-storage (pip install 'trainexec[gcs]')")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _remove_netns(name: str) -> None:
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    shutil.rmtree(os.path.join(NETNS_ETC, name), ignore_errors=True)
+
+
+def _remove_leftovers() -> None:
+    """Namespaces a killed run of this file left (tg<pid> of a dead pid)."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    names = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    if os.path.isdir(NETNS_ETC):
+        names |= set(os.listdir(NETNS_ETC))
+    for name in names:
+        match = re.fullmatch(rf"{PREFIX}(\d+)", name)
+        if match and not _pid_alive(int(match.group(1))):
+            _remove_netns(name)
+
+
+@pytest.fixture(scope="module")
+def netns():
+    _remove_leftovers()
+    name = f"{PREFIX}{os.getpid()}"
+    _remove_netns(name)
+    try:
+        subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True,
+                       capture_output=True)
+        os.makedirs(os.path.join(NETNS_ETC, name))
+        yield name
+    finally:
+        _remove_netns(name)
+
+
+@pytest.fixture(scope="module")
+def emulator(netns, tmp_path_factory):
+    root = tmp_path_factory.mktemp("gcs")
+    emulator = GcsEmulator(str(root), run=lambda argv, **kw: subprocess.Popen(
+        ["ip", "netns", "exec", netns, *argv], start_new_session=True, **kw))
+    with emulator:
+        # `ip netns exec` binds this file over /etc/hosts for whatever it runs.
+        with open(os.path.join(NETNS_ETC, netns, "hosts"), "w") as f:
+            f.write("127.0.0.1 localhost\n" + emulator.hosts_lines())
+        yield emulator
+    assert not os.path.exists(emulator.ca_path), "stop() left its files"
+
+
+def _client(netns: str, emulator: GcsEmulator, argv: list[str]) -> subprocess.Popen:
+    env = {**os.environ, **emulator.client_env(), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    return subprocess.Popen(["ip", "netns", "exec", netns, sys.executable, *argv],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _result(proc: subprocess.Popen, emulator: GcsEmulator, timeout: float = 120) -> dict:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0 and lines, (
+        f"client exit {proc.returncode}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}\n"
+        f"emulator log:\n{emulator.log_tail()}")
+    return json.loads(lines[-1])
+
+
+@pytest.fixture(scope="module")
+def tf_report(netns, emulator):
+    proc = _client(netns, emulator, [str(PROGRAMS / "tf_client.py"), emulator.url("tf")])
+    return _result(proc, emulator, timeout=300)
+
+
+@pytest.mark.parametrize("scenario", [
+    "files",             # write/read/stat/exists/listdir/glob/overwrite/append/delete
+    "dirs",              # makedirs, rename of a file and of a directory, rmtree
+    "checkpoint",        # CheckpointManager/Checkpoint save, latest_checkpoint, restore
+    "saved_model",       # tf.saved_model.save to gs:// and load
+    "mtime_is_updated",  # stat().mtime_nsec is the emulator's `updated`
+])
+def test_tensorflow_on_gs(tf_report, scenario):
+    assert tf_report.get(scenario) == "ok", (
+        f"TensorFlow {tf_report.get('tensorflow')}, {scenario}:\n{tf_report.get(scenario)}")
+
+
+def test_client_settings(emulator):
+    assert emulator.hosts_lines() == ("127.0.0.1 www.googleapis.com "
+                                      "storage.googleapis.com\n")
+    assert emulator.url("model/ckpt") == "gs://trainexec-test/model/ckpt"
+    env = emulator.client_env()
+    assert env["CURL_CA_BUNDLE"] == env["REQUESTS_CA_BUNDLE"] == emulator.ca_path
+    assert os.path.isfile(emulator.ca_path)
+    assert env["STORAGE_EMULATOR_HOST"] == "https://storage.googleapis.com"
+    assert env["NO_GCE_CHECK"] == "true" and env["GOOGLE_AUTH_TOKEN_FOR_TESTING"]
+
+
+@needs_storage_client
+@pytest.mark.parametrize("round_", [1, 2])
+def test_create_if_absent_has_one_winner(netns, emulator, round_):
+    name = f"race/{round_}/lease"
+    start_at = time.time() + 2.0  # both have imported their client by then
+    procs = [_client(netns, emulator, [str(PROGRAMS / "lease_client.py"), "create",
+                                       emulator.bucket, name, f"creator-{i}", str(start_at)])
+             for i in range(2)]
+    results = [_result(proc, emulator) for proc in procs]
+    winners = [r for r in results if r["won"]]
+    losers = [r for r in results if not r["won"]]
+    assert len(winners) == 1 and len(losers) == 1, results
+    assert losers[0]["code"] == 412 and losers[0]["error"] == "PreconditionFailed", results
+    assert winners[0]["generation"] > 0
+
+
+@needs_storage_client
+def test_generation_preconditions(netns, emulator):
+    proc = _client(netns, emulator, [str(PROGRAMS / "lease_client.py"), "preconditions",
+                                     emulator.bucket, "preconditions"])
+    assert _result(proc, emulator)["preconditions"] == "ok"
