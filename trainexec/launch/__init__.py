@@ -49,20 +49,21 @@ only loopback, so no one else reaches their unauthenticated TensorFlow servers;
 `network="host"` (`--network host`) gives them this machine's network, with a
 warning. See `trainexec.launch.network`.
 
-Modules:
-  cluster                LocalCluster: builds the tasks; starts, stops, restarts them
-  options                the checks of the launcher's options (LocalCluster and CLI)
-  spec                   free ports, the cluster spec, one TF_CONFIG per task (the
-                         launcher's shape, or the TFJob operator's)
-  task                   Task: one task's runs and output
-  processes              starting a task, its output, exits, group signals, reaping
-  network                the tasks' private network namespace (only loopback; the
-                         default), or the host's network, and why
-  orphan_reaper          the process that kills the task groups if the launcher dies
-  supervisor             the loop carrying out the exit policy: decide, then act
-  policy                 the pure exit and restart decision
-  restart_groups         which tasks restart together (announced and flag groups)
-  result                 TaskOutcome, JobResult and the texts for exits
+Its modules:
+
+* `cluster`: LocalCluster: builds the tasks; starts, stops, restarts them;
+* `options`: the checks of the launcher's options (LocalCluster and CLI);
+* `spec`: free ports, the cluster spec, one TF_CONFIG per task (the launcher's
+  shape, or the TFJob operator's);
+* `task`: Task: one task's runs and output;
+* `processes`: starting a task, its output, exits, group signals, reaping;
+* `network`: the tasks' private network namespace (only loopback; the default), or
+  the host's network, and why;
+* `orphan_reaper`: the process that kills the task groups if the launcher dies;
+* `supervisor`: the loop carrying out the exit policy: decide, then act;
+* `policy`: the pure exit and restart decision;
+* `restart_groups`: which tasks restart together (announced and flag groups);
+* `result`: TaskOutcome, JobResult and the texts for exits.
 
 Names are imported on first use: a task that only announces its restart group
 (`trainexec.restart_announcements`) does not load the launcher.
