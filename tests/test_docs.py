@@ -7,6 +7,7 @@ code of the contract and quotes messages the code really prints.
 """
 
 import argparse
+import ast
 import importlib.util
 import re
 
@@ -154,3 +155,33 @@ def test_troubleshooting_has_every_exit_code(code):
 def test_troubleshooting_quotes_what_the_code_says(message, source):
     assert message in TROUBLESHOOTING
     assert message in (ROOT / source).read_text(), f"{source} no longer says {message!r}"
+
+
+PACKAGES = sorted(path.parent for path in (ROOT / "trainexec").rglob("__init__.py")
+                  if path.parent != ROOT / "trainexec")  # the top level: CONTRIBUTING.md
+
+
+@pytest.mark.parametrize("package", PACKAGES,
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_package_docstring_lists_what_the_package_holds(package):
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    held = [path.stem for path in package.glob("*.py") if path.stem != "__init__"]
+    held += [path.parent.name for path in package.glob("*/__init__.py")]
+    assert [name for name in sorted(held)
+            if f"`{name}`" not in doc and f"`{name}/`" not in doc] == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "trainexec").rglob("*.py")),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_docstring_examples_are_fenced(path):
+    """reST `Example::` blocks render as plain text on the site: write Markdown fences."""
+    if path.relative_to(ROOT).as_posix() in RST_EXAMPLES_LEFT:
+        pytest.skip("left for the engineers editing this module now (issue #27)")
+    assert "Example::" not in path.read_text()
+
+
+# Modules other engineers are editing at the same time as #27; their docstrings are
+# converted once that work lands.
+RST_EXAMPLES_LEFT = {"trainexec/evaluation/lease.py", "trainexec/evaluation/export_files.py",
+                     "trainexec/checkpoints.py", "trainexec/liveness.py",
+                     "trainexec/records.py", "trainexec/testing/netns.py"}

@@ -3,10 +3,11 @@
 Same fields, defaults and exception types as `tf.estimator.TrainSpec` /
 `tf.estimator.EvalSpec`; either kind is accepted wherever trainexec takes a spec.
 
-Example::
-
+Example:
+    ```python
     train_spec = TrainSpec(input_fn=train_input_fn, max_steps=1000)
     eval_spec = EvalSpec(input_fn=eval_input_fn, steps=10, throttle_secs=30)
+    ```
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ dependency to install. Remote paths (`gs://`, `hdfs://`, anything with a
 scheme), other systems, a directory that does not exist yet and a kernel out
 of watches all fall back to sleeping, through the injected `Clock`.
 
-Example::
-
+Example:
+    ```python
     waiter = waiter_for("/models/run1", SystemClock())
     waiter.wait(1.0)   # returns after 1 s, or at once when a file lands there
     waiter.close()
+    ```
 """
 
 from __future__ import annotations

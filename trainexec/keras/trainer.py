@@ -19,8 +19,8 @@ TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
   `(metrics, export_results)` once the run's last checkpoint is evaluated.
 
-Example::
-
+Example:
+    ```python
     def build_model():
         model = tf.keras.Sequential([tf.keras.layers.Input((4,)),
                                      tf.keras.layers.Dense(1)])
@@ -31,6 +31,7 @@ Example::
                            save_checkpoints_steps=20)
     result = run_keras_job(trainer, TrainSpec(train_input_fn, max_steps=200),
                            EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+    ```
 """
 
 from __future__ import annotations

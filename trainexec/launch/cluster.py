@@ -57,11 +57,12 @@ _ATEXIT_LOCK_SECS = 1.0
 class LocalCluster:
     """Runs `command` once per task of a local TF_CONFIG cluster.
 
-    Example::
-
+    Example:
+        ```python
         with LocalCluster([sys.executable, "train.py"], workers=2, ps=1) as c:
             result = c.wait(timeout=120)
         assert result.ok, result.reason
+        ```
 
     `env` is added to os.environ for every task; `output` receives every line
     prefixed with "[worker:1] " (a file-like or a callable; default sys.stdout).
