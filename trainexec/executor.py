@@ -59,7 +59,7 @@ class TrainingExecutor:
       continuous_eval_listener: a `ContinuousEvalListener` for the evaluator and
         local runs.
 
-    Keyword-only options (beyond tf.estimator):
+    Keyword Args:
       cluster: the `ClusterConfig` (default: an Estimator's RunConfig's, as in
         tf.estimator; otherwise parsed from TF_CONFIG).
       clock: time source for delays and throttling.
