@@ -185,3 +185,22 @@ def test_docstring_examples_are_fenced(path):
 RST_EXAMPLES_LEFT = {"trainexec/evaluation/lease.py", "trainexec/evaluation/export_files.py",
                      "trainexec/checkpoints.py", "trainexec/liveness.py",
                      "trainexec/records.py", "trainexec/testing/netns.py"}
+
+
+def test_the_kubernetes_guide_render_command_renders(tmp_path, capsys):
+    """The guide's `trainexec render tfjob ...` line, as a reader pastes it, prints a TFJob
+    with its NetworkPolicy (the shell's `> mnist.yaml` left to the shell)."""
+    pytest.importorskip("yaml")
+    import shlex
+
+    import yaml
+
+    from trainexec.cli import main
+
+    guide = (DOCS / "guides" / "kubernetes.md").read_text()
+    [command] = re.findall(r"^(trainexec render tfjob .*?) > mnist\.yaml$",
+                           guide.replace("\\\n", " "), re.M)
+    assert main(shlex.split(command)[1:]) == 0
+    tfjob, policy = yaml.safe_load_all(capsys.readouterr().out)
+    assert tfjob["kind"] == "TFJob" and policy["kind"] == "NetworkPolicy"
+    assert set(tfjob["spec"]["tfReplicaSpecs"]) == {"Chief", "Worker", "Evaluator"}

@@ -6,6 +6,7 @@ start's `trainexec launch`, `multihost`) are in tests/cluster/test_readme_*.py.
 """
 
 import os
+import re
 
 import pytest
 
@@ -18,7 +19,8 @@ from sidecar_programs import toy
 def test_every_python_block_runs_or_says_why_not(path):
     text = path.read_text()
     reasons = ILLUSTRATIVE.findall(text)
-    assert text.count("```python") == len(MARKED.findall(text)) + len(reasons), (
+    python_blocks = len(re.findall(r"^```py(?:thon)?\b", text, re.M))
+    assert python_blocks == len(MARKED.findall(text)) + len(reasons), (
         f"{path.name}: a ```python block without `<!-- readme-example: GROUP -->` (a test "
         "runs it) or `<!-- illustrative: REASON -->` right above it")
     assert all(reason.strip() for reason in reasons), "an illustrative block must say why"
