@@ -15,6 +15,7 @@ TensorFlow), so the docs build stays fast.
 from __future__ import annotations
 
 import argparse
+import html
 import pathlib
 import sys
 from typing import Iterator
@@ -52,8 +53,13 @@ def _usage(parser: argparse.ArgumentParser) -> str:
     return formatter.format_help().strip()
 
 
+def _text(text: str) -> str:
+    """Help text as Markdown prose: one line, HTML's special characters escaped."""
+    return html.escape(" ".join(text.split()), quote=False)
+
+
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    return _text(text).replace("|", "\\|")
 
 
 def _argument(action: argparse.Action) -> tuple[str, str, str]:
@@ -87,7 +93,7 @@ def arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 def section(name: str, parser: argparse.ArgumentParser) -> str:
     lines = [f"## `{name}`", ""]
     if parser.description:
-        lines += [" ".join(parser.description.split()), ""]
+        lines += [_text(parser.description), ""]
     lines += ["```text", _usage(parser), "```", ""]
     subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for action in subcommands:
