@@ -1,10 +1,11 @@
-"""The README's Python examples and their stand-ins, for tests/test_readme.py and
-tests/cluster/test_readme_launch.py.
+"""The Python examples of README.md and of the docs site (docs/**/*.md) and their
+stand-ins, for tests/test_readme.py and tests/cluster/test_readme_*.py.
 
-Each ```python block in README.md is preceded by `<!-- readme-example: GROUP -->`.
-The blocks of a group run in order in one namespace (`run_group`), which starts with
-small stand-ins for what the README calls the user's own (model, data, directories,
-input functions): `STAND_INS`, one entry per group.
+Each ```python block in those files is preceded by `<!-- readme-example: GROUP -->`
+(it runs) or `<!-- illustrative: REASON -->` (it does not, and REASON says why).
+The blocks of a group live in one file and run in order in one namespace
+(`run_group`), which starts with small stand-ins for what the text calls the user's
+own (model, data, directories, input functions): `STAND_INS`, one entry per group.
 """
 
 import os
@@ -14,18 +15,37 @@ import sys
 
 from sidecar_programs import toy
 
-__all__ = ["MARKED", "README", "STAND_INS", "blocks", "run_group"]
+__all__ = ["DOCS", "ILLUSTRATIVE", "MARKED", "README", "STAND_INS", "blocks", "documents",
+           "group_files", "run_group"]
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 MARKED = re.compile(r"<!-- readme-example: ([\w-]+) -->\n```python\n(.*?)```", re.S)
+ILLUSTRATIVE = re.compile(r"<!-- illustrative: (.*?) -->\n```python\n", re.S)
+
+
+def documents():
+    """README.md, then every Markdown page of the docs site, in a stable order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def group_files():
+    """{group: the files its blocks are in} (each group should be in one)."""
+    files = {}
+    for path in documents():
+        for group, _ in MARKED.findall(path.read_text()):
+            files.setdefault(group, set()).add(path.relative_to(ROOT).as_posix())
+    return files
 
 
 def blocks():
-    text = README.read_text()
+    """(the README's text, {group: [code, ...]}) over README.md and docs/**/*.md."""
     groups = {}
-    for group, code in MARKED.findall(text):
-        groups.setdefault(group, []).append(code)
-    return text, groups
+    for path in documents():
+        for group, code in MARKED.findall(path.read_text()):
+            groups.setdefault(group, []).append(code)
+    return README.read_text(), groups
 
 
 def estimator_stand_ins(tmp_path):
@@ -112,15 +132,33 @@ def multihost_stand_ins(tmp_path):
     return dict(program=str(program), model_dir=str(tmp_path / "run"))
 
 
-STAND_INS = {"estimator": estimator_stand_ins, "keras": keras_stand_ins,
+def quickstart_stand_ins(tmp_path, monkeypatch):
+    # The README's train.py is a whole program: nothing stands in but its argument.
+    monkeypatch.setattr(sys, "argv", ["train.py", str(tmp_path / "quickstart")])
+    return {}
+
+
+def pytest_fixture_stand_ins(tmp_path, monkeypatch):
+    # The block is a test module: tests/cluster/test_readme_launch.py runs it with
+    # pytest, beside `my_program.py` (launch_stand_ins' program, taking --model-dir).
+    launch_stand_ins(tmp_path, monkeypatch)
+    return {}
+
+
+STAND_INS = {"quickstart": quickstart_stand_ins, "pytest-fixture": pytest_fixture_stand_ins,
+             "estimator": estimator_stand_ins, "keras": keras_stand_ins,
              "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
              "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins,
              "multihost": multihost_stand_ins}
 
 
+NEEDS_MONKEYPATCH = {"launch", "quickstart", "pytest-fixture"}
+
+
 def run_group(group, tmp_path, monkeypatch):
     make = STAND_INS[group]
-    namespace = (make(tmp_path, monkeypatch) if group == "launch" else make(tmp_path))
+    namespace = (make(tmp_path, monkeypatch) if group in NEEDS_MONKEYPATCH else make(tmp_path))
     for code in blocks()[1][group]:
-        exec(compile(code, f"README.md[{group}]", "exec"), namespace)
+        exec(compile(code, f"{'|'.join(sorted(group_files()[group]))}[{group}]", "exec"),
+             namespace)
     return namespace

@@ -1,20 +1,50 @@
-"""The README's Python examples run as written (tests/readme_examples.py finds and runs
-them). A block without a marker fails the test, so none is forgotten. The `launch`
-example, which starts real processes, is tests/cluster/test_readme_launch.py.
+"""The Python examples of README.md and docs/**/*.md run as written
+(tests/readme_examples.py finds and runs them). A block with neither a
+`readme-example` nor an `illustrative` marker fails the test, so none is forgotten.
+The examples that start real processes (`launch`, `pytest-fixture`, the quick
+start's `trainexec launch`, `multihost`) are in tests/cluster/test_readme_*.py.
 """
 
 import os
+import re
 
 import pytest
 
-from readme_examples import STAND_INS, blocks, run_group
+from readme_examples import (ILLUSTRATIVE, MARKED, ROOT, STAND_INS, blocks, documents,
+                             group_files, run_group)
 from sidecar_programs import toy
 
 
-def test_every_python_block_is_an_example():
-    text, groups = blocks()
-    assert text.count("```python") == sum(len(codes) for codes in groups.values())
+@pytest.mark.parametrize("path", documents(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_python_block_runs_or_says_why_not(path):
+    text = path.read_text()
+    reasons = ILLUSTRATIVE.findall(text)
+    python_blocks = len(re.findall(r"^```py(?:thon)?\b", text, re.M))
+    assert python_blocks == len(MARKED.findall(text)) + len(reasons), (
+        f"{path.name}: a ```python block without `<!-- readme-example: GROUP -->` (a test "
+        "runs it) or `<!-- illustrative: REASON -->` right above it")
+    assert all(reason.strip() for reason in reasons), "an illustrative block must say why"
+
+
+def test_every_example_group_has_stand_ins_and_one_file():
+    groups = blocks()[1]
     assert set(groups) == set(STAND_INS)
+    assert {group: len(files) for group, files in group_files().items()} == {
+        group: 1 for group in groups}
+
+
+def test_readme_is_short_and_shows_the_repository_commands():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    assert "./scripts/demo.sh" in text and "./scripts/test.sh" in text
+
+
+@pytest.mark.keras
+def test_quickstart_program(tmp_path, monkeypatch, no_tf_config):
+    ns = run_group("quickstart", tmp_path, monkeypatch)
+    assert ns["metrics"]["global_step"] == 300 and ns["exports"] == []
+    assert ns["metrics"]["accuracy"] > 0.9  # a linearly separable label
+    assert os.path.isdir(os.path.join(ns["model_dir"], "eval"))
 
 
 @pytest.mark.estimator

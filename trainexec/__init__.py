@@ -3,13 +3,14 @@
 The public surface. Names are imported on first use, so `import trainexec` (and
 the `trainexec` command) stays fast and TensorFlow loads only when needed.
 
-Example::
-
+Example:
+    ```python
     import trainexec
     metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
 
     trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
     metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+    ```
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         choices=("ExitCode", "OnFailure", "Always", "Never"),
                         help="which failures --max-restarts covers, as Kubeflow TFJob "
                         "names them: ExitCode (default) restarts only retryable exits (128 "
-                        "and up, or killed by a signal; see the README's exit-code table), "
+                        "and up, or killed by a signal; see trainexec.exit_codes), "
                         "OnFailure and Always any failure, Never none; with --from, every "
                         "replica's instead of its own")
     parser.add_argument("--no-status", dest="status", action="store_false",

@@ -1,10 +1,11 @@
 """Injectable time: loops that wait take a `Clock` so tests can step time.
 
-Example::
-
+Example:
+    ```python
     clock = SystemClock()
     start = clock.now()
     clock.sleep(0.5)
+    ```
 """
 
 from __future__ import annotations

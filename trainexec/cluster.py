@@ -1,18 +1,21 @@
 """TF_CONFIG -> `ClusterConfig`: the cluster as one process sees it, and what follows from it.
 
 `TF_CONFIG` is the JSON environment variable every TensorFlow cluster manager
-(Kubernetes TFJob, Vertex AI, `trainexec launch`) sets for each task::
+(Kubernetes TFJob, Vertex AI, `trainexec launch`) sets for each task:
 
-    {"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222"],
-                 "ps": ["host2:2222"]},
-     "task": {"type": "worker", "index": 0}}
+```json
+{"cluster": {"chief": ["host0:2222"], "worker": ["host1:2222"],
+             "ps": ["host2:2222"]},
+ "task": {"type": "worker", "index": 0}}
+```
 
-Example::
-
+Example:
+    ```python
     cluster = ClusterConfig.from_env()      # reads os.environ["TF_CONFIG"]
     if cluster.role == "ps":
         ...
     print(cluster.to_json())                 # the normalised TF_CONFIG
+    ```
 
 `ClusterConfig` is frozen and hashable: parsed once, then the derived facts
 (role, chief, training tasks, addresses) and the normalised TF_CONFIG for this

@@ -3,10 +3,12 @@
 `ClusterConfig.from_json` and `ClusterConfig.from_dict` (`trainexec.cluster`)
 read TF_CONFIG through `decode` and `validate`. Every malformed input raises
 `ConfigError` naming the field, the value and the expected form, so a typo
-never reaches `RunConfig` or the gRPC server::
+never reaches `RunConfig` or the gRPC server:
 
-    TF_CONFIG task.index 3 is out of range for "worker" (cluster has 2 worker
-    tasks, indices 0..1)
+```text
+TF_CONFIG task.index 3 is out of range for "worker" (cluster has 2 worker
+tasks, indices 0..1)
+```
 
 Shapes that real cluster managers write are accepted: an empty job list (a
 Kubeflow TFJob's replica count of 0) is reported apart as an empty job, and an

@@ -10,12 +10,13 @@ tf.distribute as chief). `explain(config)` is what `trainexec tfconfig` prints;
 and a Keras trainer can train the cluster, naming the fix when not.
 `trainexec.installation` adds what this machine can run. All of it is pure.
 
-Example::
-
+Example:
+    ```python
     config = ClusterConfig.from_env()
     print(explain(config))
     recognise(config).producer  # "Kubeflow TFJob"
     trainer_support(config)   # {"Estimator": "yes", "Keras": "yes, MultiWorkerMirroredStrategy"}
+    ```
 """
 
 from __future__ import annotations

@@ -1,20 +1,23 @@
 """The record that training has finished, kept under the model directory.
 
 When the chief's (or a local run's) training returns, it writes
-`<model_dir>/trainexec/training_complete.json`::
+`<model_dir>/trainexec/training_complete.json`:
 
-    {"global_step": 1000, "checkpoint": ".../model.ckpt-1000",
-     "max_steps": 1000, "finished_at": 1763772000.5}
+```json
+{"global_step": 1000, "checkpoint": ".../model.ckpt-1000",
+ "max_steps": 1000, "finished_at": 1763772000.5}
+```
 
 Evaluators (the Estimator evaluator task and `SidecarEvaluator`) read it to stop
 after the last checkpoint even when `max_steps` is None. A chief starting a new
 run clears it first. It is written and read through `trainexec.records`.
 
-Example::
-
+Example:
+    ```python
     record_training_complete(model_dir, checkpoint, global_step=1000, max_steps=1000)
     done = read_training_complete(model_dir)
     if done and done.matches(max_steps=1000): ...
+    ```
 """
 
 from __future__ import annotations

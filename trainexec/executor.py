@@ -13,15 +13,17 @@ when TF_CONFIG read at call time disagrees
 TF_CONFIG says.
 
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
-TF_CONFIG differs)::
+TF_CONFIG differs):
 
-    estimator = tf.estimator.LinearClassifier(feature_columns, model_dir=...)
-    train_spec = trainexec.TrainSpec(train_input_fn, max_steps=1000)
-    eval_spec = trainexec.EvalSpec(eval_input_fn, steps=10, throttle_secs=60)
-    metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+```python
+estimator = tf.estimator.LinearClassifier(feature_columns, model_dir=...)
+train_spec = trainexec.TrainSpec(train_input_fn, max_steps=1000)
+eval_spec = trainexec.EvalSpec(eval_input_fn, steps=10, throttle_secs=60)
+metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
 
-    trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
-    metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
+metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+```
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class TrainingExecutor:
       continuous_eval_listener: a `ContinuousEvalListener` for the evaluator and
         local runs.
 
-    Keyword-only options (beyond tf.estimator):
+    Keyword Args:
       cluster: the `ClusterConfig` (default: an Estimator's RunConfig's, as in
         tf.estimator; otherwise parsed from TF_CONFIG).
       clock: time source for delays and throttling.

@@ -32,11 +32,12 @@ makes an uncaught exception end the process with its code (the exception
 still propagates through the user's code unchanged, and its traceback is
 printed first).
 
-Example::
-
+Example:
+    ```python
     codes = ExitCodes.from_env()
     cause = classify(error)                   # "peer_lost"
     codes.code_for(cause), codes.is_retryable(codes.code_for(cause))   # 170, True
+    ```
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ Re-exports the Keras SavedModel exporters (`trainexec.keras.exporters`), the
 export file manager (`trainexec.evaluation.export_files`) and the exporter name
 check (`trainexec.evaluation.exporter_protocol`), the names this path has always had.
 
-Example::
-
+Example:
+    ```python
     from trainexec.exporters import BestExporter, FinalExporter, LatestExporter
+    ```
 """
 
 from trainexec.evaluation.export_files import ExportFileManager

@@ -2,9 +2,11 @@
 
 Each training task (chief, master, worker) writes
 `<model_dir>/trainexec/finished/<type>-<index>.json` when its training
-returns::
+returns:
 
-    {"task": "worker:1", "finished_at": 1763772000.5}
+```json
+{"task": "worker:1", "finished_at": 1763772000.5}
+```
 
 A parameter server watches them to exit once every training task of its
 cluster has finished, instead of serving forever (tensorflow/tensorflow#25858).
@@ -19,11 +21,12 @@ is this run's (a new run's chief clears an earlier one first). The ps uses it
 to stop when a training task crashed and was not restarted (see
 `trainexec.estimator.roles.ps`).
 
-Example::
-
+Example:
+    ```python
     record_task_finished(model_dir, "worker:1")              # a training task
     watch = FinishedTasks.starting_now(model_dir, "ps:0")    # the ps
     watch.finished()                                         # {"chief:0", "worker:1"}
+    ```
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ One formatter each, shared by the training progress lines
 unknown value (None, not a number, not finite: a status record may hold
 anything) reads `?`.
 
-Example::
-
+Example:
+    ```python
     format_secs(185)    # '3m05s'
     format_rate(0.523)  # '0.52'
+    ```
 """
 
 from __future__ import annotations

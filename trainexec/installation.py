@@ -6,10 +6,11 @@ this adds whether the trainers can run *here*: TensorFlow 2.16 and newer have no
 `tf.estimator`, and `TF_USE_LEGACY_KERAS=1` there needs tf_keras installed. (Keras 3
 trains clusters too: with trainexec's own loop, `trainexec.keras.distributed_fit`.)
 
-Example::
-
+Example:
+    ```python
     Installation.detect().notes()
     # {'Estimator': 'not here: TensorFlow 2.21.0 has no tf.estimator; ...', 'Keras': '...'}
+    ```
 """
 
 from __future__ import annotations

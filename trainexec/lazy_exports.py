@@ -3,10 +3,12 @@
 Keeps `import trainexec` (and the `trainexec` command) fast: TensorFlow and the
 launcher's dependencies load only when a name that needs them is used.
 
-Example (in a package's `__init__.py`)::
+Example (in a package's `__init__.py`):
 
-    _EXPORTS = {"LocalCluster": "trainexec.launch.cluster"}
-    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+```python
+_EXPORTS = {"LocalCluster": "trainexec.launch.cluster"}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+```
 """
 
 from __future__ import annotations

@@ -12,11 +12,13 @@ Only the task knows its strategy, so it tells the launcher. The launcher
 (`trainexec launch`, `trainexec.launch.LocalCluster`) sets `TRAINEXEC_LAUNCH_DIR`
 in every task's environment; a task that knows its strategy writes
 `<task_type>-<index>.json` there (`announce`) once it has planned, e.g. for an
-MWMS worker::
+MWMS worker:
 
-    {"task": "worker:1", "strategy": "multi_worker_mirrored",
-     "restart_group": ["chief:0", "worker:0", "worker:1"], "carry_on": false,
-     "ends_by_itself": true}
+```json
+{"task": "worker:1", "strategy": "multi_worker_mirrored",
+ "restart_group": ["chief:0", "worker:0", "worker:1"], "carry_on": false,
+ "ends_by_itself": true}
+```
 
 and the launcher reads them back (`read_rules`). `KerasTrainer` jobs announce
 by themselves (`trainexec.keras.restart_rule`); the file stays valid across

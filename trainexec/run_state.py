@@ -15,12 +15,13 @@ Training ends in the model directory: the chief's completion record
 
 Nothing here reads a file or a clock: the callers observe, these decide.
 
-Example::
-
+Example:
+    ```python
     finality = checkpoint_finality(latest, record, max_steps=1000,
                                    max_steps_reached_at=None, now=now,
                                    completion_wait_secs=30)
     if finality is Finality.FINAL: ...
+    ```
 """
 
 from __future__ import annotations

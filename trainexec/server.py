@@ -1,9 +1,10 @@
 """Starting the standard TensorFlow server, and the worker start-delay rule.
 
-Example::
-
+Example:
+    ```python
     server = start_standard_server(cluster)          # None for a single node
     delay = WorkerDelay().secs_for(cluster.task_type, cluster.task_index)
+    ```
 """
 
 from __future__ import annotations

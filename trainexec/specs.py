@@ -3,10 +3,11 @@
 Same fields, defaults and exception types as `tf.estimator.TrainSpec` /
 `tf.estimator.EvalSpec`; either kind is accepted wherever trainexec takes a spec.
 
-Example::
-
+Example:
+    ```python
     train_spec = TrainSpec(input_fn=train_input_fn, max_steps=1000)
     eval_spec = EvalSpec(input_fn=eval_input_fn, steps=10, throttle_secs=30)
+    ```
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ class TrainSpec(NamedTuple("TrainSpec", [
         ("saving_listeners", tuple)])):
     """The training half of a train-and-evaluate run.
 
-    Args:
+    `TrainSpec(input_fn, max_steps=None, hooks=None, saving_listeners=None)`.
+
+    Attributes:
       input_fn: returns a `tf.data.Dataset` or `(features, labels)` for training.
       max_steps: positive total number of steps; None trains until `input_fn`
         runs out of data.
@@ -86,7 +89,10 @@ class EvalSpec(NamedTuple("EvalSpec", [
         ("exporters", tuple), ("start_delay_secs", Any), ("throttle_secs", Any)])):
     """The evaluation half of a train-and-evaluate run.
 
-    Args:
+    `EvalSpec(input_fn, steps=100, name=None, hooks=None, exporters=None,
+    start_delay_secs=120, throttle_secs=600)`.
+
+    Attributes:
       input_fn: returns the evaluation data.
       steps: positive number of batches per evaluation; None evaluates until
         `input_fn` runs out of data.

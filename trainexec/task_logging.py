@@ -8,10 +8,11 @@ with `[task_name]`, unless the user configured logging themselves. Under
 `trainexec launch`, which already prefixes every line of a task's output
 (`TRAINEXEC_LAUNCHED_TASK` is set), the prefix is left out.
 
-Example::
-
+Example:
+    ```python
     configure_task_logging("worker:1")
     logging.getLogger("trainexec.x").info("hello")   # [worker:1] INFO trainexec.x: hello
+    ```
 """
 
 from __future__ import annotations

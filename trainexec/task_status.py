@@ -11,11 +11,12 @@ that writes none (a hand-written job) shows its process state only. A
 record's `time` is the reporter's clock (`SystemClock`: `time.monotonic`,
 which the launcher on the same machine shares).
 
-Example::
-
+Example:
+    ```python
     reporter = StatusReporter.from_env("chief:0")   # None when not under a launcher
     if reporter is not None:
         reporter.report(TRAINING, {"step": 200, "max_steps": 600, "metrics": {"loss": 0.3}})
+    ```
 
 This module is all a task imports to report: it does not load the launcher.
 """

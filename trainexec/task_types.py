@@ -1,8 +1,9 @@
 """The names of a TF_CONFIG cluster's task types, and of the trainers that run them.
 
-Example::
-
+Example:
+    ```python
     if cluster.task_type in TRAINER_TYPES: ...   # chief, master or worker
+    ```
 """
 
 __all__ = ["CHIEF", "ESTIMATOR", "EVALUATOR", "KERAS", "LOCAL", "MASTER", "PS",

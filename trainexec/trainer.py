@@ -14,12 +14,13 @@ Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
 Estimator, `trainexec.estimator.trainer`) and `KerasTrainer`
 (`trainexec.keras.trainer`).
 
-Example::
-
+Example:
+    ```python
     trainer = KerasTrainer(...)   # or EstimatorTrainer(estimator)
     plan = trainer.plan_role(cluster)
     logger.info("%s", plan.describe())
     result = trainer.run_role(plan, settings)
+    ```
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 * `availability`: whether `tf.estimator` exists here, and what trainexec needs of one;
 * `trainer`: `EstimatorTrainer`, the roles of between-graph replication;
+* `run_config_cluster`: the cluster and role the Estimator's `RunConfig` was built with;
 * `roles/`: how it carries out each kind of role plan (training, ps, evaluator);
 * `target`: `EstimatorTarget`, an Estimator's checkpoints for the evaluation engine;
 * `persistent_eval`: one evaluation graph and session for every checkpoint.

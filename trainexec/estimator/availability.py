@@ -4,10 +4,11 @@
 fix on TensorFlow lines without it (2.16 and later). `TrainableModel` is what
 the executor uses of an Estimator; `check_trainable` names what a model lacks.
 
-Example::
-
+Example:
+    ```python
     check_trainable(estimator)                       # TypeError if it is not one
     tfe = tf_estimator()                             # ConfigError on TF 2.16+
+    ```
 """
 
 from __future__ import annotations

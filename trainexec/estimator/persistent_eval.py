@@ -17,12 +17,13 @@ more reasons show up while building (an `input_fn` that does not return a
 Estimator's `model_fn` or params replaced, a hook adding ops to the finalized
 graph). `TRAINEXEC_PERSISTENT_EVAL=0` turns the persistent path off.
 
-Example::
-
+Example:
+    ```python
     if unservable_reason(estimator, eval_spec) is None:
         evaluation = PersistentEvaluation(estimator, eval_spec)  # or NotServable
         metrics = evaluation.evaluate("/model/model.ckpt-100")
         evaluation.close()
+    ```
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ Only the environment (`"google"`: the platform starts the servers) and the
 with it, and its cluster is kept. A cluster handed to `TrainingExecutor(cluster=...)`
 is used as given, with the same warning when the RunConfig disagrees.
 
-Example::
-
+Example:
+    ```python
     cluster = choose_cluster(estimator.config, ClusterConfig.from_env())
+    ```
 """
 
 from __future__ import annotations

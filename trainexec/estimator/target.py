@@ -1,9 +1,10 @@
 """`EstimatorTarget`: an Estimator's checkpoints as the evaluation engine's target.
 
-Example::
-
+Example:
+    ```python
     target = EstimatorTarget(estimator, eval_spec)
     metrics = target.evaluate(target.latest_checkpoint())
+    ```
 """
 
 from __future__ import annotations

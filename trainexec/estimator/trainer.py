@@ -17,10 +17,11 @@ starts its own, as tf.estimator's does).
 `plan_role` decides this (`role_plan` is the pure part); `run_role` carries
 out the plan it is given, by its action (`trainexec.estimator.roles`) and flags.
 
-Example::
-
+Example:
+    ```python
     trainer = EstimatorTrainer(estimator)
     plan = trainer.plan_role(ClusterConfig.from_env())
+    ```
 """
 
 from __future__ import annotations

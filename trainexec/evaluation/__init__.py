@@ -13,5 +13,7 @@ It knows models only through `target.EvaluationTarget`. Modules, bottom up:
 * `final_export`: the final export, once per run, across restarts;
 * `lease`: one evaluator per evaluation state directory;
 * `evaluate_on_save`: evaluation after a training task's own checkpoint saves;
-* `evaluator_role`: the evaluator task of every trainer.
+* `evaluator_role`: the evaluator task of every trainer;
+* `summaries`: each evaluation's metrics for TensorBoard (`EvalSummaries`);
+* `status_report`: the evaluator's status record for `trainexec launch`.
 """

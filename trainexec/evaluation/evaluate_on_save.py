@@ -21,13 +21,14 @@ Finality is decided by the end of training, not by max_steps: with
 asynchronous workers the last save can land past max_steps. Each trainer keeps
 the words of its own log lines (`OnSaveWording`).
 
-Example::
-
+Example:
+    ```python
     on_save = EvaluateOnSave(target, eval_spec, max_steps=1000, listener=listener,
                              clock=clock, wording=wording)
     keep_training = on_save.after_save(step, checkpoint_path)   # after each save
     on_save.finish(last_step, last_checkpoint_path)              # after training
     metrics, exports = on_save.eval_result.metrics, on_save.export_results
+    ```
 """
 
 from __future__ import annotations

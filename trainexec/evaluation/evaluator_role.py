@@ -10,12 +10,13 @@ model twice; one restarted after the final export of a run whose latest
 checkpoint reached `max_steps` stops at once, returning the recorded metrics
 and export results.
 
-Example::
-
+Example:
+    ```python
     metrics, exports = evaluate_until_done(target, eval_spec, max_steps=1000,
                                            task_name="evaluator:0", clock=SystemClock(),
                                            poll_secs=1.0, idle_timeout_secs=None,
                                            listener=ContinuousEvalListener())
+    ```
 """
 
 from __future__ import annotations

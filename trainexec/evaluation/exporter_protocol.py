@@ -13,11 +13,12 @@ constructor):
 * `check_exporter_name`: the name can be one directory under `export/`;
 * `validate_exporters`: a list of exporters, each with a good, unique name.
 
-Example::
-
+Example:
+    ```python
     exporters = validate_exporters([LatestExporter(), FinalExporter()])
     check_exporter_name("best")        # "best"
     check_exporter_name("../best")     # ConfigError: ... contains a path separator
+    ```
 """
 
 from __future__ import annotations

@@ -6,12 +6,14 @@ an exporter's final export returns, `<state dir>/final_export.json` records
 it (atomically); a restarted evaluator's wrapper finds it there and returns
 the recorded result instead of exporting again. Once every exporter is done
 and the evaluation is over, the record is marked `complete` with the
-metrics, so a restarted evaluator can stop at once and report them::
+metrics, so a restarted evaluator can stop at once and report them:
 
-    {"checkpoint": "/m/model.ckpt-1000", "checkpoint_written_nsec": 1763..., "global_step": 1000,
-     "metrics": {"loss": 0.12, "global_step": 1000},
-     "exports": {"final": ["/m/export/final/1763772000", true]}, "complete": true,
-     "recorded_at": 1763772001.5}
+```json
+{"checkpoint": "/m/model.ckpt-1000", "checkpoint_written_nsec": 1763..., "global_step": 1000,
+ "metrics": {"loss": 0.12, "global_step": 1000},
+ "exports": {"final": ["/m/export/final/1763772000", true]}, "complete": true,
+ "recorded_at": 1763772001.5}
+```
 
 A checkpoint is the same one when its name and the modification time of its
 index (or Keras file) are: a run started afresh that writes a checkpoint of
@@ -19,13 +21,14 @@ the same name again is exported again. The state directory is the
 `SidecarEvaluator`'s `state_dir` and `<model_dir>/trainexec/eval` (or
 `eval_<EvalSpec.name>`) for the Estimator evaluator task (`estimator_state_dir`).
 
-Example::
-
+Example:
+    ```python
     record = FinalExportRecord(state_dir)
     exporters = [FinalOnce(e, record) for e in exporters]
     ...                                   # evaluate and export as usual
     done = record.read()
     if done and done.complete and record.is_for(done, latest_checkpoint): ...
+    ```
 """
 
 from __future__ import annotations
@@ -207,10 +210,11 @@ class FinalExportSettler(ContinuousEvalListener):
     exporter's result, as soon as it is made, so a restarted evaluator can stop
     at once and report them.
 
-    Example::
-
+    Example:
+        ```python
         settler = FinalExportSettler(evaluator, FinalExportRecord(state_dir), names)
         loop = ContinuousEvaluation(evaluator, target, policy, settler=settler, ...)
+        ```
     """
 
     def __init__(self, evaluator: Any, record: FinalExportRecord | None = None,

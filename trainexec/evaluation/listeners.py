@@ -16,14 +16,16 @@ __all__ = ["ContinuousEvalListener", "ListenerList"]
 class ContinuousEvalListener:
     """Hooks around each evaluation; return False to stop evaluating.
 
-    Subclass and override what you need::
+    Subclass and override what you need:
 
-        class StopAfterThree(ContinuousEvalListener):
-            def __init__(self):
-                self.count = 0
-            def after_eval(self, eval_result):
-                self.count += 1
-                return self.count < 3
+    ```python
+    class StopAfterThree(ContinuousEvalListener):
+        def __init__(self):
+            self.count = 0
+        def after_eval(self, eval_result):
+            self.count += 1
+            return self.count < 3
+    ```
     """
 
     def before_eval(self) -> bool:

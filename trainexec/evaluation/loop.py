@@ -22,11 +22,12 @@ Faults, and what the loop does about them:
 * while it waits it says what for, at least once a minute, and the idle timeout
   holds whatever it waits for.
 
-Example::
-
+Example:
+    ```python
     loop = ContinuousEvaluation(evaluator, target,
                                 LoopPolicy(throttle_secs=60, max_training_steps=1000))
     last_result = loop.run()
+    ```
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ The pass talks to the model through `EvaluationTarget`, so Estimators (see
 `trainexec.estimator.target.EstimatorTarget`) and Keras models (`trainexec.keras.sidecar`) share
 it. It never evaluates a checkpoint whose files are still being written.
 
-Example::
-
+Example:
+    ```python
     evaluator = Evaluator(target, exporters=eval_spec.exporters, max_training_steps=1000)
     result, exports = evaluator.evaluate_and_export()
     if result.status == EvalStatus.EVALUATED:
         print(result.metrics["loss"])
+    ```
 """
 
 from __future__ import annotations

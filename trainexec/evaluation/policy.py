@@ -4,11 +4,12 @@
 driver (`trainexec.evaluation.loop.ContinuousEvaluation`) observes and acts.
 `LoopPolicy` holds the pacing and stop conditions, validated once.
 
-Example::
-
+Example:
+    ```python
     decision = decide(Observation(now=5.0, started_at=0.0, latest=None, ...),
                       LoopPolicy(throttle_secs=60))
     if decision.action is Action.WAIT: ...
+    ```
 """
 
 from __future__ import annotations

@@ -6,12 +6,13 @@ checkpoint's step and metrics, and once it stops with its final metrics and
 export paths, so the launcher's live view and closing summary can show them.
 A framework-neutral `ContinuousEvalListener`: both trainers' evaluators use it.
 
-Example::
-
+Example:
+    ```python
     status = EvaluationStatus.from_env("evaluator:0", model_dir)   # None: no launcher
     listener = ListenerList([listener, status])
     ...
     status.report_final(metrics, export_results)
+    ```
 """
 
 from __future__ import annotations

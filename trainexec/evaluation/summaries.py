@@ -11,13 +11,14 @@ its own and is not given one. A `SidecarEvaluator` takes it in `listeners`. Whoe
 creates one closes it (`close()`) when the evaluations end, releasing its
 event file.
 
-Example::
-
+Example:
+    ```python
     summaries = EvalSummaries(os.path.join(ckpt_dir, "eval"))
     try:
         SidecarEvaluator(model, data, ckpt_dir, listeners=[summaries]).start()
     finally:
         summaries.close()
+    ```
 """
 
 from __future__ import annotations

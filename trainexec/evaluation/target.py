@@ -6,13 +6,14 @@ and a framework (`trainexec.estimator.target.EstimatorTarget`,
 `CorruptCheckpointError` for a checkpoint that will never load and
 `CheckpointDisappearedError` for one deleted from under it.
 
-Example::
-
+Example:
+    ```python
     class MyTarget:
         model_dir = "/m"
         export_subject = None
         def latest_checkpoint(self): ...
         def evaluate(self, checkpoint_path): return {"loss": 0.1, GLOBAL_STEP: 10}
+    ```
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ network file system (NFS, a FUSE mount) inotify sees only this host's writes,
 never another host's: the loop's poll interval is what picks those up, and the
 waiter says so once.
 
-Example::
-
+Example:
+    ```python
     waiter = waiter_for("/models/run1", SystemClock())
     waiter.wait(1.0)   # returns after 1 s, or at once when a file lands there
     waiter.close()
+    ```
 """
 
 from __future__ import annotations

@@ -6,19 +6,21 @@ launch --from FILE.yaml` reads from a Kubeflow TFJob. The renderers are pure
 functions from it to plain data; YAML is read and written only in `yaml_text`
 (PyYAML, the `k8s` extra), so `import trainexec` never loads it.
 
-Modules:
-  shape            JobShape and Role: the one description of a job
-  naming           the names Kubernetes and the operator accept and look for
-  policies         cleanPodPolicy / successPolicy: chosen for a shape, and what they
-                   decide for a local run
-  tf_config        the TF_CONFIG the training operator writes for each pod
-  tfjob            a shape as a TFJob (plain data)
-  network_policy   the NetworkPolicy beside it: the TF port open only to the job's pods
-  vertex           a shape as a Vertex AI CustomJob (plain data)
-  render           `trainexec render`: its flags into a shape, and the printed texts
-  manifest_rules   the rules a TFJob manifest must keep, each problem at its field
-  manifest         a TFJob manifest file read into a shape, for `launch --from`
-  yaml_text        YAML in and out (the one module that imports PyYAML)
+Its modules:
+
+* `shape`: JobShape and Role: the one description of a job;
+* `naming`: the names Kubernetes and the operator accept and look for;
+* `policies`: cleanPodPolicy / successPolicy: chosen for a shape, and what they
+  decide for a local run;
+* `tf_config`: the TF_CONFIG the training operator writes for each pod;
+* `tfjob`: a shape as a TFJob (plain data);
+* `network_policy`: the NetworkPolicy beside it: the TF port open only to the job's
+  pods;
+* `vertex`: a shape as a Vertex AI CustomJob (plain data);
+* `render`: `trainexec render`: its flags into a shape, and the printed texts;
+* `manifest_rules`: the rules a TFJob manifest must keep, each problem at its field;
+* `manifest`: a TFJob manifest file read into a shape, for `launch --from`;
+* `yaml_text`: YAML in and out (the one module that imports PyYAML).
 """
 
 from __future__ import annotations

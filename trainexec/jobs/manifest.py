@@ -17,11 +17,12 @@ before anything starts. What it keeps, as the operator reads it:
 What a local run cannot do is told in `notes`: env values Kubernetes fills in
 (`valueFrom`), other containers and init containers, mounted volumes.
 
-Example::
-
+Example:
+    ```python
     manifest = read_manifest("job.yaml")
     manifest.shape.role("worker").count            # 2
     shape = manifest.shape.with_command(["python", "job.py"])
+    ```
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ field path (`spec.tfReplicaSpecs.Workr`) and the fix in words ("did you mean
 Worker?"). The pod template beyond the containers' name, image, command, args,
 env and ports is left to Kubernetes.
 
-Example::
-
+Example:
+    ```python
     for problem in check_tfjob(yaml.safe_load(text)):
         print(problem)   # spec.tfReplicaSpecs.Workr: 'Workr' is not a TFJob replica type: ...
+    ```
 """
 
 from __future__ import annotations

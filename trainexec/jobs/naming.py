@@ -10,11 +10,12 @@ writing them lowercased in TF_CONFIG.
 Each check returns the problem as words ("is not a DNS-1035 label: ...") or
 None, so that each caller tells it in its own terms (a flag, a manifest field).
 
-Example::
-
+Example:
+    ```python
     name_problem("Demo_1")          # "'Demo_1' is not a DNS-1035 label: ..."
     replica_type("worker")          # "Worker"
     task_type_of("PS")              # "ps"
+    ```
 """
 
 from __future__ import annotations

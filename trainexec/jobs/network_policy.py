@@ -9,11 +9,12 @@ selected by a policy with `Ingress`, everything not admitted is refused, other
 ports too: add rules for what else the pods serve (TensorBoard, metrics).
 It takes effect where the cluster's network plugin enforces NetworkPolicies.
 
-Example::
-
+Example:
+    ```python
     render_network_policy("demo", namespace="ml", port=2222)["spec"]["ingress"]
     # [{"from": [{"podSelector": {"matchLabels": {"training.kubeflow.org/job-name": "demo"}}}],
     #   "ports": [{"protocol": "TCP", "port": 2222}]}]
+    ```
 """
 
 from __future__ import annotations

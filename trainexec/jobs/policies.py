@@ -19,11 +19,12 @@ the operator's success rule, plus the evaluators a `cleanPodPolicy: None`
 leaves to finish (and the tasks that announce they end by themselves); with
 Running or All those would be deleted on the cluster, and are stopped here.
 
-Example::
-
+Example:
+    ```python
     choose_policies(JobShape.from_counts(cmd, workers=2, evaluator=True)).clean_pod_policy
     # "None"
     local_success(shape, RunPolicies()).wait_for   # ("chief:0", "evaluator:0")
+    ```
 """
 
 from __future__ import annotations

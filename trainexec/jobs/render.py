@@ -7,10 +7,11 @@ prints the TFJob, with the reasons for its run and restart policies as
 comments, and by default a NetworkPolicy as a second document; `vertex_json`
 prints the Vertex AI CustomJob.
 
-Example::
-
+Example:
+    ```python
     job = render_shape("tfjob", "demo", ["python", "train.py"], workers=2, evaluator=True)
     print(tfjob_yaml(job, image="gcr.io/me/train:1"))
+    ```
 """
 
 from __future__ import annotations

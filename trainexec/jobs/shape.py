@@ -12,11 +12,12 @@ entrypoint would run) until `-- COMMAND` gives it one (`with_command`).
 A shape is plain data, checked by whoever builds it in their own words (flags,
 keywords, manifest fields); it only refuses what no builder may produce.
 
-Example::
-
+Example:
+    ```python
     job = JobShape.from_counts(["python", "train.py"], workers=2, ps=1, evaluator=True)
     job.tasks()          # [("chief", 0), ("worker", 0), ("worker", 1), ("ps", 0), ("evaluator", 0)]
     job.role("worker").count   # 2
+    ```
 """
 
 from __future__ import annotations

@@ -12,12 +12,13 @@ ps, a ps only itself, every other task neither; no "environment".
 `tfjob_tf_config` takes the addresses, so a local run puts 127.0.0.1 ports where
 the cluster has service names (`service_addresses`).
 
-Example::
-
+Example:
+    ```python
     cluster = {"chief": ["127.0.0.1:4001"], "worker": ["127.0.0.1:4002"]}
     tfjob_tf_config(cluster, "worker", 0)
     # '{"cluster":{"chief":["127.0.0.1:4001"],"worker":["127.0.0.1:4002"]},
     #   "task":{"type":"worker","index":0},"environment":"cloud"}'
+    ```
 """
 
 from __future__ import annotations

@@ -12,11 +12,12 @@ for its predecessor (`trainexec.liveness`).
 `trainexec.jobs.policies.choose_policies` unless given; their reasons go in
 the YAML as comments (`trainexec.jobs.yaml_text`).
 
-Example::
-
+Example:
+    ```python
     job = JobShape.from_counts(["python", "train.py"], workers=2, evaluator=True, name="demo")
     manifest = render_tfjob(job, image="gcr.io/me/train:1")
     manifest["spec"]["tfReplicaSpecs"]["Worker"]["replicas"]   # 2
+    ```
 """
 
 from __future__ import annotations

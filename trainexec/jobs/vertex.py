@@ -11,11 +11,12 @@ writes TF_CONFIG from them. A role left out in the middle is an empty pool
 A job without a chief has no Vertex form (pool 0 is always the chief):
 `render_vertex` raises ValueError; the command line says so first.
 
-Example::
-
+Example:
+    ```python
     job = JobShape.from_counts(["python", "train.py"], workers=2, evaluator=True, name="demo")
     render_vertex(job, image="gcr.io/me/train:1", machine_type="n1-standard-4")
     # {"displayName": "demo", "jobSpec": {"workerPoolSpecs": [chief, workers, {}, evaluator]}}
+    ```
 """
 
 from __future__ import annotations

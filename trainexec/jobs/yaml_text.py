@@ -10,10 +10,11 @@ the order given, with comment lines placed above the keys they explain
 put in above the key's line, at its indentation. `load_documents` reads every
 document of a file, telling a syntax error with its line and column.
 
-Example::
-
+Example:
+    ```python
     print(dump_documents([tfjob, policy], comments=[{("spec", "runPolicy"): ["why"]}, {}]))
     docs = load_documents(text, source="job.yaml")
+    ```
 """
 
 from __future__ import annotations

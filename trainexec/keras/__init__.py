@@ -13,5 +13,12 @@
 * `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;
 * `exporters`: SavedModel exporters for Keras models;
 * `sidecar`: `SidecarEvaluator`;
-* `callbacks`: `TrainingCompleteCallback`, the completion record from `model.fit`.
+* `callbacks`: `TrainingCompleteCallback`, the completion record from `model.fit`;
+* `input_data`: calling a job's `input_fn` and checking what it returns;
+* `log_values`: Keras `logs` values as callbacks and History get them;
+* `progress`: a progress report every N steps (the `step 200/600: loss = ...` line);
+* `summaries`: training summaries for TensorBoard, laid out as an Estimator's;
+* `first_checkpoint_hint`: the hint `SidecarEvaluator` logs while no checkpoint appears;
+* `ps_links`: a ParameterServerStrategy chief waits until every worker reaches every ps;
+* `coordinator_release`: the PSS chief stops its coordinator's threads once training is over.
 """

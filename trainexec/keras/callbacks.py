@@ -25,13 +25,14 @@ class TrainingCompleteCallback(tf.keras.callbacks.Callback):
     TensorFlow checkpoint) and the optimizer `iterations`. Only the task
     that writes checkpoints (the chief) records. Put it after `ModelCheckpoint`.
 
-    Example::
-
+    Example:
+        ```python
         model.fit(data, epochs=10, callbacks=[
             tf.keras.callbacks.ModelCheckpoint(
                 os.path.join(checkpoint_dir, "ckpt-{epoch}.weights.h5"),
                 save_weights_only=True),
             TrainingCompleteCallback(checkpoint_dir)])
+        ```
     """
 
     def __init__(self, checkpoint_dir: str | os.PathLike) -> None:

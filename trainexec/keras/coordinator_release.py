@@ -15,9 +15,10 @@ bound, before the chief's role returns. It relies on private attributes of
 `tensorflow.python.distribute.coordinator.cluster_coordinator` (the same from
 TF 2.15 to 2.21); where they are missing it does nothing.
 
-Example::
-
+Example:
+    ```python
     release_coordinator(strategy)  # after the last save of a PSS chief
+    ```
 """
 
 from __future__ import annotations

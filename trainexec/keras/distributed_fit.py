@@ -45,10 +45,11 @@ with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
 The one iterator lasts across `fit` calls: a job's data goes on where the
 previous save interval left it.
 
-Example::
-
+Example:
+    ```python
     loop = DistributedFit(model, strategy, plan, train_spec.input_fn)
     loop.fit(steps_per_epoch=100, epochs=3, callbacks=[...])
+    ```
 """
 
 from __future__ import annotations

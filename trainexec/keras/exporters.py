@@ -18,13 +18,14 @@ overwritten, old ones garbage-collected) is
 `trainexec.evaluation.export_files.ExportFileManager`'s; the name rules are
 `trainexec.evaluation.exporter_protocol.check_exporter_name`'s.
 
-Example::
-
+Example:
+    ```python
     exporters = [LatestExporter(keep=3), BestExporter(metric="auc", mode="max"),
                  FinalExporter()]
     SidecarEvaluator(model, data, checkpoint_dir, exporters=exporters).start()
     loaded = tf.saved_model.load(f"{checkpoint_dir}/export/best/1200")
     predictions = loaded.serve(x)   # Keras 3 (model.export); Keras 2: loaded(x)
+    ```
 """
 
 from __future__ import annotations
@@ -102,9 +103,10 @@ class Exporter:
 class LatestExporter(Exporter):
     """Exports after every evaluation and keeps the newest `keep` exports.
 
-    Example::
-
+    Example:
+        ```python
         LatestExporter(name="latest", keep=5)
+        ```
     """
 
     def __init__(self, name: str = "latest", keep: int | None = 5) -> None:
@@ -119,9 +121,10 @@ class LatestExporter(Exporter):
 class FinalExporter(Exporter):
     """Exports once, for the last checkpoint of the run.
 
-    Example::
-
+    Example:
+        ```python
         FinalExporter(name="final")
+        ```
     """
 
     def __init__(self, name: str = "final") -> None:
@@ -153,9 +156,10 @@ class BestExporter(Exporter):
     the export), so an evaluator that restarts compares against it instead of
     exporting whatever it sees first. NaN is never better.
 
-    Example::
-
+    Example:
+        ```python
         BestExporter(name="best", metric="loss", mode="min")
+        ```
     """
 
     def __init__(self, name: str = "best", metric: str = "loss", mode: str = "min",

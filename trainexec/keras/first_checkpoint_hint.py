@@ -8,10 +8,11 @@ trainexec reads (`trainexec.checkpoints`). It wraps the loop's `Waiter` and
 measures the wait on the loop's `Clock`, so tests step a fake clock instead of
 sleeping.
 
-Example::
-
+Example:
+    ```python
     waiter = HintingWaiter(waiter_for(ckpt_dir, clock), clock, ckpt_dir,
                            has_checkpoint=lambda: target.latest_checkpoint() is not None)
+    ```
 """
 
 from __future__ import annotations

@@ -47,12 +47,13 @@ worker (SIGSTOP) with 2 s: 100 steps joined in 2.2 s. Pings only go out
 while a call is in flight (gRPC's default), so an idle connection is never
 pinged.
 
-Example::
-
+Example:
+    ```python
     apply_keepalive()          # before tf.distribute.ParameterServerStrategy(...)
     keepalive_options("grpc.keepalive_time_ms=60000", 5.0)
     # 'grpc.keepalive_time_ms=60000,grpc.keepalive_timeout_ms=5000,
     #  grpc.http2.ping_timeout_ms=5000,grpc.min_reconnect_backoff_ms=5000'
+    ```
 """
 
 from __future__ import annotations

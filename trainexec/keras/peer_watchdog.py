@@ -22,14 +22,15 @@ does when training returns), it
 3. ends the process with exit code 0: the job's result is the chief's, in
    `model_dir` already, and nothing a peer still does can change it.
 
-Example::
-
+Example:
+    ```python
     watchdog = PeerWatchdog(FinishedTasks.starting_now(model_dir, "worker:0"),
                             chief="chief:0", task="worker:0", model_dir=model_dir).start()
     try:
         train()
     finally:
         watchdog.stop()
+    ```
 """
 
 from __future__ import annotations

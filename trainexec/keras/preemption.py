@@ -38,10 +38,11 @@ the `ckpt-<step>` checkpoints the evaluator and a restart read, does not
 survive trainexec's `fit` segments, and has no ParameterServerStrategy support;
 it is not used.
 
-Example::
-
+Example:
+    ```python
     with preemption_saves(plan, strategy, saver.save) as callback:
         model.fit(..., callbacks=[..., callback])   # may raise Preempted
+    ```
 """
 
 from __future__ import annotations

@@ -15,13 +15,14 @@ standard Keras callbacks. The step is read from the optimizer only when a
 report is due (other batches cost a comparison), and is never less than the
 batches run (under ParameterServerStrategy the optimizer can lag them).
 
-Example::
-
+Example:
+    ```python
     tracker = ProgressTracker(max_steps=600, every_steps=100, sinks=[log_progress])
     model.fit(data, steps_per_epoch=100, epochs=6,
               callbacks=[progress_callback(tracker)])
     # INFO trainexec.keras.progress: step 100/600: loss = 0.4121, accuracy = 0.8750
     #     (41.3 steps/s, 12s left)
+    ```
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ gave up. The cost: a few milliseconds when every link is up, the rest of
 the back-off (at most about 1.2 s) when one is not, and at most
 `timeout_secs` when a worker does not answer at all (frozen or cut off).
 
-Example::
-
+Example:
+    ```python
     waited = wait_for_ps_links(["/job:worker/replica:0/task:0"], touch_ps(model.variables))
     # {"/job:worker/replica:0/task:0": Link(reached=True, secs=0.9, ...)}
+    ```
 """
 
 from __future__ import annotations

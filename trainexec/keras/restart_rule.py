@@ -4,9 +4,10 @@
 `trainexec.restart_announcements.RestartRule` it announces (see that module for
 the protocol).
 
-Example::
-
+Example:
+    ```python
     announce(rule_for_plan(plan))   # a no-op unless `trainexec launch` started the task
+    ```
 """
 
 from __future__ import annotations

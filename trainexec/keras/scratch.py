@@ -7,11 +7,12 @@ Both are removed when training returns. A peer that leaves from another
 thread (`trainexec.keras.peer_watchdog`, which ends the process at once)
 removes what is still registered here first.
 
-Example::
-
+Example:
+    ```python
     directory = make("trainexec-worker-0-checkpoints-")   # registered
     ...
     remove(directory)                                     # removed, unregistered
+    ```
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ A worker then records that it finished, as training tasks do. Its gRPC
 channels get keepalive (`trainexec.keras.keepalive`), so a step waiting on a
 ps that is cut off fails instead of hanging.
 
-Example::
-
+Example:
+    ```python
     serve_until_training_over(plan, model_dir, max_steps=200, poll_secs=1.0)
+    ```
 """
 
 from __future__ import annotations

@@ -42,12 +42,13 @@ other's best value nor touch each other's exports. With the default
 `state_dir` (or `state_dir=checkpoint_dir`) exports stay under
 `<checkpoint_dir>/export/`.
 
-Example::
-
+Example:
+    ```python
     evaluator = SidecarEvaluator(
         model, eval_dataset, "/ckpts", exporters=[BestExporter(metric="loss")],
         callbacks=[tf.keras.callbacks.TensorBoard("/logs")])
     metrics = evaluator.start()        # returns when training is over
+    ```
 """
 
 from __future__ import annotations
@@ -214,9 +215,10 @@ class SidecarEvaluator:
       clock: time source (tests pass a fake one).
       verbose: `model.evaluate` verbosity.
 
-    Example::
-
+    Example:
+        ```python
         metrics = SidecarEvaluator(model, dataset, "/ckpts", max_evaluations=10).start()
+        ```
     """
 
     def __init__(self, model: Any, data: Any, checkpoint_dir: str | os.PathLike,

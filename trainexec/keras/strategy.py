@@ -24,12 +24,13 @@ Keras 3's `model.fit` cannot train with `MultiWorkerMirroredStrategy` or
 that trains under either has `own_loop` set, and trains with trainexec's loop
 (`trainexec.keras.distributed_fit`) instead of `fit`.
 
-Example::
-
+Example:
+    ```python
     plan = plan_for(ClusterConfig.from_env(), keras_3=is_keras_3(), gpus=visible_gpus())
     if plan.action == TRAIN:
         with make_strategy(plan).scope():
             model = build_model()
+    ```
 """
 
 from __future__ import annotations

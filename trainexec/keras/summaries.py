@@ -11,14 +11,15 @@ whatever `tf.summary.record_if` a user's `tf.keras.callbacks.TensorBoard`
 has set, so that callback keeps working beside it. Whoever creates one closes
 it (`close()`) when training ends, releasing its event file.
 
-Example::
-
+Example:
+    ```python
     summaries = TrainingSummaries(model_dir)
     tracker = ProgressTracker(max_steps, 100, sinks=[log_progress, summaries])
     try:
         ...  # train, with progress_callback(tracker)
     finally:
         summaries.close()
+    ```
 """
 
 from __future__ import annotations

@@ -20,10 +20,11 @@ order, with the fix added: a checkpoint with none of the model's variables is
 `ModelNotCompiledError` (both `RuntimeError`s); all three are also
 `trainexec.ConfigError`s.
 
-Example::
-
+Example:
+    ```python
     target = KerasTarget(model, dataset, "/ckpts")
     metrics = target.evaluate(target.latest_checkpoint())   # includes global_step
+    ```
 """
 
 from __future__ import annotations
@@ -204,10 +205,11 @@ class KerasTarget:
     one that fails because the checkpoint's files are gone (the trainer rotated
     it out) as `CheckpointDisappearedError`, whatever the error.
 
-    Example::
-
+    Example:
+        ```python
         target = KerasTarget(model, dataset, "/ckpts")
         metrics = target.evaluate(target.latest_checkpoint())
+        ```
     """
 
     def __init__(self, model: Any, data: Any, checkpoint_dir: str, steps: int | None = None,

@@ -19,8 +19,8 @@ TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
   `(metrics, export_results)` once the run's last checkpoint is evaluated.
 
-Example::
-
+Example:
+    ```python
     def build_model():
         model = tf.keras.Sequential([tf.keras.layers.Input((4,)),
                                      tf.keras.layers.Dense(1)])
@@ -31,6 +31,7 @@ Example::
                            save_checkpoints_steps=20)
     result = run_keras_job(trainer, TrainSpec(train_input_fn, max_steps=200),
                            EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+    ```
 """
 
 from __future__ import annotations
@@ -77,7 +78,18 @@ def _positive_int(field: str, value: Any, example: str, allow_none: bool = False
 
 
 class KerasTrainer:
-    """How to build and train a Keras model for `run_keras_job`.
+    """A Keras model to train in every role: what `train_and_evaluate` takes for Keras.
+
+    The same program runs in every task; the strategy follows from TF_CONFIG
+    (see the module doc, and `run_keras_job`, which this configures).
+
+    Example:
+        ```python
+        trainer = KerasTrainer(build_model, model_dir="gs://bucket/run",
+                               save_checkpoints_steps=100)
+        metrics, exports = trainexec.train_and_evaluate(
+            trainer, TrainSpec(train_input_fn, max_steps=1000), EvalSpec(eval_input_fn))
+        ```
 
     Args:
       build_model: called with no arguments, returns a compiled `tf.keras.Model`;

@@ -36,9 +36,10 @@ Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
 worker must take part in each save, so the others write to a temporary
 directory of their own, deleted when training returns.
 
-Example::
-
+Example:
+    ```python
     steps = segments(start=30, max_steps=100, every=20)   # [(10, 1), (20, 3)]
+    ```
 """
 
 from __future__ import annotations

@@ -5,16 +5,21 @@ optional evaluator), each with its own validated `TF_CONFIG` and a free port,
 streams their output prefixed with the task name, applies an exit policy and
 never leaves a process behind. `trainexec launch` is its command line.
 
-Example::
-
+Example:
+    ```python
     with LocalCluster(["python", "train.py"], workers=2, ps=1,
                       evaluator=True) as cluster:
         result = cluster.wait(timeout=600)
     print(result.summary())
     if not result.ok:
         print(result.reason)
+    ```
 
-    $ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
+The same from the command line:
+
+```console
+$ trainexec launch --workers 2 --ps 1 --evaluator -- python train.py
+```
 
 `LocalCluster.from_job(shape)` runs a `trainexec.jobs.JobShape` instead, each
 role with its own command, environment and restart policy and, by default,
@@ -49,20 +54,23 @@ only loopback, so no one else reaches their unauthenticated TensorFlow servers;
 `network="host"` (`--network host`) gives them this machine's network, with a
 warning. See `trainexec.launch.network`.
 
-Modules:
-  cluster                LocalCluster: builds the tasks; starts, stops, restarts them
-  options                the checks of the launcher's options (LocalCluster and CLI)
-  spec                   free ports, the cluster spec, one TF_CONFIG per task (the
-                         launcher's shape, or the TFJob operator's)
-  task                   Task: one task's runs and output
-  processes              starting a task, its output, exits, group signals, reaping
-  network                the tasks' private network namespace (only loopback; the
-                         default), or the host's network, and why
-  orphan_reaper          the process that kills the task groups if the launcher dies
-  supervisor             the loop carrying out the exit policy: decide, then act
-  policy                 the pure exit and restart decision
-  restart_groups         which tasks restart together (announced and flag groups)
-  result                 TaskOutcome, JobResult and the texts for exits
+Its modules:
+
+* `cluster`: LocalCluster: builds the tasks; starts, stops, restarts them;
+* `options`: the checks of the launcher's options (LocalCluster and CLI);
+* `spec`: free ports, the cluster spec, one TF_CONFIG per task (the launcher's
+  shape, or the TFJob operator's);
+* `task`: Task: one task's runs and output;
+* `processes`: starting a task, its output, exits, group signals, reaping;
+* `network`: the tasks' private network namespace (only loopback; the default), or
+  the host's network, and why;
+* `orphan_reaper`: the process that kills the task groups if the launcher dies;
+* `supervisor`: the loop carrying out the exit policy: decide, then act;
+* `policy`: the pure exit and restart decision;
+* `restart_groups`: which tasks restart together (announced and flag groups);
+* `result`: TaskOutcome, JobResult and the texts for exits;
+* `quiet_start`: TensorFlow's C++ start-up lines held back for launched tasks;
+* `status_view`: the live status block below the logs, on a terminal.
 
 Names are imported on first use: a task that only announces its restart group
 (`trainexec.restart_announcements`) does not load the launcher.

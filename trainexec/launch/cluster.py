@@ -57,36 +57,54 @@ _ATEXIT_LOCK_SECS = 1.0
 class LocalCluster:
     """Runs `command` once per task of a local TF_CONFIG cluster.
 
-    Example::
+    Each task gets its own validated `TF_CONFIG` and a free port; its output
+    lines are prefixed with its name. Entering the `with` block starts every
+    task (as `start()` does); leaving it always stops every task still running.
 
+    Example:
+        ```python
         with LocalCluster([sys.executable, "train.py"], workers=2, ps=1) as c:
             result = c.wait(timeout=120)
         assert result.ok, result.reason
+        ```
 
-    `env` is added to os.environ for every task; `output` receives every line
-    prefixed with "[worker:1] " (a file-like or a callable; default sys.stdout).
-    `wait_for` names the tasks ("worker:1") or whole jobs ("worker") that must
-    exit 0 for the job to succeed; by default the chief (worker:0 without one)
-    and the evaluator. Pass ("chief", "worker", "evaluator") when every worker
-    finishes by itself, as Estimator workers do at max_steps, so none is
-    stopped early; add "ps" when the ps runs trainexec, which exits once every
-    training task has finished (another ps serves until it is stopped).
-    `restart_groups` lists groups of task or job names restarted together
-    when one of them fails (`[["chief", "worker"]]` for a hand-written
-    MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
-    `trainexec.restart_announcements`). `restart_policy` says which failures
-    `max_restarts` covers, in Kubeflow TFJob's words: `"ExitCode"` (the
-    default: the exits the exit-code contract calls retryable, see
-    `trainexec.exit_codes`), `"OnFailure"` (any), `"Never"`; one for every
-    task, or per job (`{"worker": "OnFailure"}`). `network="private"` (the
-    default) runs the tasks in a network namespace of their own holding only
-    loopback: they reach each other, nothing else reaches them, and they have
-    no outside network; `"host"` runs them on this machine's network, their
-    servers reachable by anyone who reaches the machine (it warns so); see
-    `trainexec.launch.network`. Where no namespace can be made the cluster
-    runs on the host's network and warns why; `network_used` says which one
-    the tasks got, once started. Leaving the `with` block always stops every
-    task. Bad options raise ConfigError (see `trainexec.launch.options`).
+    Args:
+      command: the program every task runs, as an argument list.
+      workers: worker tasks besides the chief.
+      ps: parameter server tasks.
+      evaluator: add an evaluator task, outside the training cluster.
+      chief: False: no chief, worker:0 leads the job.
+      host: the address every task's port is on.
+      env: added to os.environ for every task.
+      max_restarts: how many times a failed task is restarted (per task; a group
+        restart is charged once, to the task that failed first).
+      grace_secs: seconds between SIGTERM and SIGKILL when a task is stopped.
+      output: receives every line, prefixed with "[worker:1] " (a file-like or
+        a callable; default sys.stdout).
+      wait_for: the tasks ("worker:1") or whole jobs ("worker") that must exit
+        0 for the job to succeed; by default the chief (worker:0 without one)
+        and the evaluator. Pass ("chief", "worker", "evaluator") when every
+        worker finishes by itself, as Estimator workers do at max_steps, so none
+        is stopped early; add "ps" when the ps runs trainexec, which exits once
+        every training task has finished (another ps serves until stopped).
+      restart_groups: groups of task or job names restarted together when one
+        of them fails (`[["chief", "worker"]]` for a hand-written
+        MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
+        `trainexec.restart_announcements`).
+      restart_policy: which failures `max_restarts` covers, in Kubeflow TFJob's
+        words: `"ExitCode"` (the default: the exits the exit-code contract calls
+        retryable, see `trainexec.exit_codes`), `"OnFailure"` (any), `"Never"`;
+        one for every task, or per job (`{"worker": "OnFailure"}`).
+      network: `"private"` (the default) runs the tasks in a network namespace
+        of their own holding only loopback: they reach each other, nothing else
+        reaches them, and they have no outside network. `"host"` runs them on
+        this machine's network, their servers reachable by anyone who reaches
+        the machine (it warns so); see `trainexec.launch.network`. Where no
+        namespace can be made the cluster runs on the host's network and warns
+        why; `network_used` says which one the tasks got, once started.
+
+    Raises:
+      ConfigError: a bad option (see `trainexec.launch.options`).
     """
 
     def __init__(self, command: Sequence[str], workers: int = 1, ps: int = 0,

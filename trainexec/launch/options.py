@@ -7,12 +7,13 @@ problem is told in the caller's words: Python keywords for `LocalCluster`
 is a `ConfigError`; `trainexec launch` prints it and exits 2. The options that
 name tasks (`wait_for`, `restart_groups`) are expanded to task names here too.
 
-Example::
-
+Example:
+    ```python
     check_options(["python", "train.py"], workers=2, ps=1, chief=True,
                   max_restarts=0, grace_secs=5.0)            # raises ConfigError
     check_options(args.command, workers=args.workers, ..., timeout=args.timeout,
                   host=args.host, spelling=FLAGS)            # as `trainexec launch` does
+    ```
 """
 
 from __future__ import annotations

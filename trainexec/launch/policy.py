@@ -29,12 +29,13 @@ answer is WAIT. In order:
 4. Nothing runs any more: FAIL (every task has ended but not the primaries).
 5. Otherwise WAIT.
 
-Example::
-
+Example:
+    ```python
     view = JobView(tasks=(TaskView("chief:0", RUNNING), TaskView("worker:0", FAILED, -9)),
                    rules={"worker:0": RestartRule("worker:0", ("chief:0", "worker:0"))},
                    primaries=("chief:0",), max_restarts=1)
     decide(view)  # Decision(RESTART, ("chief:0", "worker:0"), cause="worker:0", gentle=False)
+    ```
 """
 
 from __future__ import annotations

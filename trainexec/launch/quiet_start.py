@@ -15,11 +15,12 @@ absl::InitializeLog() ...`), once per task. `trainexec launch` therefore:
   (`Task.output_lines()`, a failed task's last lines). `TF_CPP_MIN_LOG_LEVEL=0`
   shows them all.
 
-Example::
-
+Example:
+    ```python
     env = task_environment({**os.environ, **task_env})   # TF_CPP_MIN_LOG_LEVEL=1 if unset
     hide = CppLogFilter.for_level(env["TF_CPP_MIN_LOG_LEVEL"])
     hide("I0000 00:00:1795606781.474123 22612 port.cc:153] oneDNN custom operations ...")  # True
+    ```
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ hand-written jobs that announce nothing. A task with neither restarts alone,
 as it always has (Estimator jobs). The policy (`trainexec.launch.policy`)
 restarts the merged group of a failed task.
 
-Example::
-
+Example:
+    ```python
     parse_group_flag("chief,worker", ["chief:0", "worker:0", "worker:1", "ps:0"])
     # ("chief:0", "worker:0", "worker:1")
+    ```
 """
 
 from __future__ import annotations

@@ -140,7 +140,23 @@ class TaskOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class JobResult:
-    """The outcome of `LocalCluster.wait()`."""
+    """The outcome of `LocalCluster.wait()`.
+
+    Attributes:
+      ok: the job succeeded: the tasks it waited for exited 0.
+      reason: why it ended, in words; for a failure, the failed task's exit and
+        its last lines.
+      failed_task: the task that failed for good ("worker:1"), or None.
+      exit_code: that task's exit code (negative: killed by that signal).
+      last_lines: that task's last output lines.
+      still_running: the tasks that had to be stopped (a timeout, an interrupt).
+      signal: the signal that interrupted the launcher (SIGINT, SIGTERM), or None.
+      tasks: one `TaskOutcome` per task: exit, restarts, run time.
+      elapsed_secs: the job's wall time.
+      restarts: automatic restarts, one per fault (a group restart counts once).
+      reports: the status records the tasks left (`trainexec.task_status`), by
+        task name: the chief's progress, the evaluator's last metrics and exports.
+    """
 
     ok: bool
     reason: str

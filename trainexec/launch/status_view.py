@@ -21,14 +21,15 @@ no control characters.
 
 `display_state` and `render_block` are pure; `StatusView` draws.
 
-Example::
-
+Example:
+    ```python
     view = StatusView(sys.stdout, lambda: cluster.tasks, lambda: cluster.launch_dir,
                       max_restarts=3)
     cluster.output = view          # log lines go above the block
     view.start()                   # log records and stderr above the block, too
     ...
     view.close()                   # erases the block, gives logging and stderr back
+    ```
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ the default): `pods_running_after(success)` tells whether any still ran 10 s
 later. Faults: `kill` (a signal), `freeze` (SIGSTOP, then SIGCONT) and
 `partition` (the pod's host cut off the bridge for a while).
 
-Example::
-
+Example:
+    ```python
     job = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2)},
                     command=[sys.executable, "-m", "trainexec.examples.keras_job", ...])
     with TestBed(job.hosts(), domain=job.domain) as bed, TFJobRun(job, bed) as run:
@@ -28,6 +28,7 @@ Example::
         run.kill("worker", 1)
         outcome = run.wait(timeout=300)
     assert outcome.phase == SUCCEEDED
+    ```
 """
 
 from __future__ import annotations

@@ -13,10 +13,11 @@ TensorFlow logs "Waiting for model to be ready" on every check; the block
 lets that line through at most once per `LOG_EVERY_SECS`. It changes nothing
 else and restores TensorFlow's defaults on exit.
 
-Example::
-
+Example:
+    ```python
     with model_readiness_checks_every(1.0):
         estimator.train(input_fn, max_steps=1000)
+    ```
 """
 
 from __future__ import annotations

@@ -1,0 +1,206 @@
+"""The docs site stays true to the code: the CLI reference covers the argument parser,
+the API reference has an entry for every public name, the environment-variable page
+names every variable the code reads, and troubleshooting has an entry for every exit
+code of the contract and quotes messages the code really prints.
+
+(Its Python blocks run in tests/test_readme.py; `mkdocs build --strict` runs in .ci/run.)
+"""
+
+import argparse
+import ast
+import importlib.util
+import re
+
+import pytest
+
+import trainexec
+from readme_examples import DOCS, ROOT
+from trainexec import exit_codes, exporters
+from trainexec.cli import build_parser
+
+API = DOCS / "reference" / "api"
+TROUBLESHOOTING = (DOCS / "troubleshooting.md").read_text()
+
+
+def _cli_reference():
+    spec = importlib.util.spec_from_file_location("cli_reference",
+                                                  DOCS / "hooks" / "cli_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _subcommands(parser, prog="trainexec"):
+    """{"trainexec launch": parser, ...}, walked here independently of the hook."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found[f"{prog} {name}"] = sub
+                found.update(_subcommands(sub, f"{prog} {name}"))
+    return found
+
+
+def test_cli_page_is_generated_not_copied():
+    page = (DOCS / "reference" / "cli.md").read_text()
+    hook = _cli_reference()
+    assert hook.MARKER in page
+    assert "--max-restarts" not in page  # the options come from the parser at build time
+
+
+def test_cli_reference_shows_every_command_and_option():
+    commands = _subcommands(build_parser())
+    assert {"trainexec tfconfig", "trainexec launch", "trainexec render",
+            "trainexec render tfjob", "trainexec render vertex"} <= set(commands)
+    markdown = _cli_reference().cli_markdown(build_parser())
+    sections = dict(re.findall(r"^## `([^`]+)`\n(.*?)(?=^## |\Z)", markdown, re.S | re.M))
+    assert set(commands) <= set(sections)
+    for name, parser in commands.items():
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            shown = action.option_strings or [action.metavar or action.dest]
+            for option in shown:
+                assert f"`{option}`" in sections[name], f"{name}: {option} missing"
+            if action.choices:
+                for choice in action.choices:
+                    assert f"`{choice}`" in sections[name], f"{name} {shown}: {choice}"
+
+
+def _directives():
+    """Every `::: path` of the API pages, and the members listed under each."""
+    found = set()
+    for page in API.glob("*.md"):
+        text = page.read_text()
+        for path, options in re.findall(r"^::: ([\w.]+)\n((?:    .*\n)*)", text, re.M):
+            found.add(path)
+            found.update(f"{path}.{member}"
+                         for member in re.findall(r"^        - (\w+)$", options, re.M))
+    return found
+
+
+def _documented(name, directives):
+    return any(path.rsplit(".", 1)[-1] == name for path in directives)
+
+
+def test_api_reference_has_every_public_name():
+    directives = _directives()
+    missing = [name for name in trainexec.__all__ if not _documented(name, directives)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("path", [
+    "trainexec.launch.cluster.LocalCluster", "trainexec.launch.result.JobResult",
+    "trainexec.cluster.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
+    "trainexec.testing.netns", "trainexec.keras.sidecar.SidecarEvaluator",
+    "trainexec.evaluation.listeners.ContinuousEvalListener",
+    "trainexec.executor.TrainingExecutor"])
+def test_api_reference_has_the_documented_paths(path):
+    assert path in _directives()
+
+
+def test_api_reference_has_every_exporter():
+    directives = _directives()
+    assert [name for name in exporters.__all__ if not _documented(name, directives)] == []
+
+
+def test_api_directives_name_real_objects():
+    """Each `::: a.b.C` names a module file that defines C (griffe would fail the build;
+    this says which entry, without building)."""
+    for path in _directives():
+        parts = path.split(".")
+        for split in range(len(parts), 0, -1):
+            base = ROOT.joinpath(*parts[:split])
+            module = base.with_suffix(".py") if base.with_suffix(".py").is_file() \
+                else base / "__init__.py"
+            if module.is_file():
+                break
+        else:
+            pytest.fail(f"{path}: no such module")
+        rest = parts[split:]
+        if rest:
+            defined = rf"^(class|def) {rest[0]}\b|^{rest[0]}\s*[:=]|^from [\w.]+ import .*\b{rest[0]}\b"
+            assert re.search(defined, module.read_text(), re.M), f"{path}: not in {module}"
+
+
+ENV_NAME = re.compile(r"""(?:environ(?:\.get)?\(\s*|\[\s*|=\s*)["']((?:TRAINEXEC|TF)_[A-Z0-9_]+)["']""")
+
+
+def test_every_environment_variable_is_documented():
+    page = (DOCS / "reference" / "environment.md").read_text()
+    read = set()
+    for path in (ROOT / "trainexec").rglob("*.py"):
+        read.update(ENV_NAME.findall(path.read_text()))
+    assert {"TRAINEXEC_EXIT_CODES", "TRAINEXEC_GRPC_KEEPALIVE_SECS", "TRAINEXEC_LAUNCH_DIR",
+            "TRAINEXEC_PERSISTENT_EVAL", "TF_CONFIG"} <= read
+    assert sorted(name for name in read if f"`{name}`" not in page) == []
+
+
+@pytest.mark.parametrize("code", sorted(set(exit_codes.ExitCodes().codes.values())))
+def test_troubleshooting_has_every_exit_code(code):
+    assert f"{{ #exit-{code} }}" in TROUBLESHOOTING
+    assert f"[Exit {code}" in TROUBLESHOOTING or f"### Exit {code}" in TROUBLESHOOTING
+
+
+@pytest.mark.parametrize("message, source", [
+    ("Waiting for model to be ready", "trainexec/estimator/roles/readiness.py"),
+    ("no restarts allowed", "trainexec/launch/result.py"),
+    ("No checkpoints appear to be found after", "trainexec/keras/first_checkpoint_hint.py"),
+    ("each task's TensorFlow server listens on every interface of this machine",
+     "trainexec/launch/network.py"),
+    ("they have no outside network", "trainexec/launch/network.py"),
+    ("PerReplica", "trainexec/keras/distributed_fit.py"),
+    ("EvaluatorAlreadyRunning", "trainexec/evaluation/lease.py"),
+])
+def test_troubleshooting_quotes_what_the_code_says(message, source):
+    assert message in TROUBLESHOOTING
+    assert message in (ROOT / source).read_text(), f"{source} no longer says {message!r}"
+
+
+PACKAGES = sorted(path.parent for path in (ROOT / "trainexec").rglob("__init__.py")
+                  if path.parent != ROOT / "trainexec")  # the top level: CONTRIBUTING.md
+
+
+@pytest.mark.parametrize("package", PACKAGES,
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_package_docstring_lists_what_the_package_holds(package):
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    held = [path.stem for path in package.glob("*.py") if path.stem != "__init__"]
+    held += [path.parent.name for path in package.glob("*/__init__.py")]
+    assert [name for name in sorted(held)
+            if f"`{name}`" not in doc and f"`{name}/`" not in doc] == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "trainexec").rglob("*.py")),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_docstring_examples_are_fenced(path):
+    """reST `Example::` blocks render as plain text on the site: write Markdown fences."""
+    if path.relative_to(ROOT).as_posix() in RST_EXAMPLES_LEFT:
+        pytest.skip("left for the engineers editing this module now (issue #27)")
+    assert "Example::" not in path.read_text()
+
+
+# Modules other engineers are editing at the same time as #27; their docstrings are
+# converted once that work lands.
+RST_EXAMPLES_LEFT = {"trainexec/evaluation/lease.py", "trainexec/evaluation/export_files.py",
+                     "trainexec/checkpoints.py", "trainexec/liveness.py",
+                     "trainexec/records.py", "trainexec/testing/netns.py"}
+
+
+def test_the_kubernetes_guide_render_command_renders(tmp_path, capsys):
+    """The guide's `trainexec render tfjob ...` line, as a reader pastes it, prints a TFJob
+    with its NetworkPolicy (the shell's `> mnist.yaml` left to the shell)."""
+    pytest.importorskip("yaml")
+    import shlex
+
+    import yaml
+
+    from trainexec.cli import main
+
+    guide = (DOCS / "guides" / "kubernetes.md").read_text()
+    [command] = re.findall(r"^(trainexec render tfjob .*?) > mnist\.yaml$",
+                           guide.replace("\\\n", " "), re.M)
+    assert main(shlex.split(command)[1:]) == 0
+    tfjob, policy = yaml.safe_load_all(capsys.readouterr().out)
+    assert tfjob["kind"] == "TFJob" and policy["kind"] == "NetworkPolicy"
+    assert set(tfjob["spec"]["tfReplicaSpecs"]) == {"Chief", "Worker", "Evaluator"}
