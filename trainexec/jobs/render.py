@@ -23,17 +23,19 @@ from trainexec.jobs.naming import (DEFAULT_PORT, env_name_problem, label_problem
                                    name_problem)
 from trainexec.jobs.network_policy import render_network_policy
 from trainexec.jobs.policies import choose_policies, restart_policy_reason
+from trainexec.jobs.sbatch import check_sbatch_name
 from trainexec.jobs.shape import EXIT_CODE, JobShape
 from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 from trainexec.jobs.yaml_text import dump_documents
 
-__all__ = ["TARGETS", "TFJOB", "VERTEX", "check_image", "check_namespace", "check_port",
+__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_namespace", "check_port",
            "parse_env", "render_shape", "tfjob_yaml", "vertex_json"]
 
+SBATCH = "sbatch"
 TFJOB = "tfjob"
 VERTEX = "vertex"
-TARGETS = (TFJOB, VERTEX)
+TARGETS = (TFJOB, VERTEX, SBATCH)
 _MAX_DISPLAY_NAME = 128  # Vertex AI's limit for a display name
 
 
@@ -80,6 +82,8 @@ def render_shape(target: str, name: str, command: Sequence[str], *, workers: int
         if problem:
             raise ConfigError(f"NAME {problem} (the TFJob's name, used in its pods' and "
                               "services' names)")
+    elif target == SBATCH:
+        check_sbatch_name(name)
     elif not name or len(name) > _MAX_DISPLAY_NAME:
         raise ConfigError(f"NAME {name!r}: a Vertex AI display name has 1 to "
                           f"{_MAX_DISPLAY_NAME} characters")
