@@ -31,15 +31,19 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 import os
 import time
 from typing import Mapping, Sequence
 
 from trainexec.exit_codes import CAUSES, ExitCodes
-from trainexec.records import RECORDS_DIR, read_record, record_path, task_file_name, write_json
+from trainexec.records import RECORDS_DIR, record_path, task_file_name, write_json
 
 __all__ = ["FAIL", "LOST", "REQUEUE", "SLURM_DIR", "SUCCEED", "Decision", "TaskVerdict",
            "cause_of", "decide", "read_verdicts", "run_key", "verdict_dir", "write_verdict"]
+
+logger = logging.getLogger(__name__)
 
 SLURM_DIR = "slurm"
 SUCCEED = "succeed"
@@ -109,11 +113,23 @@ def read_verdicts(model_dir: str, key: str) -> dict[str, TaskVerdict]:
     found = {}
     for name in names:
         if name.endswith(".json"):
-            verdict = read_record(os.path.join(directory, name), TaskVerdict.parse,
-                                  "Slurm task verdict")
+            verdict = _read(os.path.join(directory, name))
             if verdict is not None:
                 found[verdict.task] = verdict
     return found
+
+
+def _read(path: str) -> TaskVerdict | None:
+    """A verdict file (local: read without TensorFlow, for the batch script);
+    None, with a warning, when it does not parse."""
+    try:
+        with open(path) as f:
+            return TaskVerdict.parse(json.load(f))
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError) as err:
+        logger.warning("Ignoring the unreadable Slurm task verdict %s: %s", path, err)
+        return None
 
 
 @dataclasses.dataclass(frozen=True)
