@@ -29,7 +29,7 @@ from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.jobs.manifest import read_manifest, require_commands
 from trainexec.jobs.naming import DEFAULT_PORT
-from trainexec.jobs.policies import local_success
+from trainexec.jobs.policies import local_max_restarts, local_success
 from trainexec.jobs.render import (SBATCH, TFJOB, VERTEX, render_shape, tfjob_yaml,
                                    vertex_json)
 from trainexec.jobs.sbatch import SbatchOptions, sbatch_script
@@ -201,8 +201,9 @@ def _run_launch_from(args: argparse.Namespace) -> int:
                               "succeeded: add a Worker (or a Chief)")
         require_commands(shape, source)
         success = local_success(shape, manifest.policies)
-        max_restarts = (args.max_restarts if args.max_restarts is not None
-                        else manifest.backoff_limit or 0)
+        max_restarts, restarts_note = local_max_restarts(shape, manifest.backoff_limit)
+        if args.max_restarts is not None:
+            max_restarts, restarts_note = args.max_restarts, None
         timeout = args.timeout if args.timeout is not None else manifest.active_deadline_secs
         cluster = LocalCluster.from_job(
             shape, tf_config=TFJOB_SPARSE if manifest.dynamic_workers else TFJOB_TF_CONFIG,
@@ -213,7 +214,7 @@ def _run_launch_from(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
-    for note in manifest.notes:
+    for note in (*manifest.notes, *([restarts_note] if restarts_note else [])):
         print(f"trainexec launch: note: {note}", file=sys.stderr)
     if args.dry_run:
         return _print_plan(cluster)
