@@ -64,10 +64,10 @@ def verdict_dir(model_dir: str, key: str) -> str:
 
 
 def cause_of(code: int, codes: ExitCodes | None = None) -> str:
-    """The contract's cause of an exit code (a negative code: killed by that signal)."""
+    """The contract's cause of an exit code (a negative code: killed by that signal,
+    read as 128 + the signal: SIGTERM is 143, preempted)."""
     codes = codes or ExitCodes()
-    if code < 0:
-        return SIGNALLED
+    code = 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
     for cause in CAUSES:
         if codes.code_for(cause) == code:
             return cause

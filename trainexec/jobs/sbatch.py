@@ -125,6 +125,8 @@ def sbatch_script(shape: JobShape, options: SbatchOptions) -> str:
         "# tasks, so a permanent exit 1 can come back as 143).",
         f"export {MODEL_DIR_ENV}={shlex.quote(options.model_dir)}",
     ]
+    if first.env:
+        lines.append("# The job's own variables (--env).")
     for name, value in first.env:
         lines.append(f"export {name}={shlex.quote(value)}")
     lines += [
