@@ -148,7 +148,7 @@ class ClusterConfig:
 
             step = SlurmStep.from_env(environ)
             if step is not None:
-                return step.cluster_config()
+                return cls.from_dict(step.tf_config())
         return cls.from_json(text)
 
     @classmethod

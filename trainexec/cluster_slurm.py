@@ -29,8 +29,8 @@ names Slurm gives its nodes must resolve on every node.
 Example::
 
     step = SlurmStep.from_env()          # None without TRAINEXEC_SLURM_ROLES
-    config = step.cluster_config()       # ClusterConfig, checked against this task
-    print(config.to_json())              # a TF_CONFIG for plain tf.distribute
+    data = step.tf_config()              # this task's TF_CONFIG, checked against the step
+    config = ClusterConfig.from_env()    # the same, with TRAINEXEC_SLURM_ROLES set
 """
 
 from __future__ import annotations
@@ -39,13 +39,10 @@ import dataclasses
 import itertools
 import os
 import re
-from typing import TYPE_CHECKING, Mapping
+from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
 from trainexec.task_types import CHIEF, EVALUATOR, PS, WORKER
-
-if TYPE_CHECKING:  # pragma: no cover
-    from trainexec.cluster import ClusterConfig
 
 __all__ = ["DEFAULT_PORT", "PORT_ENV", "ROLES_ENV", "ROLE_ORDER", "SlurmStep",
            "expand_hostlist", "expand_ports", "expand_tasks_per_node", "parse_roles",
@@ -308,10 +305,9 @@ class SlurmStep:
             jobs.setdefault(role, []).append(f"{node}:{self.port(local)}")
         return jobs
 
-    def cluster_config(self) -> "ClusterConfig":
-        """This task's `ClusterConfig` (checked: see `check`)."""
-        from trainexec.cluster import ClusterConfig
-
+    def tf_config(self) -> dict[str, Any]:
+        """This task's TF_CONFIG value (checked: see `check`); `ClusterConfig.from_env`
+        validates it as any TF_CONFIG."""
         self.check()
         role, index = self.role_of(self.rank)
-        return ClusterConfig(cluster=self.addresses(), task_type=role, task_index=index)
+        return {"cluster": self.addresses(), "task": {"type": role, "index": index}}

@@ -30,7 +30,7 @@ import subprocess
 import sys
 from typing import Mapping, Sequence
 
-from trainexec.cluster import TF_CONFIG
+from trainexec.cluster import TF_CONFIG, ClusterConfig
 from trainexec.cluster_slurm import ROLES_ENV, SlurmStep
 from trainexec.errors import ConfigError
 from trainexec.exit_codes import ExitCodes
@@ -68,7 +68,7 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
             raise ConfigError(f"slurm-exec needs {ROLES_ENV} (e.g. chief=1,worker=2) to "
                               "build this task's cluster from the Slurm step")
         task = _task_name(step)
-        config = step.cluster_config()
+        config = ClusterConfig.from_dict(step.tf_config())
     except ConfigError as err:
         print(f"trainexec slurm-exec: {err}", file=sys.stderr, flush=True)
         if model_dir:

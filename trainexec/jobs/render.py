@@ -23,13 +23,12 @@ from trainexec.jobs.naming import (DEFAULT_PORT, env_name_problem, label_problem
                                    name_problem)
 from trainexec.jobs.network_policy import render_network_policy
 from trainexec.jobs.policies import choose_policies, restart_policy_reason
-from trainexec.jobs.sbatch import check_sbatch_name
 from trainexec.jobs.shape import EXIT_CODE, JobShape
 from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 from trainexec.jobs.yaml_text import dump_documents
 
-__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_namespace", "check_port",
+__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_sbatch_name", "check_namespace", "check_port",
            "parse_env", "render_shape", "tfjob_yaml", "vertex_json"]
 
 SBATCH = "sbatch"
@@ -52,6 +51,12 @@ def parse_env(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
             raise ConfigError(f"--env {value!r}: {problem}")
         pairs.append((name, text))
     return tuple(pairs)
+
+
+def check_sbatch_name(name: str) -> None:
+    if not name or any(c.isspace() for c in name) or len(name) > 200:
+        raise ConfigError(f"NAME {name!r}: a Slurm job name is 1 to 200 characters without "
+                          "spaces, e.g. demo")
 
 
 def check_image(image: str) -> None:

@@ -28,15 +28,9 @@ from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
 from trainexec.slurm_exec import MODEL_DIR_ENV
 
-__all__ = ["SbatchOptions", "check_sbatch_name", "sbatch_script"]
+__all__ = ["SbatchOptions", "sbatch_script"]
 
 _TIME = re.compile(r"^(?:\d+-)?\d+(?::\d{1,2}){0,2}$|^\d+-\d+$")
-
-
-def check_sbatch_name(name: str) -> None:
-    if not name or any(c.isspace() for c in name) or len(name) > 200:
-        raise ConfigError(f"NAME {name!r}: a Slurm job name is 1 to 200 characters without "
-                          "spaces, e.g. demo")
 
 
 @dataclasses.dataclass(frozen=True)
