@@ -48,18 +48,19 @@ def bed():
 # -- the step's cluster ---------------------------------------------------------------------
 @needs_slurm
 def test_srun_gives_every_task_its_role_and_its_own_nodes_address(bed):
-    result = bed.run(["srun", "--nodes=3", "--ntasks=5", "--distribution=block",
+    result = bed.run(["srun", "--nodes=3", "--ntasks=6", "--ntasks-per-node=2",
+                      "--distribution=block",
                       sys.executable, "-m", "trainexec", "slurm-exec", "--",
                       sys.executable, "-c", SHOW],
-                     env={**TASK_ENV, "TRAINEXEC_SLURM_ROLES": "ps=1,worker=2,chief=1,"
+                     env={**TASK_ENV, "TRAINEXEC_SLURM_ROLES": "ps=1,worker=3,chief=1,"
                           "evaluator=1"})
     assert result.returncode == 0, result.stderr
     seen = [json.loads(line) for line in result.stdout.splitlines()]
     cluster = seen[0]["tf_config"]["cluster"]
-    # Block: n9 runs ranks 0-1, n10 ranks 2-3, n11 rank 4; roles in trainexec's order
+    # Block: n9 runs ranks 0-1, n10 ranks 2-3, n11 ranks 4-5; roles in trainexec's order
     # (TF's resolver would make rank 1 the ps), nodes in Slurm's (n9 before n10).
     assert [a.split(":")[0] for a in cluster["chief"] + cluster["worker"] + cluster["ps"]
-            + cluster["evaluator"]] == ["n9", "n9", "n10", "n10", "n11"]
+            + cluster["evaluator"]] == ["n9", "n9", "n10", "n10", "n11", "n11"]
     ports = [int(a.split(":")[1]) for a in cluster["chief"] + cluster["worker"]]
     assert ports[0] != ports[1]  # two tasks on n9: the step's reserved ports, one each
     for task in seen:
@@ -68,7 +69,7 @@ def test_srun_gives_every_task_its_role_and_its_own_nodes_address(bed):
         assert cluster[me["type"]][me["index"]].split(":")[0] == task["node"]  # own node
     assert sorted((t["tf_config"]["task"]["type"], t["tf_config"]["task"]["index"])
                   for t in seen) == [("chief", 0), ("evaluator", 0), ("ps", 0),
-                                     ("worker", 0), ("worker", 1)]
+                                     ("worker", 0), ("worker", 1), ("worker", 2)]
 
 
 @needs_slurm

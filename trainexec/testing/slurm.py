@@ -25,7 +25,10 @@ A requeued job starts again after `cred_expire` seconds (Slurm's default
 Everything it makes is named `ts<pid>...` (bridge, links, namespaces) or lives
 under its state directory; `close()` ends every job, stops every daemon and
 every process left in its namespaces (by pid), and removes namespaces,
-links and the state directory, also when a test fails.
+links and the state directory, also when a test fails. Each slurmctld and
+slurmd runs under a small reaper (a child subreaper), so the job step
+daemons slurmd leaves orphaned are reaped rather than left as zombies where
+pid 1 does not reap.
 `unavailable()` says why a bed cannot be made here (not root, a daemon
 missing), for a test to skip.
 
@@ -47,6 +50,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from typing import Mapping, Sequence
@@ -63,6 +67,28 @@ _CONTROLLER_ADDRESS = 10
 _FIRST_NODE = 11
 _DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "nsenter",
             "unshare")
+# Each slurmd and slurmctld runs under this reaper: slurmd's job step daemons
+# (slurmstepd) are orphans, and this machine's pid 1 may not reap them; the reaper, a
+# child subreaper, does, passes SIGTERM and SIGINT on to the daemon, and exits with its
+# code once no child is left.
+_REAPER = r"""
+import ctypes, os, signal, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+daemon = subprocess.Popen(sys.argv[1:])
+for sig in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(sig, lambda signum, _f: os.kill(daemon.pid, signum))
+code = None
+while True:
+    try:
+        pid, status = os.wait()
+    except ChildProcessError:
+        break
+    except InterruptedError:
+        continue
+    if pid == daemon.pid:
+        code = os.waitstatus_to_exitcode(status)
+sys.exit(0 if code is None else (128 - code if code < 0 else code))
+"""
 _ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
           "BOOT_FAIL", "DEADLINE", "PREEMPTED")
 
@@ -282,10 +308,10 @@ class SlurmBed:
                 "--propagation", "private", "sh", "-c", inner, "sh", *argv]
 
     def _start(self, host: str, argv: Sequence[str]) -> None:
-        log = open(os.path.join(self.dir, f"{host}.out"), "w")
-        self._daemons[host] = subprocess.Popen(
-            self._enter(host, argv), stdout=log, stderr=subprocess.STDOUT,
-            env=self.env, start_new_session=True)
+        with open(os.path.join(self.dir, f"{host}.out"), "w") as log:
+            self._daemons[host] = subprocess.Popen(
+                self._enter(host, [sys.executable, "-c", _REAPER, *argv]), stdout=log,
+                stderr=subprocess.STDOUT, env=self.env, start_new_session=True)
 
     def close(self) -> None:
         """Ends every job, daemon and process of the bed; removes what it made
@@ -296,14 +322,21 @@ class SlurmBed:
                 self._wait_no_jobs(30)
             except (subprocess.TimeoutExpired, RuntimeError):
                 logger.warning("Slurm bed: jobs not cancelled; killing their processes")
-        for name in (*self.nodes, CONTROLLER):
-            proc = self._daemons.pop(name, None)
-            if proc is not None:
-                _kill_and_wait([proc.pid])
-                proc.wait()
-        for host in self.hosts.values():  # slurmstepd and tasks left in the namespace
+        reapers = {name: self._daemons.pop(name) for name in (*self.nodes, CONTROLLER)
+                   if name in self._daemons}
+        for proc in reapers.values():  # the reaper passes it on to its daemon
+            try:
+                proc.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        own = {proc.pid for proc in reapers.values()}
+        for host in self.hosts.values():  # daemons, slurmstepd, tasks left in the namespace
             pids = _ip("netns", "pids", host.netns, check=False).stdout.split()
-            _kill_and_wait([int(p) for p in pids if p.isdigit()], timeout=5)
+            _kill_and_wait([int(p) for p in pids if p.isdigit() and int(p) not in own],
+                           timeout=10)
+        for proc in reapers.values():  # they exit once all they reap is gone
+            _kill_and_wait([proc.pid])
+            proc.wait()
         munged = self._daemons.pop("munged", None)
         if munged is not None:
             _kill_and_wait([munged.pid])
