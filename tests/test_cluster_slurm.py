@@ -133,3 +133,27 @@ def test_tfconfig_names_the_slurm_shape():
     text = explain(ClusterConfig.from_env(step_env(2, 0, "n10")), slurm=True)
     assert f"recognised shape: {SLURM}" in text
     assert "worker:1     n10:2222   <- this task" in text
+
+
+def test_the_executor_takes_its_role_from_the_step(monkeypatch):
+    from fakes import FakeTrainer
+
+    from trainexec.executor import TrainingExecutor
+    from trainexec.specs import EvalSpec, TrainSpec
+
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    for name, value in step_env(2, 0, "n10").items():
+        monkeypatch.setenv(name, value)
+    trainer = FakeTrainer()
+    executor = TrainingExecutor(trainer, TrainSpec(lambda: None, max_steps=1),
+                                EvalSpec(lambda: None))
+    assert executor.cluster.task_name == "worker:1"
+    assert executor.plan().task == "worker:1"
+
+
+def test_the_keras_strategy_plan_takes_its_cluster_from_the_step(monkeypatch):
+    from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, plan_for
+
+    env = step_env(1, 1, "n9", roles="chief=1,worker=2,evaluator=1", per_node="2,1,1")
+    plan = plan_for(ClusterConfig.from_env(env), keras_3=True, gpus=0)
+    assert plan.kind == MULTI_WORKER_MIRRORED and plan.cluster.task_name == "worker:0"
