@@ -27,6 +27,8 @@ def verdicts(**codes):
     (verdicts(worker_0=170), 1, REQUEUE, 170, "requeue 2 of 2"),
     (verdicts(worker_1=None), 0, REQUEUE, 170, "worker:1 left no verdict"),  # node lost
     (verdicts(worker_0=143), 2, FAIL, 143, "requeued 2 times already"),
+    # A step trainexec could not place (e.g. cyclic): each task's verdict is 2, by rank.
+    ({"rank:1": TaskVerdict("rank:1", "config_error", 2)}, 0, FAIL, 2, "rank:1 ended 2"),
 ])
 def test_the_job_decides_from_its_tasks_verdicts(ends, restarts, action, code, words):
     decision = decide(ends, TASKS, restarts, max_restarts=2)

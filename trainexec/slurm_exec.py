@@ -71,9 +71,10 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
         config = ClusterConfig.from_dict(step.tf_config())
     except ConfigError as err:
         print(f"trainexec slurm-exec: {err}", file=sys.stderr, flush=True)
+        task = f"rank:{environ.get('SLURM_PROCID', '?')}"
         if model_dir:
-            rank = environ.get("SLURM_PROCID", "?")
-            write_verdict(model_dir, key, f"rank:{rank}", 2, node, codes)
+            write_verdict(model_dir, key, task, 2, node, codes)
+        _cancel_step(environ, task, 2)  # the tasks placed as expected would wait forever
         return 2
     child_env = {**environ, TF_CONFIG: config.to_json()}
     try:

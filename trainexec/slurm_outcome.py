@@ -146,8 +146,10 @@ def decide(verdicts: Mapping[str, TaskVerdict], expected: Sequence[str], restart
            max_restarts: int, codes: ExitCodes | None = None) -> Decision:
     """What the job does, from its tasks' verdicts (pure; see the module doc)."""
     codes = codes or ExitCodes()
-    permanent = [v for t in expected if (v := verdicts.get(t)) is not None
-                 and v.code != 0 and not codes.is_retryable(v.code)]
+    # A task that could not even be placed records itself as "rank:N": it counts too.
+    ordered = ([verdicts[t] for t in expected if t in verdicts]
+               + [v for t, v in verdicts.items() if t not in expected])
+    permanent = [v for v in ordered if v.code != 0 and not codes.is_retryable(v.code)]
     if permanent:
         first = permanent[0]
         return Decision(FAIL, first.code, f"{first.task} ended {first.code} ({first.cause}), "

@@ -84,6 +84,14 @@ def test_tfconfig_under_srun_names_the_slurm_shape_and_a_cyclic_step_is_refused(
     assert refused.returncode == 2
     assert "SLURM_DISTRIBUTION=cyclic" in refused.stderr
     assert "--distribution=block" in refused.stderr
+    # Under slurm-exec, the ranks cyclic placed where block would have wait for peers
+    # that never come: the refused ones cancel the step, so it ends now, not in 120 s.
+    started = time.monotonic()
+    step = bed.run(["srun", "--nodes=3", "--ntasks=4", "--distribution=cyclic",
+                    sys.executable, "-m", "trainexec", "slurm-exec", "--", "sleep", "120"],
+                   env=env, timeout=100)
+    assert step.returncode != 0 and time.monotonic() - started < 60
+    assert "--distribution=block" in step.stderr and "cancelling step" in step.stderr
 
 
 # -- rendered batch scripts running the demo jobs -------------------------------------------
@@ -173,7 +181,12 @@ def test_a_preempted_job_saves_requeues_and_resumes_to_max_steps(bed, tmp_path, 
     # Every training task saved once and exited 143; the evaluator ended by the signal.
     assert {t: v.code for t, v in first.items()} == {
         "chief:0": 143, "worker:0": 143, "worker:1": 143, "evaluator:0": 143}
-    assert "Preempted (SIGTERM): saved" in log
+    # Each saved once, though slurm-exec passes the SIGTERM on to a task Slurm signalled
+    # too: the second one during the save did no harm.
+    for task in ("chief:0", "worker:0", "worker:1"):
+        saves = [line for line in log.splitlines()
+                 if line.startswith(f"[{task}]") and "Preempted (SIGTERM): saved" in line]
+        assert len(saves) == 1, (task, saves)
     resumed = [line for line in log.splitlines()
                if "[chief:0]" in line and "training resumes at step" in line]
     assert resumed and int(resumed[-1].rsplit(" ", 1)[1]) >= 100  # from its save
