@@ -162,6 +162,7 @@ def test_a_rendered_script_runs_the_parameter_server_job_to_max_steps(bed, tmp_p
     verdicts = read_verdicts(model, f"{job}-0")
     assert sorted(verdicts) == ["chief:0", "evaluator:0", "ps:0", "worker:0", "worker:1"]
     assert all(v.code == 0 for v in verdicts.values())
+    assert {v.node for v in verdicts.values()} == {"n9", "n10", "n11"}
 
 
 @pytest.mark.slurm_faults
