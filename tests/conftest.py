@@ -7,7 +7,9 @@
   TRAINEXEC_REQUIRE_ESTIMATOR=1 (the TensorFlow 2.15 run must not skip them);
 * `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected;
 * `full_matrix`: rows of the multi-host fault matrix beyond the default subset,
-  deselected unless `-m` names `multihost` (`./scripts/test.sh -m multihost`).
+  deselected unless `-m` names `multihost` (`./scripts/test.sh -m multihost`);
+* `slurm_faults`: real-Slurm job rows beyond the default two (the PSS job, preemption,
+  a permanent exit, a lost node), deselected unless `-m` names `slurm`.
 """
 
 import os
@@ -53,6 +55,11 @@ def pytest_collection_modifyitems(config, items):
         if extra:
             config.hook.pytest_deselected(items=extra)
             items[:] = [item for item in items if not item.get_closest_marker("full_matrix")]
+    if "slurm" not in (config.getoption("markexpr") or ""):
+        extra = [item for item in items if item.get_closest_marker("slurm_faults")]
+        if extra:
+            config.hook.pytest_deselected(items=extra)
+            items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
         others = [item for item in items if not item.get_closest_marker("keras")]
         if others:

@@ -84,12 +84,14 @@ LAYERS: tuple[Layer, ...] = (
         # What an exporter is and how it may be named: pure rules the specs check, kept
         # with the evaluation engine that calls exporters.
         "trainexec.evaluation.exporter_protocol",
+        "trainexec.slurm_outcome",
     )),
     # TF_CONFIG -> ClusterConfig, what a cluster shape can train, starting a task's server.
     Layer(1, "cluster model", (
         "trainexec.cluster",
         "trainexec.cluster_parsing",
         "trainexec.cluster_verdicts",
+        "trainexec.cluster_slurm",
         "trainexec.server",
     )),
     # The framework-neutral evaluation engine: it knows a model only through
@@ -124,6 +126,9 @@ LAYERS: tuple[Layer, ...] = (
     # never a trainer, the evaluation engine or the executor.
     Layer(6, "launch", (
         "trainexec.launch.*",
+        # A Slurm step's task runner and the batch script that runs it.
+        "trainexec.slurm_exec",
+        "trainexec.jobs.sbatch",
     ), may_import=("foundation", "cluster model", "jobs")),
     # The multi-host test bed and its TFJob-like kubelet: users' tests start jobs with
     # it; it runs programs, as the launcher does, and needs no trainer either.

@@ -20,12 +20,13 @@ Two kinds of checkpoint are understood:
   reads. The continuous evaluation loop also waits until such a file has not
   changed over one more look (`trainexec.evaluation.loop`).
 
-Example::
-
+Example:
+    ```python
     latest = latest_checkpoint(model_dir)            # from the state file
     latest = latest_keras_checkpoint(ckpt_dir)       # Keras files or the state file
     if latest and is_complete(latest.path):
         ...
+    ```
 """
 
 from __future__ import annotations

@@ -4,8 +4,12 @@ Subcommands:
   tfconfig   show how this process's TF_CONFIG is understood (exit 2 if malformed)
   launch     start a whole cluster on this machine (see `trainexec launch --help`),
              or a Kubeflow TFJob manifest's (`--from FILE.yaml`)
-  render     print a job as a Kubeflow TFJob (with a NetworkPolicy) or a Vertex AI
-             CustomJob (see `trainexec render tfjob --help`)
+  render     print a job as a Kubeflow TFJob (with a NetworkPolicy), a Vertex AI
+             CustomJob or a Slurm batch script (see `trainexec render tfjob --help`)
+  slurm-exec     run COMMAND as one task of a Slurm step, with TF_CONFIG from the step
+                 and its verdict recorded (`trainexec.slurm_exec`)
+  slurm-verdict  in a batch script after srun: succeed, fail or requeue, from the
+                 tasks' verdicts (`trainexec.slurm_outcome`)
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import sys
 from typing import Any, Sequence
 
 from trainexec.cluster import ClusterConfig
+from trainexec.cluster_slurm import ROLES_ENV, parse_roles, slurm_roles_set
 from trainexec.cluster_verdicts import explain, trainer_support
 from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.jobs.manifest import read_manifest, require_commands
 from trainexec.jobs.naming import DEFAULT_PORT
-from trainexec.jobs.policies import local_success
-from trainexec.jobs.render import TFJOB, VERTEX, render_shape, tfjob_yaml, vertex_json
+from trainexec.jobs.policies import local_max_restarts, local_success
+from trainexec.jobs.render import (SBATCH, TFJOB, VERTEX, render_shape, tfjob_yaml,
+                                   vertex_json)
+from trainexec.jobs.sbatch import SbatchOptions, sbatch_script
 from trainexec.jobs.shape import EXIT_CODE
 from trainexec.launch import LocalCluster
 from trainexec.launch.network import NETWORKS, PRIVATE
@@ -46,7 +53,8 @@ def _run_tfconfig(args: argparse.Namespace) -> int:
     if args.json:
         print(config.to_json())
         return 0
-    print(explain(config, launched=LAUNCH_DIR_ENV in os.environ))
+    slurm = slurm_roles_set(os.environ) and not os.environ.get("TF_CONFIG", "").strip()
+    print(explain(config, launched=LAUNCH_DIR_ENV in os.environ, slurm=slurm))
     if trainer_support(config):  # the shape's verdicts, then what this machine can run
         notes = Installation.detect().notes()
         if notes:
@@ -193,8 +201,9 @@ def _run_launch_from(args: argparse.Namespace) -> int:
                               "succeeded: add a Worker (or a Chief)")
         require_commands(shape, source)
         success = local_success(shape, manifest.policies)
-        max_restarts = (args.max_restarts if args.max_restarts is not None
-                        else manifest.backoff_limit or 0)
+        max_restarts, restarts_note = local_max_restarts(shape, manifest.backoff_limit)
+        if args.max_restarts is not None:
+            max_restarts, restarts_note = args.max_restarts, None
         timeout = args.timeout if args.timeout is not None else manifest.active_deadline_secs
         cluster = LocalCluster.from_job(
             shape, tf_config=TFJOB_SPARSE if manifest.dynamic_workers else TFJOB_TF_CONFIG,
@@ -205,7 +214,7 @@ def _run_launch_from(args: argparse.Namespace) -> int:
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
-    for note in manifest.notes:
+    for note in (*manifest.notes, *([restarts_note] if restarts_note else [])):
         print(f"trainexec launch: note: {note}", file=sys.stderr)
     if args.dry_run:
         return _print_plan(cluster)
@@ -281,7 +290,6 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
     targets.required = True
     roles = argparse.ArgumentParser(add_help=False)
     roles.add_argument("name", metavar="NAME", help="the job's name")
-    roles.add_argument("--image", required=True, help="the container image every task runs")
     roles.add_argument("--workers", type=int, default=1, metavar="N",
                        help="worker replicas besides the chief (default 1)")
     roles.add_argument("--ps", type=int, default=0, metavar="N",
@@ -302,6 +310,7 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
         "successPolicy chosen for the job's shape, the reasons in comments; and a "
         "NetworkPolicy admitting the TF port only from the job's own pods. Try it here "
         "first with `trainexec launch --from FILE.yaml`, then `kubectl apply -f FILE.yaml`.")
+    tfjob.add_argument("--image", required=True, help="the container image every task runs")
     tfjob.add_argument("--namespace", default=None, metavar="NS",
                        help="the namespace (default: kubectl's current one)")
     tfjob.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
@@ -322,8 +331,38 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
         "a role left out), each with replicaCount, machineSpec.machineType and "
         "containerSpec (imageUri, command, args, env). Vertex AI writes each replica's "
         "TF_CONFIG from the pools.")
+    vertex.add_argument("--image", required=True, help="the container image every task runs")
     vertex.add_argument("--machine-type", required=True, metavar="TYPE",
                         help="the machine type of every pool, e.g. n1-standard-4")
+    sbatch = targets.add_parser(
+        SBATCH, parents=[roles], help="a Slurm batch script",
+        usage="trainexec render sbatch NAME --nodes N --model-dir DIR [options] "
+        "-- COMMAND [ARG ...]",
+        description="Print a Slurm batch script that runs COMMAND as every task of one srun "
+        "step (block distribution), with TRAINEXEC_SLURM_ROLES set so each task builds its "
+        "cluster from the step, through `trainexec slurm-exec` (a TF_CONFIG for COMMAND, "
+        "and each task's verdict recorded under DIR/trainexec/slurm/). After the step, "
+        "`trainexec slurm-verdict` fails the job on a permanent exit, requeues it on a "
+        "retryable one (at most --max-restarts times) and exits with the contract's code. "
+        "--requeue, --open-mode=append and --signal=TERM@GRACE (every task, not B:) are "
+        "set, the reasons in comments. Submit with `sbatch FILE`.")
+    sbatch.add_argument("--nodes", type=int, required=True, metavar="N", help="nodes to use")
+    sbatch.add_argument("--model-dir", required=True, metavar="DIR",
+                        help="the run's model directory, on storage every node shares: "
+                        "where each task records its verdict")
+    sbatch.add_argument("--time", default=None, metavar="TIME",
+                        help="the time limit (sbatch --time: MINUTES, HH:MM:SS, D-HH:MM)")
+    sbatch.add_argument("--grace", type=int, default=60, metavar="SECONDS",
+                        help="seconds before the time limit every task gets SIGTERM, to "
+                        "save and exit 143 (default 60)")
+    sbatch.add_argument("--max-restarts", type=int, default=3, metavar="K",
+                        help="requeues after retryable ends (preemption, a lost peer), "
+                        "counted by SLURM_RESTART_COUNT (default 3)")
+    sbatch.add_argument("--trainexec", default=f"{sys.executable} -m trainexec",
+                        metavar="CMD", help="how the nodes run trainexec (default: this "
+                        "Python, %(default)s)")
+    sbatch.add_argument("--output", default=None, metavar="PATTERN",
+                        help="the log file (default NAME-%%j.out; %%j is the job id)")
     return parser
 
 
@@ -333,7 +372,12 @@ def _run_render(args: argparse.Namespace) -> int:
                              ps=args.ps, evaluator=args.evaluator, chief=args.chief,
                              env=args.env,
                              restart_policy=getattr(args, "restart_policy", EXIT_CODE))
-        if args.target == TFJOB:
+        if args.target == SBATCH:
+            text = sbatch_script(shape, SbatchOptions(
+                nodes=args.nodes, model_dir=args.model_dir, time=args.time,
+                grace=args.grace, max_restarts=args.max_restarts,
+                trainexec=args.trainexec, output=args.output))
+        elif args.target == TFJOB:
             text = tfjob_yaml(shape, image=args.image, namespace=args.namespace,
                               port=args.port, network_policy=args.network_policy)
         else:
@@ -343,6 +387,65 @@ def _run_render(args: argparse.Namespace) -> int:
         return 2
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+# -- trainexec slurm-exec / slurm-verdict -------------------------------------------------
+def add_slurm_parsers(commands: Any) -> None:
+    """Adds `trainexec slurm-exec` and `trainexec slurm-verdict`."""
+    run = commands.add_parser(
+        "slurm-exec", help="run COMMAND as one task of a Slurm step (TF_CONFIG from the step)",
+        usage="trainexec slurm-exec [--model-dir DIR] -- COMMAND [ARGS...]",
+        description="Under srun with TRAINEXEC_SLURM_ROLES set: build this task's cluster "
+        "from the step, run COMMAND with TF_CONFIG set to it (any tf.distribute program), "
+        "pass SIGTERM on, record the task's verdict under DIR/trainexec/slurm/ and exit "
+        "with COMMAND's code; a permanent exit cancels the step. Exits 2 naming the fix "
+        "when the step cannot be placed (e.g. not --distribution=block).")
+    run.add_argument("--model-dir", default=None, metavar="DIR",
+                     help="where to record the verdict (default: $TRAINEXEC_SLURM_MODEL_DIR)")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the program, after --")
+    run.set_defaults(run=_run_slurm_exec)
+    verdict = commands.add_parser(
+        "slurm-verdict", help="after srun in a batch script: succeed, fail or requeue",
+        description="Read every task's verdict of this run (SLURM_JOB_ID, "
+        "SLURM_RESTART_COUNT) and print the action: succeed, fail (a permanent exit) or "
+        "requeue (retryable, or a task left none, while SLURM_RESTART_COUNT < "
+        "--max-restarts); exit with the contract's code (0, 1, 2, 143, 170, 171).")
+    verdict.add_argument("--model-dir", default=None, metavar="DIR",
+                         help="the run's model directory (default: "
+                         "$TRAINEXEC_SLURM_MODEL_DIR)")
+    verdict.add_argument("--max-restarts", type=int, default=3, metavar="K")
+    verdict.set_defaults(run=_run_slurm_verdict)
+
+
+def _run_slurm_exec(args: argparse.Namespace) -> int:
+    from trainexec.slurm_exec import run_task
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    return run_task(command, args.model_dir)
+
+
+def _run_slurm_verdict(args: argparse.Namespace) -> int:
+    from trainexec.exit_codes import ExitCodes
+    from trainexec.slurm_exec import MODEL_DIR_ENV, step_run_key
+    from trainexec.slurm_outcome import decide, read_verdicts
+
+    model_dir = args.model_dir or os.environ.get(MODEL_DIR_ENV)
+    try:
+        if not model_dir:
+            raise ConfigError(f"no model directory: pass --model-dir or set {MODEL_DIR_ENV}")
+        roles = parse_roles(os.environ.get(ROLES_ENV, ""))
+    except ConfigError as err:
+        print(f"trainexec slurm-verdict: {err}", file=sys.stderr)
+        return 2
+    expected = [f"{role}:{i}" for role, count in roles for i in range(count)]
+    key = step_run_key(os.environ)
+    restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+    decision = decide(read_verdicts(model_dir, key), expected, restarts, args.max_restarts,
+                      ExitCodes.from_env())
+    print(decision.action, flush=True)
+    print(f"trainexec slurm-verdict: run {key}: {decision.action}, exit "
+          f"{decision.exit_code}: {decision.reason}", file=sys.stderr, flush=True)
+    return decision.exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -367,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     tfconfig.set_defaults(run=_run_tfconfig)
     add_launch_parser(commands)
     add_render_parser(commands)
+    add_slurm_parsers(commands)
     return parser
 
 
@@ -374,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     command = None
-    if argv[:1] == ["render"] and "--" in argv:  # NAME is positional: split COMMAND off first
+    if argv[:1] in (["render"], ["slurm-exec"]) and "--" in argv:  # NAME is positional: split COMMAND off first
         split = argv.index("--")
         argv, command = argv[:split], argv[split + 1:]
     args = parser.parse_args(argv)

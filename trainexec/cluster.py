@@ -30,7 +30,9 @@ raises `ConfigError` naming the field, the value and the expected form, so a
 typo never reaches `RunConfig` or the gRPC server. What the cluster means to a
 user (the producer shape recognised, what trainexec rewrote, the summary
 `trainexec tfconfig` prints, which trainers can train it) is
-`trainexec.cluster_verdicts`.
+`trainexec.cluster_verdicts`. Without TF_CONFIG, `from_env` builds the
+cluster of a Slurm job step when `TRAINEXEC_SLURM_ROLES` says its roles
+(`trainexec.cluster_slurm`).
 """
 
 from __future__ import annotations
@@ -138,9 +140,19 @@ class ClusterConfig:
     # -- parsing ---------------------------------------------------------------------
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "ClusterConfig":
-        """Parses `TF_CONFIG` from `environ` (default `os.environ`)."""
+        """Parses `TF_CONFIG` from `environ` (default `os.environ`).
+
+        Without TF_CONFIG but with `TRAINEXEC_SLURM_ROLES` set, the cluster is
+        the Slurm job step's (`trainexec.cluster_slurm`)."""
         environ = os.environ if environ is None else environ
-        return cls.from_json(environ.get(TF_CONFIG, ""))
+        text = environ.get(TF_CONFIG, "")
+        if not text.strip():
+            from trainexec.cluster_slurm import SlurmStep
+
+            step = SlurmStep.from_env(environ)
+            if step is not None:
+                return cls.from_dict(step.tf_config())
+        return cls.from_json(text)
 
     @classmethod
     def from_json(cls, text: str) -> "ClusterConfig":

@@ -30,7 +30,7 @@ from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS
                                   TRAINER_TYPES, WORKER)
 
 __all__ = ["GENERIC", "LOCAL_RUN", "MASTER_AS_CHIEF", "PRODUCERS",
-           "SAGEMAKER_PARAMETER_SERVER", "TFJOB", "TFJOB_DYNAMIC_WORKER", "TRAINEXEC_LAUNCH",
+           "SAGEMAKER_PARAMETER_SERVER", "SLURM", "TFJOB", "TFJOB_DYNAMIC_WORKER", "TRAINEXEC_LAUNCH",
            "WORKERS_ONLY", "ClusterShape",
            "estimator_support", "explain", "keras_support", "recognise", "rewrites",
            "run_config_fails_on", "trainer_support"]
@@ -41,10 +41,11 @@ TFJOB_DYNAMIC_WORKER = "TFJob enableDynamicWorker (sparse)"
 SAGEMAKER_PARAMETER_SERVER = "SageMaker parameter server (master)"
 WORKERS_ONLY = "workers only"
 TRAINEXEC_LAUNCH = "trainexec launch"
+SLURM = "slurm"
 GENERIC = "generic"
 LOCAL_RUN = "local (no cluster)"
 PRODUCERS = (TFJOB, TFJOB_DYNAMIC_WORKER, SAGEMAKER_PARAMETER_SERVER, WORKERS_ONLY,
-             TRAINEXEC_LAUNCH, GENERIC, LOCAL_RUN)
+             TRAINEXEC_LAUNCH, SLURM, GENERIC, LOCAL_RUN)
 
 MASTER_AS_CHIEF = ("master:0 handed to tf.distribute as chief:0 by the Keras trainer "
                    "(tf.estimator keeps master)")
@@ -68,9 +69,15 @@ class ClusterShape:
     rewrites: tuple[str, ...] = ()
 
 
-def recognise(config: ClusterConfig, launched: bool = False) -> ClusterShape:
+def recognise(config: ClusterConfig, launched: bool = False,
+              slurm: bool = False) -> ClusterShape:
     """The shape of `config` (pure). `launched`: `trainexec launch` started this
-    task (its environment has TRAINEXEC_LAUNCH_DIR)."""
+    task (its environment has TRAINEXEC_LAUNCH_DIR); `slurm`: the cluster was
+    built from a Slurm step (TRAINEXEC_SLURM_ROLES, no TF_CONFIG)."""
+    if slurm and config.is_distributed:
+        return ClusterShape(SLURM, rewrites(config) + (
+            "cluster built from the Slurm step (TRAINEXEC_SLURM_ROLES, SLURM_PROCID, "
+            "SLURM_STEP_NODELIST, SLURM_STEP_TASKS_PER_NODE, ports), no TF_CONFIG",))
     return ClusterShape(_producer(config, launched), rewrites(config))
 
 
@@ -129,13 +136,13 @@ def rewrites(config: ClusterConfig) -> tuple[str, ...]:
     return tuple(done)
 
 
-def explain(config: ClusterConfig, launched: bool = False) -> str:
+def explain(config: ClusterConfig, launched: bool = False, slurm: bool = False) -> str:
     """A human-readable summary of the cluster and this task's role: the producer
     shape recognised, and what trainexec rewrote (see `recognise`)."""
     if not config.is_distributed and config.task_type is None:
         return ("role: local (no cluster in TF_CONFIG): train and evaluate in "
                 "this one process")
-    shape = recognise(config, launched)
+    shape = recognise(config, launched, slurm)
     lines = [f"recognised shape: {shape.producer}"]
     if config.is_distributed:
         lines.append(f"cluster ({config.rpc_layer}):")

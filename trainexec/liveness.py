@@ -18,11 +18,12 @@ one:
   writing. Another boot id under the same host name therefore proves nothing
   without the pod's UID, and neither does another pid namespace or pod.
 
-Example::
-
+Example:
+    ```python
     me = Owner.current()
     name = f".tmp-{uuid}-{me.tag()}"          # owner in a file name
     Owner.from_tag(me.tag()).status()          # (ALIVE, "...") while this runs
+    ```
 """
 
 from __future__ import annotations

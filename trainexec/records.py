@@ -19,12 +19,13 @@ that does not parse is reported once, named, and treated as absent; file times
 come from the file system that holds the file (the server's clock on NFS or
 GCS), so comparing two of them is immune to clock skew between machines.
 
-Example::
-
+Example:
+    ```python
     path = record_path(model_dir, FINISHED_DIR + "/worker-1.json")
     write_json(path, {"task": "worker:1", "finished_at": time.time()})
     data = read_record(path, dict, "finished record")   # None: absent or unreadable
     if mtime_nsec(path) >= since_nsec: ...
+    ```
 """
 
 from __future__ import annotations

@@ -122,14 +122,15 @@ def test_a_kubeflow_shaped_manifest_runs_here_with_a_command_override(tmp_path):
 
 
 # -- restart, success and clean-pod policies ----------------------------------------------
-def _workers_only(restart_policy: str, backoff_limit: int) -> dict:
+def _workers_only(restart_policy: str, backoff_limit: int | None) -> dict:
     document = manifest("restarts", Worker={"replicas": 2, "restartPolicy": restart_policy,
                                             "template": {"spec": {"containers": [
                                                 {"name": "tensorflow", "image": "i",
                                                  "env": [{"name": "ROLE_TAG",
                                                           "value": "from-manifest"}]}]}}})
     document["spec"]["successPolicy"] = "AllWorkers"  # every worker must exit 0
-    document["spec"]["runPolicy"] = {"backoffLimit": backoff_limit}
+    if backoff_limit is not None:
+        document["spec"]["runPolicy"] = {"backoffLimit": backoff_limit}
     return document
 
 
@@ -151,6 +152,22 @@ def test_each_replicas_restart_policy_decides_as_the_operators(restart_policy, c
     assert "succeeds when worker:0 and worker:1 exit 0 (successPolicy AllWorkers" in proc.stdout
     assert "[worker:0] env from-manifest 1" in proc.stdout  # the container's env
     assert _summary(proc.stdout)["worker:1"][2] == ("1" if code == 0 else "0")
+
+
+def test_on_failure_without_a_backoff_limit_restarts_as_the_operator_would(tmp_path):
+    # The operator's `simple` example: restartPolicy OnFailure, no backoffLimit. The
+    # operator restarts the failed pod (no bound); here up to 6 times, said in a note.
+    path = _write(tmp_path, _workers_only("OnFailure", backoff_limit=None))
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "trainexec", "launch", "--from", path,
+                           "--grace", "1", "--", *role("worker:1=crash-once:1")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MARKER_DIR": str(markers)})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "no runPolicy.backoffLimit" in proc.stderr and "up to 6 times" in proc.stderr
+    assert "no restarts allowed" not in proc.stdout + proc.stderr
+    assert _summary(proc.stdout)["worker:1"][2] == "1"  # restarted once
 
 
 @pytest.mark.parametrize("clean_pod_policy, evaluator_exit", [

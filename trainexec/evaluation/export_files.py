@@ -21,11 +21,12 @@ An existing whole export is never overwritten; the oldest exports beyond
 gone (see `trainexec.liveness.Owner`) are removed. It knows nothing of the
 model being saved: the caller passes the function that writes it.
 
-Example::
-
+Example:
+    ```python
     files = ExportFileManager("/m/export/latest", keep=5)
     files.write(files.path_for(1200), lambda tmp: tf.saved_model.save(module, tmp))
     files.garbage_collect()
+    ```
 """
 
 from __future__ import annotations
@@ -65,12 +66,13 @@ class ExportFileManager:
     writer cannot be checked (another host or container, or no owner in its
     name) only when nothing in it changed for `stale_secs`.
 
-    Example::
-
+    Example:
+        ```python
         files = ExportFileManager("/m/export/latest", keep=5)
         path = files.path_for(1200)         # "/m/export/latest/1200"
         files.write(path, lambda tmp: tf.saved_model.save(model, tmp))
         files.garbage_collect()
+        ```
     """
 
     def __init__(self, base_dir: str, keep: int | None = None,

@@ -32,10 +32,11 @@ A holder whose lease was taken over (it stalled for longer than `stale_secs`)
 finds out at its next renewal; `check()` (called before each evaluation by
 `LeaseGuard`) then raises `EvaluatorLeaseLost`, so it stops before exporting.
 
-Example::
-
+Example:
+    ```python
     with EvaluatorLease("/ckpts", what="SidecarEvaluator of /ckpts") as lease:
         ...   # evaluate; lease.check() raises if another evaluator took over
+    ```
 """
 
 from __future__ import annotations

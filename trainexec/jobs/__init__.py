@@ -17,6 +17,7 @@ Its modules:
 * `network_policy`: the NetworkPolicy beside it: the TF port open only to the job's
   pods;
 * `vertex`: a shape as a Vertex AI CustomJob (plain data);
+* `sbatch`: a shape as a Slurm batch script (`trainexec render sbatch`);
 * `render`: `trainexec render`: its flags into a shape, and the printed texts;
 * `manifest_rules`: the rules a TFJob manifest must keep, each problem at its field;
 * `manifest`: a TFJob manifest file read into a shape, for `launch --from`;

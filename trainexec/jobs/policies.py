@@ -34,8 +34,9 @@ import dataclasses
 from trainexec.jobs.shape import EXIT_CODE, JobShape
 from trainexec.task_types import EVALUATOR, PS, WORKER
 
-__all__ = ["ALL_WORKERS", "CLEAN_POD_POLICIES", "LocalSuccess", "RunPolicies",
-           "SUCCESS_POLICIES", "choose_policies", "local_success", "restart_policy_reason"]
+__all__ = ["ALL_WORKERS", "CLEAN_POD_POLICIES", "LOCAL_BACKOFF_LIMIT", "LocalSuccess",
+           "RunPolicies", "SUCCESS_POLICIES", "choose_policies", "local_max_restarts",
+           "local_success", "restart_policy_reason"]
 
 CLEAN_POD_POLICIES = ("None", "Running", "All")
 ALL_WORKERS = "AllWorkers"
@@ -125,3 +126,32 @@ def local_success(shape: JobShape, policies: RunPolicies) -> LocalSuccess:
                 + (f", {' and '.join(evaluators)} among them if not done" if evaluators else ""))
     summary = f"succeeds when {' and '.join(wait_for) or 'nothing'} exit 0 ({rule}; {rest})"
     return LocalSuccess(wait_for, left, summary)
+
+
+# How often `trainexec launch --from` restarts a job whose manifest has no
+# backoffLimit: Kubernetes Job's default backoffLimit.
+LOCAL_BACKOFF_LIMIT = 6
+
+
+def local_max_restarts(shape: JobShape, backoff_limit: int | None) -> tuple[int, str | None]:
+    """The restarts a local run of a TFJob allows, and a note when trainexec chose them.
+
+    The manifest's `runPolicy.backoffLimit` when given. Without it the operator
+    puts no bound on restarts: a pod whose replica's restartPolicy is OnFailure,
+    Always or ExitCode (a retryable exit) is restarted in place as often as it
+    fails (kubelet's back-off only spaces them), so a local run restarts too,
+    but up to `LOCAL_BACKOFF_LIMIT` times (Kubernetes Job's default
+    backoffLimit), so that a job failing on every attempt still ends. Only
+    replicas that are all `Never` get none.
+    """
+    if backoff_limit is not None:
+        return backoff_limit, None
+    policies = sorted({role.restart_policy for role in shape.roles if role.count})
+    restarting = [p for p in policies if p != "Never"]
+    if not restarting:
+        return 0, None
+    return LOCAL_BACKOFF_LIMIT, (
+        f"no runPolicy.backoffLimit: the operator restarts {'/'.join(restarting)} replicas "
+        f"without bound; this local run restarts up to {LOCAL_BACKOFF_LIMIT} times "
+        "(Kubernetes Job's default backoffLimit) so that a job failing every time still "
+        "ends: set backoffLimit in the manifest or pass --max-restarts to change it")

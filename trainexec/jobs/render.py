@@ -29,12 +29,13 @@ from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 from trainexec.jobs.yaml_text import dump_documents
 
-__all__ = ["TARGETS", "TFJOB", "VERTEX", "check_image", "check_namespace", "check_port",
+__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_sbatch_name", "check_namespace", "check_port",
            "parse_env", "render_shape", "tfjob_yaml", "vertex_json"]
 
+SBATCH = "sbatch"
 TFJOB = "tfjob"
 VERTEX = "vertex"
-TARGETS = (TFJOB, VERTEX)
+TARGETS = (TFJOB, VERTEX, SBATCH)
 _MAX_DISPLAY_NAME = 128  # Vertex AI's limit for a display name
 
 
@@ -51,6 +52,12 @@ def parse_env(values: Sequence[str]) -> tuple[tuple[str, str], ...]:
             raise ConfigError(f"--env {value!r}: {problem}")
         pairs.append((name, text))
     return tuple(pairs)
+
+
+def check_sbatch_name(name: str) -> None:
+    if not name or any(c.isspace() for c in name) or len(name) > 200:
+        raise ConfigError(f"NAME {name!r}: a Slurm job name is 1 to 200 characters without "
+                          "spaces, e.g. demo")
 
 
 def check_image(image: str) -> None:
@@ -81,6 +88,8 @@ def render_shape(target: str, name: str, command: Sequence[str], *, workers: int
         if problem:
             raise ConfigError(f"NAME {problem} (the TFJob's name, used in its pods' and "
                               "services' names)")
+    elif target == SBATCH:
+        check_sbatch_name(name)
     elif not name or len(name) > _MAX_DISPLAY_NAME:
         raise ConfigError(f"NAME {name!r}: a Vertex AI display name has 1 to "
                           f"{_MAX_DISPLAY_NAME} characters")

@@ -39,13 +39,14 @@ need:
 * object contents stored under a hash of the name, so `a/` (a directory
   marker) and `a/b` coexist; deletes are final (no soft delete).
 
-Example::
-
+Example:
+    ```python
     with GcsEmulator(str(tmp_path), run=lambda argv, **kw: bed.popen("gcs", argv, **kw),
                      address=bed.host("gcs").address) as gcs:
         env = {**os.environ, **gcs.client_env()}
         bed.popen("demo-chief-0", [sys.executable, "train.py", "--model_dir",
                                    gcs.url("model")], env=env)
+    ```
 
 `root` must be a directory the emulator's host sees at the same path (it
 holds the certificates, the data and `emulator.log`); `stop()` removes what
