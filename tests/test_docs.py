@@ -175,14 +175,7 @@ def test_package_docstring_lists_what_the_package_holds(package):
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_docstring_examples_are_fenced(path):
     """reST `Example::` blocks render as plain text on the site: write Markdown fences."""
-    if path.relative_to(ROOT).as_posix() in RST_EXAMPLES_LEFT:
-        pytest.skip("left for the engineers editing this module now (issue #27)")
     assert "Example::" not in path.read_text()
-
-
-# Modules other engineers are editing at the same time as #27; their docstrings are
-# converted once that work lands.
-RST_EXAMPLES_LEFT = {"trainexec/testing/netns.py", "trainexec/testing/storage.py"}
 
 
 def test_the_kubernetes_guide_render_command_renders(tmp_path, capsys):

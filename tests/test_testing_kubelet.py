@@ -1,5 +1,7 @@
 """trainexec/testing/kubelet.py: the TFJob operator's decisions (TF_CONFIG per pod, restart
-and success policies) without starting anything; tests/cluster/test_multihost.py runs jobs."""
+and success policies) and where the test reads what pods wrote on shared storage
+(storage.py's paths and NFS caching), without starting anything;
+tests/cluster/test_multihost_jobs.py and test_multihost_storage.py run jobs."""
 
 import json
 
@@ -7,6 +9,7 @@ import pytest
 
 from trainexec.testing.kubelet import (Pod, Replicas, TFJobRun, TFJobSpec, exit_code_of,
                                        tf_config_for)
+from trainexec.testing.storage import NFS_DEFAULTS, NfsCaching, SharedDir
 
 JOB = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2), "PS": Replicas(1),
                          "Evaluator": Replicas(1)}, command=["python", "job.py"])
@@ -69,3 +72,41 @@ def test_bad_specs_are_refused():
         Replicas(1, "onfailure")
     with pytest.raises(ValueError, match="replica types \\['Workr'\\]"):
         TFJobSpec("demo", {"Workr": Replicas(1)}, command=["x"])
+
+
+def test_nfs_defaults_are_its_worst_case_as_fuse_timeouts():
+    assert NFS_DEFAULTS == NfsCaching.from_nfs() == NfsCaching(60, 60, 60)
+    assert NFS_DEFAULTS.fuse_options() == ("attr_timeout=60,entry_timeout=60,"
+                                           "negative_timeout=60")
+    assert NfsCaching.from_nfs(acregmax=10, acdirmax=30, lookupcache="positive") == \
+        NfsCaching(attr_secs=10, entry_secs=30, negative_secs=0)
+    assert NfsCaching.from_nfs(lookupcache="none") == NfsCaching(60, 0, 0)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: NfsCaching(attr_secs=-1), "attr_secs=-1: use a number of seconds >= 0"),
+    (lambda: NfsCaching.from_nfs(lookupcache="some"), "lookupcache='some'"),
+    (lambda: SharedDir("/tmp/x", mount_point="/tmp/x/view"), "must not contain each other"),
+])
+def test_bad_storage_settings_are_refused(make, words):
+    with pytest.raises(ValueError, match=words.replace("(", "\\(").replace(")", "\\)")):
+        make()
+
+
+class _Bed:
+    def __init__(self, shared_dir):
+        self.shared_dir = shared_dir
+
+
+def test_the_test_reads_the_backing_directory_of_what_pods_wrote_on_the_view():
+    shared = SharedDir("/srv/backing", mount_point="/mnt/shared")
+    assert shared.on_hosts("model", "ckpt") == "/mnt/shared/model/ckpt"
+    run = TFJobRun.__new__(TFJobRun)
+    run.bed = _Bed(shared)
+    assert run.on_machine("/mnt/shared/model/ckpt") == "/srv/backing/model/ckpt"
+    assert run.on_machine("/elsewhere/model") == "/elsewhere/model"  # not shared
+    assert run.storage_env() == {}
+    with pytest.raises(ValueError, match="is not under /mnt/shared"):
+        shared.on_machine("/mnt/sharedx/y")
+    run.bed = _Bed(None)
+    assert run.on_machine("/mnt/shared/model") == "/mnt/shared/model"

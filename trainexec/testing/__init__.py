@@ -1,7 +1,15 @@
 """What users reuse to test their own jobs the way trainexec is tested.
 
-* `netns`: `TestBed`, separate hosts on one machine (network namespaces on a
-  private bridge, each with its own address and `/etc/hosts`; root only);
+* `netns`: `TestBed`, separate hosts on one machine (per host its own network
+  namespace on a private bridge with its own address, `/etc/hosts` and aliases,
+  its own hostname, pid namespace and mounts; root only);
+* `storage`: `SharedDir`, one directory every host sees through its own FUSE
+  view with NFS-like caching (`NfsCaching`; needs bindfs);
+* `gcs`: `GcsEmulator`, a local Google Cloud Storage that TensorFlow's own
+  `gs://` file system and google-cloud-storage reach from the bed's hosts (TLS
+  with a CA made for the test; root);
+* `slurm`: `SlurmBed`, a real Slurm (slurmctld, and slurmd on n9, n10, n11)
+  in network namespaces (Debian's packages; root);
 * `kubelet`: `TFJobRun`, a TFJob's pods on those hosts, with the TF_CONFIG
   Kubeflow's operator writes and its restart and success policies applied,
   and faults to inject (kill, SIGTERM, freeze, partition).

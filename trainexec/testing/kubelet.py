@@ -19,6 +19,13 @@ the default): `pods_running_after(success)` tells whether any still ran 10 s
 later. Faults: `kill` (a signal), `freeze` (SIGSTOP, then SIGCONT) and
 `partition` (the pod's host cut off the bridge for a while).
 
+With a bed made with `shared_dir` (`trainexec.testing.storage.SharedDir`), the
+pods share a directory as a cluster's hosts share NFS: give them a model_dir on
+its view (`shared_dir.on_hosts("model")`) and read what they wrote where
+`run.on_machine(path)` says (the backing directory, behind no cache). The pods'
+programs each run on their own host (hostname, pid namespace, mounts): see
+`trainexec.testing.netns`.
+
 Example:
     ```python
     job = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2)},
@@ -220,13 +227,32 @@ class TFJobRun:
                         os.killpg(pod.proc.pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-            if pod.proc is not None:
-                try:
-                    pod.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    pass
+            for pod in self.pods:
+                if pod.proc is not None:
+                    try:
+                        pod.proc.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        pass
         if self._watcher.is_alive():
             self._watcher.join(timeout=5)
+
+    # -- storage ------------------------------------------------------------------------
+    def storage_env(self) -> dict[str, str]:
+        """What every pod gets in its environment for the bed's shared storage (set
+        before the job's own `env`, which wins)."""
+        shared = self.bed.shared_dir
+        return dict(shared.pod_env()) if shared is not None else {}
+
+    def on_machine(self, path_on_pods: str) -> str:
+        """Where the test reads a path the pods use: on the bed's shared directory
+        (`TestBed(shared_dir=...)`), its backing path; any other path as it is."""
+        shared = self.bed.shared_dir
+        if shared is None:
+            return path_on_pods
+        try:
+            return shared.on_machine(path_on_pods)
+        except ValueError:
+            return path_on_pods
 
     # -- looking ------------------------------------------------------------------------
     def pod(self, task_type: str, index: int = 0) -> Pod:
@@ -323,8 +349,8 @@ class TFJobRun:
 
     # -- the operator -------------------------------------------------------------------
     def _start(self, pod: Pod) -> None:
-        env = dict(os.environ, **self.job.env,
-                   TF_CONFIG=tf_config_for(self.job, pod.task_type, pod.index))
+        env = {**os.environ, **self.storage_env(), **self.job.env,
+               "TF_CONFIG": tf_config_for(self.job, pod.task_type, pod.index)}
         env.pop("TRAINEXEC_LAUNCH_DIR", None)  # not under trainexec launch here
         pod.proc = self.bed.popen(pod.name, list(self.job.command), env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
