@@ -57,8 +57,9 @@ from trainexec.keras.distributed_fit import DistributedFit
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.preemption import preemption_saves
 from trainexec.keras.ps_links import touch_ps, wait_for_ps_links, worker_devices
-from trainexec.keras.strategy import (DEFAULT, PARAMETER_SERVER, StrategyPlan,
-                                      distribute_cluster, make_strategy)
+from trainexec.keras.restore_point import agreed_checkpoint
+from trainexec.keras.strategy import (DEFAULT, MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
+                                      StrategyPlan, distribute_cluster, make_strategy)
 
 __all__ = ["CHECKPOINT_NAME", "Trained", "segments", "train_to_max_steps"]
 
@@ -234,6 +235,8 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
     model = build_in_scope(strategy, build_model)
     with strategy.scope():
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
+    if plan.kind == MULTI_WORKER_MIRRORED:  # in step: every task resumes from the same one
+        newest = agreed_checkpoint(strategy, model_dir, newest, CHECKPOINT_NAME)
     start = _restore(checkpoint, model, model_dir, newest)
     _wait_for_ps_links(plan, model)
     with _checkpoint_dir(model_dir, plan) as directory:
