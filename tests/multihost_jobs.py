@@ -5,13 +5,14 @@ tests/cluster/test_multihost_jobs.py, whose copies of these predate this module)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import sys
 import threading
 import time
-from typing import Mapping
+from typing import Callable, Mapping
 
 from trainexec import checkpoints
 from trainexec.testing.kubelet import Replicas, TFJobSpec
@@ -35,17 +36,18 @@ def keras_line() -> str | None:
     return None
 
 
-def demo_job(mode: str, model_dir: str, env: Mapping[str, str] = {}) -> TFJobSpec:
+def demo_job(mode: str, model_dir: str, env: Mapping[str, str] = {},
+             result_file: str | None = None) -> TFJobSpec:
     """The demo job of `mode` as a TFJob: a chief, two workers, an evaluator (and a ps
     for "pss" and "estimator"), model_dir as the pods see it, the evaluator's final
-    result in model_dir/final_result.json."""
+    result in `result_file` (default model_dir/final_result.json)."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: use one of {MODES}")
     replicas = {"Chief": Replicas(1), "Worker": Replicas(2), "Evaluator": Replicas(1)}
     if mode in ("pss", "estimator"):
         replicas["PS"] = Replicas(1)
     job_env = {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": os.getcwd(), **env}
-    result = os.path.join(model_dir, "final_result.json")
+    result = result_file or os.path.join(model_dir, "final_result.json")
     if mode == "estimator":
         command = [sys.executable, "-m", "trainexec.examples.estimator_job",
                    "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
@@ -67,8 +69,12 @@ def newest_step(model_dir: str) -> int:
 class Progress:
     """Watches the chief's checkpoints: (monotonic time, newest step) at every change."""
 
-    def __init__(self, model_dir: str, poll_secs: float = 0.2) -> None:
-        self.model_dir, self.poll_secs = model_dir, poll_secs
+    def __init__(self, model_dir: str | Callable[[], int], poll_secs: float = 0.2) -> None:
+        # A local model_dir, or what reads the newest step where the test cannot look
+        # (object storage).
+        self.newest_step = model_dir if callable(model_dir) else functools.partial(
+            newest_step, model_dir)
+        self.poll_secs = poll_secs
         self.steps: list[tuple[float, int]] = [(time.monotonic(), 0)]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
@@ -83,7 +89,7 @@ class Progress:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_secs):
-            step = newest_step(self.model_dir)
+            step = self.newest_step()
             if step != self.steps[-1][1]:
                 self.steps.append((time.monotonic(), step))
 

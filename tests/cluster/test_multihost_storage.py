@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from typing import Iterator, Mapping, Protocol, Sequence
 
@@ -28,7 +29,10 @@ import pytest
 from multihost_jobs import (FAULTS, MAX_STEPS, Progress, demo_job, keras_line, late_pods,
                             newest_step, pod_lags, report)
 from tf_lines import estimator_missing
+from trainexec import checkpoints
+from trainexec.testing import gcs
 from trainexec.testing import storage as storage_views
+from trainexec.testing.gcs import GcsEmulator
 from trainexec.testing.kubelet import SUCCEEDED, TFJobRun
 from trainexec.testing.netns import TestBed, unavailable
 from trainexec.testing.storage import NFS_DEFAULTS, SharedDir
@@ -53,7 +57,8 @@ class Storage(Protocol):
     def started(self, bed: TestBed) -> contextlib.AbstractContextManager: ...
     def pod_env(self) -> Mapping[str, str]: ...  # the pods' environment (a client_env)
     def model_dir_on_pods(self) -> str: ...  # a path or a URL
-    def model_dir_here(self) -> str: ...  # a local directory the test reads
+    def result_file(self) -> str: ...  # the evaluator's final result, local to every host
+    def newest_step(self) -> int: ...  # the newest checkpoint's step, read by the test
 
 
 class NfsStorage:
@@ -83,31 +88,80 @@ class NfsStorage:
     def model_dir_here(self) -> str:
         return self.shared.on_machine(self.model_dir_on_pods())
 
+    def result_file(self) -> str:
+        return os.path.join(self.model_dir_on_pods(), "final_result.json")
 
-# The hook for object storage (trainexec/testing/gcs.py's GcsEmulator, not here yet): a
-# class like NfsStorage with
-#     id = "gs"; extra_hosts = ("gcs",); staleness_secs = 0.0 (GCS is strongly consistent)
-#     bed_options()       -> {"aliases": {"gcs": GcsEmulator.HOST_NAMES}}
-#     started(bed)        -> starts the emulator on bed host "gcs" (a context manager)
-#     pod_env()           -> the emulator's client_env()
-#     model_dir_on_pods() -> the emulator's url("model")
-#     model_dir_here()    -> a local directory the test reads (the emulator's objects)
-# and an entry "gs": GcsStorage in STORAGES below.
-STORAGES = {"nfs": NfsStorage}
+    def result_here(self) -> str:
+        return self.shared.on_machine(self.result_file())
+
+    def newest_step(self) -> int:
+        return newest_step(self.model_dir_here())
+
+
+class GcsStorage:
+    """model_dir in a bucket of a GCS emulator on bed host "gcs", reached through
+    TensorFlow's own gs:// file system (trainexec.testing.gcs). The test, outside the
+    bed, reads the checkpoint state and the evaluator's result from the emulator's
+    files; the result is written to a local file (`report_result` writes locally)."""
+
+    id = "gs"
+    extra_hosts: Sequence[str] = ("gcs",)
+    staleness_secs = 5.0  # TensorFlow's GCS stat cache (GCS_STAT_CACHE_MAX_AGE)
+
+    def __init__(self, tmp_path) -> None:
+        self.tmp_path = tmp_path
+        self.emulator: GcsEmulator | None = None
+
+    def bed_options(self) -> Mapping[str, object]:
+        return {"aliases": {"gcs": GcsEmulator.HOST_NAMES}}
+
+    @contextlib.contextmanager
+    def started(self, bed: TestBed) -> Iterator[None]:
+        self.emulator = GcsEmulator(
+            str(self.tmp_path / "gcs"), address=bed.host("gcs").address,
+            run=lambda argv, **kw: bed.popen("gcs", argv, **kw))
+        with self.emulator:
+            yield
+
+    def pod_env(self) -> Mapping[str, str]:
+        return self.emulator.client_env()
+
+    def model_dir_on_pods(self) -> str:
+        return "gs://trainexec-test/model"
+
+    def result_file(self) -> str:
+        return str(self.tmp_path / "final_result.json")
+
+    def result_here(self) -> str:
+        return self.result_file()
+
+    def newest_step(self) -> int:
+        text = self.emulator.read_object("model/checkpoint") if self.emulator else None
+        match = re.search(rb'^model_checkpoint_path: "([^"]+)"', text or b"", re.M)
+        return (checkpoints.checkpoint_step(match.group(1).decode()) or 0) if match else 0
+
+
+STORAGES = {"nfs": NfsStorage, "gs": GcsStorage}
 
 _full = pytest.mark.full_matrix
 _keras, _estimator = pytest.mark.keras, pytest.mark.estimator
-DEFAULT_ROWS = {"mwms-no-fault", "pss-kill-ps", "estimator-kill-evaluator"}
+# The default run: two rows per storage (a Keras row for the current line, an Estimator
+# row for 2.15); `-m multihost` runs every row on both.
+DEFAULT_ROWS = {("nfs", "mwms-kill-worker"), ("nfs", "estimator-kill-evaluator"),
+                ("gs", "pss-kill-ps"), ("gs", "estimator-no-fault")}
 ROWS = []
-for _mode, _tasks in (("mwms", (("worker", 1), ("evaluator", 0))),
-                      ("pss", (("worker", 1), ("ps", 0), ("evaluator", 0))),
-                      ("estimator", (("worker", 1), ("ps", 0), ("evaluator", 0)))):
-    for _fault in [None] + [("kill", task, index) for task, index in _tasks]:
-        _id = f"{_mode}-{'no-fault' if _fault is None else '-'.join(map(str, _fault[:2]))}"
-        _marks = [_estimator if _mode == "estimator" else _keras]
-        if _id not in DEFAULT_ROWS:
-            _marks.append(_full)
-        ROWS.append(pytest.param(_mode, _fault, id=_id, marks=_marks))
+for _storage in STORAGES:
+    for _mode, _tasks in (("mwms", (("worker", 1), ("evaluator", 0))),
+                          ("pss", (("worker", 1), ("ps", 0), ("evaluator", 0))),
+                          ("estimator", (("worker", 1), ("ps", 0), ("evaluator", 0)))):
+        for _fault in [None] + [("kill", task, index) for task, index in _tasks]:
+            _id = (f"{_mode}-"
+                   f"{'no-fault' if _fault is None else '-'.join(map(str, _fault[:2]))}")
+            _marks = [_estimator if _mode == "estimator" else _keras]
+            if (_storage, _id) not in DEFAULT_ROWS:
+                _marks.append(_full)
+            ROWS.append(pytest.param(_storage, _mode, _fault, id=f"{_storage}-{_id}",
+                                     marks=_marks))
 
 
 @contextlib.contextmanager
@@ -116,8 +170,7 @@ def _pods_log(tmp_path) -> Iterator:
         yield log
 
 
-@pytest.mark.parametrize("storage_id", list(STORAGES))
-@pytest.mark.parametrize("mode, fault", ROWS)
+@pytest.mark.parametrize("storage_id, mode, fault", ROWS)
 def test_a_tfjob_with_shared_storage_succeeds_and_every_pod_ends(tmp_path, storage_id, mode,
                                                                   fault):
     if mode == "estimator" and estimator_missing():
@@ -125,24 +178,29 @@ def test_a_tfjob_with_shared_storage_succeeds_and_every_pod_ends(tmp_path, stora
     if mode != "estimator" and keras_line():
         pytest.skip(keras_line())
     store: Storage = STORAGES[storage_id](tmp_path)
-    job = demo_job(mode, store.model_dir_on_pods(), env=store.pod_env())
-    here = store.model_dir_here()
     settle_secs = SETTLE_SECS + store.staleness_secs
     fault_at = None
-    with TestBed(job.hosts() + list(store.extra_hosts), domain=job.domain,
+    if storage_id == "gs" and gcs.unavailable():
+        pytest.skip(gcs.unavailable())
+    # The job's hosts; the pods' environment comes once the storage is up.
+    shape = demo_job(mode, store.model_dir_on_pods())
+    with TestBed(shape.hosts() + list(store.extra_hosts), domain=shape.domain,
                  **store.bed_options()) as bed, store.started(bed), _pods_log(tmp_path) as log:
-        os.makedirs(here, exist_ok=True)
-        with TFJobRun(job, bed, output=log) as run, Progress(here) as progress:
+        job = demo_job(mode, store.model_dir_on_pods(), env=store.pod_env(),
+                       result_file=store.result_file())
+        if storage_id == "nfs":
+            os.makedirs(store.model_dir_here(), exist_ok=True)
+        with TFJobRun(job, bed, output=log) as run, Progress(store.newest_step) as progress:
             if fault is not None:
                 kind, task, index = fault
-                run.wait_for(lambda: newest_step(here) >= 200, 300, "a checkpoint")
+                run.wait_for(lambda: store.newest_step() >= 200, 300, "a checkpoint")
                 fault_at = time.monotonic()
                 FAULTS[kind](run, task, index)
             outcome = run.wait(timeout=JOB_TIMEOUT_SECS, settle_secs=settle_secs)
             left = run.still_running()
     tail = "".join(open(tmp_path / "pods.log").readlines()[-40:])
     lags = pod_lags(outcome)
-    result_path = os.path.join(here, "final_result.json")
+    result_path = store.result_here()
     report({"storage": storage_id, "mode": mode, "fault": fault and "-".join(map(str, fault)),
             "phase": outcome.phase, "reason": outcome.reason, "wall_secs": outcome.wall_secs,
             "restarts": sum(e.what == "restarting" for e in outcome.events),

@@ -58,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import importlib.util
+import hashlib
 import os
 import select
 import shutil
@@ -209,6 +210,18 @@ class GcsEmulator:
     def url(self, path: str = "") -> str:
         """`gs://<bucket>/<path>`."""
         return f"gs://{self.bucket}/{path.lstrip('/')}"
+
+    def read_object(self, name: str) -> bytes | None:
+        """The live content of object `name` as the emulator stores it (None: none), read
+        from its files: for a test that is not on a bed host, where `gs://` resolves."""
+        if self._dir is None:
+            raise RuntimeError("the GCS emulator is not started: use it inside `with`")
+        digest = hashlib.sha256(name.lstrip("/").encode("utf-8")).hexdigest()
+        try:
+            with open(os.path.join(self._dir, "data", self.bucket, digest), "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
 
     # -- running ------------------------------------------------------------------------
     def __enter__(self) -> "GcsEmulator":
