@@ -72,10 +72,11 @@ def _trainexec(args, seen: list, idle: dict) -> None:
 
         def evaluate(self, checkpoint_path):
             seen.append({"checkpoint": checkpoint_path, "picked_at": time.time()})
-            if len(seen) == args.count:
+            step = checkpoints.checkpoint_step(checkpoint_path) or 0
+            if step >= args.count * 100:  # the writer's last: it idles before its record
                 counter.calls.clear()
                 counter.on = True  # idle from here until the completion record
-            return {"global_step": checkpoints.checkpoint_step(checkpoint_path) or 0}
+            return {"global_step": step}
 
     inner = waiter_for(args.dir, SystemClock(), 1.0)
 
@@ -103,10 +104,12 @@ def _trainexec(args, seen: list, idle: dict) -> None:
 def _reference(args, seen: list) -> None:
     import tensorflow as tf
 
+    from trainexec import checkpoints
+
     for path in tf.train.checkpoints_iterator(args.dir, min_interval_secs=0,
                                               timeout=args.timeout):
         seen.append({"checkpoint": path, "picked_at": time.time()})
-        if len(seen) == args.count:
+        if (checkpoints.checkpoint_step(path) or 0) >= args.count * 100:
             return
 
 

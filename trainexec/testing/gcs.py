@@ -218,7 +218,9 @@ class GcsEmulator:
             raise RuntimeError("the GCS emulator is not started: use it inside `with`")
         digest = hashlib.sha256(name.lstrip("/").encode("utf-8")).hexdigest()
         try:
-            with open(os.path.join(self._dir, "data", self.bucket, digest), "rb") as f:
+            # The emulator keeps objects under <data>/.cloudstorage/<bucket>/<hash>.
+            with open(os.path.join(self._dir, "data", ".cloudstorage", self.bucket, digest),
+                      "rb") as f:
                 return f.read()
         except FileNotFoundError:
             return None
