@@ -6,6 +6,7 @@
 * `distributed_fit`: the loop that stands in for `fit` for Keras 3 under MWMS and PSS;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
 * `peer_watchdog`: a MultiWorkerMirroredStrategy peer leaves once the chief is done;
+* `restore_point`: every MultiWorkerMirroredStrategy task resumes from the same checkpoint;
 * `scratch`: the temporary directories a task makes, removed if it leaves early;
 * `serving`: ParameterServerStrategy workers and ps serve until training is over;
 * `keepalive`: gRPC keepalive, so a ParameterServerStrategy peer cut off is noticed;
