@@ -13,94 +13,22 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import sys
-import threading
 import time
 
 import pytest
 
+from multihost_jobs import (FAULT_SECS, FAULTS, MAX_STEPS, Progress, demo_job, keras_line,
+                            late_pods, newest_step, report)
 from tf_lines import estimator_missing
-from trainexec import checkpoints
-from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
+from trainexec.testing.kubelet import SUCCEEDED, TFJobRun
 from trainexec.testing.netns import TestBed, unavailable
 
 WHY_NOT = unavailable()
-MAX_STEPS = 1200
 SETTLE_SECS = 10.0  # every pod ends by itself within this after the chief succeeded
 RECOVERY_SECS = 30.0  # training again within this of the last restarted pod starting
 
 pytestmark = [pytest.mark.cluster, pytest.mark.multihost,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
-
-
-def _keras_line() -> str | None:
-    """Why the Keras jobs do not run on this line (None: they do). They run on current
-    TensorFlow, with Keras 3 or tf_keras (as TF_USE_LEGACY_KERAS says); TF 2.15 runs the
-    Estimator's."""
-    import tensorflow as tf
-
-    if tf.__version__.startswith("2.15"):
-        return ("Keras jobs run on separate hosts on the current TensorFlow line (Keras 3 "
-                "and tf_keras); this line runs the Estimator job's")
-    return None
-
-
-def _job(mode: str, model_dir: str) -> TFJobSpec:
-    replicas = {"Chief": Replicas(1), "Worker": Replicas(2), "Evaluator": Replicas(1)}
-    if mode in ("pss", "estimator"):
-        replicas["PS"] = Replicas(1)
-    env = {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": os.getcwd()}
-    result = os.path.join(model_dir, "final_result.json")
-    if mode == "estimator":
-        command = [sys.executable, "-m", "trainexec.examples.estimator_job",
-                   "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
-                   "--throttle-secs", "5", "--worker-delay-secs", "2",
-                   "--result-file", result]
-    else:
-        command = [sys.executable, "-m", "trainexec.examples.keras_job",
-                   "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
-                   "--save-checkpoints-steps", "100", "--result-file", result]
-    return TFJobSpec("demo", replicas, command=command, env=env)
-
-
-def _newest_step(model_dir: str) -> int:
-    """The step of the newest checkpoint the chief has written (0: none yet)."""
-    newest = checkpoints.latest_checkpoint(model_dir)
-    return (newest.step or 0) if newest is not None else 0
-
-
-class _Progress:
-    """Watches the chief's checkpoints: (monotonic time, newest step) at every change."""
-
-    def __init__(self, model_dir: str, poll_secs: float = 0.2) -> None:
-        self.model_dir, self.poll_secs = model_dir, poll_secs
-        self.steps: list[tuple[float, int]] = [(time.monotonic(), 0)]
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def __enter__(self) -> "_Progress":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _watch(self) -> None:
-        while not self._stop.wait(self.poll_secs):
-            step = _newest_step(self.model_dir)
-            if step != self.steps[-1][1]:
-                self.steps.append((time.monotonic(), step))
-
-    def step_at(self, moment: float) -> int:
-        return max([step for at, step in self.steps if at <= moment], default=0)
-
-    def training_again(self, since: float) -> float | None:
-        """Seconds from `since` until a checkpoint newer than any before it appeared."""
-        before = self.step_at(since)
-        return next((at - since for at, step in self.steps if at > since and step > before),
-                    None)
 
 
 def _recovery_start(events, fault_at: float) -> float:
@@ -111,34 +39,6 @@ def _recovery_start(events, fault_at: float) -> float:
                                           ("thawed", "link up")))]
     return max(after, default=fault_at)
 
-
-def _late_pods(outcome, fault_ends: float | None) -> list[str]:
-    """The pods whose program ended more than SETTLE_SECS after the chief succeeded,
-    or after the fault ended when it outlasted the job (a pod frozen or cut off then
-    cannot end before it is thawed or reconnected)."""
-    deadline = max(outcome.ended, fault_ends or 0.0) + SETTLE_SECS
-    last_exit = {}
-    for event in outcome.events:
-        if event.what == "exited":
-            last_exit[event.pod] = event.at
-    return sorted(pod for pod, at in last_exit.items() if at > deadline)
-
-
-def _report(row: dict) -> None:
-    """Appends the row's figures to $TRAINEXEC_MATRIX_REPORT (JSON lines), if set."""
-    path = os.environ.get("TRAINEXEC_MATRIX_REPORT")
-    if path:
-        with open(path, "a") as f:
-            f.write(json.dumps(row) + "\n")
-
-
-FAULT_SECS = 30.0  # how long a freeze or a partition lasts
-FAULTS = {
-    "kill": lambda run, task, i: run.kill(task, i, signal.SIGKILL),
-    "term": lambda run, task, i: run.kill(task, i, signal.SIGTERM),
-    "freeze": lambda run, task, i: run.freeze(task, i, FAULT_SECS),
-    "partition": lambda run, task, i: run.partition(task, i, FAULT_SECS),
-}
 
 _full = pytest.mark.full_matrix
 ROWS = [
@@ -167,18 +67,18 @@ for _mode, _tasks in (("mwms", (("chief", 0), ("worker", 1), ("evaluator", 0))),
 def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
     if mode == "estimator" and estimator_missing():
         pytest.skip(f"needs tf.estimator: {estimator_missing()}")
-    if mode != "estimator" and _keras_line():
-        pytest.skip(_keras_line())
+    if mode != "estimator" and keras_line():
+        pytest.skip(keras_line())
     model_dir = str(tmp_path / "model")
     os.makedirs(model_dir)
-    job = _job(mode, model_dir)
+    job = demo_job(mode, model_dir)
     log = open(tmp_path / "pods.log", "w")
     fault_at = fault_ends = None
     with TestBed(job.hosts(), domain=job.domain) as bed, \
-            TFJobRun(job, bed, output=log) as run, _Progress(model_dir) as progress:
+            TFJobRun(job, bed, output=log) as run, Progress(model_dir) as progress:
         if fault is not None:
             kind, task, index = fault
-            run.wait_for(lambda: _newest_step(model_dir) >= 200, 240, "a checkpoint")
+            run.wait_for(lambda: newest_step(model_dir) >= 200, 240, "a checkpoint")
             fault_at = time.monotonic()
             FAULTS[kind](run, task, index)
             if kind in ("freeze", "partition"):
@@ -193,7 +93,7 @@ def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
         recovered_at = _recovery_start(outcome.events, fault_at)
         recovery = (progress.training_again(recovered_at)
                     if progress.step_at(recovered_at) < MAX_STEPS else 0.0)
-    _report({"mode": mode, "fault": fault and "-".join(map(str, fault)),
+    report({"mode": mode, "fault": fault and "-".join(map(str, fault)),
              "phase": outcome.phase, "wall_secs": outcome.wall_secs,
              "recovery_secs": recovery,
              "restarts": sum(e.what == "restarting" for e in outcome.events),
@@ -201,7 +101,7 @@ def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
                        for e in outcome.events if e.what == "exited"],
              "succeeded_at": outcome.ended and round(outcome.ended - outcome.started, 1)})
     assert outcome.phase == SUCCEEDED, f"{outcome.reason}\n{tail}"
-    late = left + _late_pods(outcome, fault_ends)
+    late = left + late_pods(outcome, fault_ends, SETTLE_SECS)
     assert late == [], (f"still running {SETTLE_SECS:g}s after the chief succeeded (or the "
                         f"fault ended): {late}\n{tail}")
     with open(os.path.join(model_dir, "final_result.json")) as f:
