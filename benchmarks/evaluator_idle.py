@@ -41,7 +41,7 @@ def prepare_run(model_dir: str) -> str:
     env.pop("TF_CONFIG", None)
     subprocess.run(_job(model_dir, "trainexec", env, 20), env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    from trainexec.completion import clear_training_complete
+    from trainexec.records.completion import clear_training_complete
     clear_training_complete(model_dir)
     return model_dir
 
@@ -63,7 +63,7 @@ def measure(api: str, model_dir: str, idle_secs: float, exit_timeout: float) -> 
         cpu0, t0 = sum(ps.cpu_times()[:2]), time.monotonic()
         time.sleep(idle_secs)
         cpu1, t1 = sum(ps.cpu_times()[:2]), time.monotonic()
-        from trainexec.completion import record_training_complete
+        from trainexec.records.completion import record_training_complete
         import tensorflow as tf
         latest = tf.train.latest_checkpoint(model_dir)
         record_training_complete(model_dir, latest, int(latest.rsplit("-", 1)[1]), None)

@@ -8,7 +8,7 @@ import types
 
 import tensorflow as tf
 
-from trainexec.checkpoints import checkpoint_step
+from trainexec.records.checkpoints import checkpoint_step
 from trainexec.errors import ConfigError
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.trainer import EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan

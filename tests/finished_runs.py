@@ -8,7 +8,7 @@ import os
 import types
 
 from fakes import point_state_file_at, write_checkpoint
-from trainexec.completion import record_training_complete
+from trainexec.records.completion import record_training_complete
 
 __all__ = ["STEPS_PER_EPOCH", "finished_keras_run", "finished_run", "input_fn",
            "keras_trainer", "loss_at"]

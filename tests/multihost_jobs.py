@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Callable, Mapping
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.testing.kubelet import Replicas, TFJobSpec
 
 __all__ = ["FAULTS", "FAULT_SECS", "MAX_STEPS", "MODES", "Progress", "demo_job",

@@ -1,4 +1,4 @@
-"""trainexec/cluster.py: ClusterConfig's facts for valid layouts, hashing, the normalised
+"""trainexec/cluster/config.py: ClusterConfig's facts for valid layouts, hashing, the normalised
 TF_CONFIG. Malformed TF_CONFIGs are tests/test_cluster_parsing.py."""
 
 import dataclasses

@@ -1,4 +1,4 @@
-"""trainexec/cluster_parsing.py: one row per malformed TF_CONFIG, each naming the field,
+"""trainexec/cluster/parsing.py: one row per malformed TF_CONFIG, each naming the field,
 the value and the fix (through ClusterConfig.from_env, as users meet them)."""
 
 import pytest

@@ -1,13 +1,13 @@
-"""The cluster of a Slurm job step (trainexec.cluster_slurm): placement, ports, checks."""
+"""The cluster of a Slurm job step (trainexec.cluster.slurm): placement, ports, checks."""
 
 import json
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
-from trainexec.cluster_slurm import (SlurmStep, expand_hostlist, expand_ports,
+from trainexec.cluster.config import ClusterConfig
+from trainexec.cluster.slurm import (SlurmStep, expand_hostlist, expand_ports,
                                      expand_tasks_per_node, parse_roles)
-from trainexec.cluster_verdicts import SLURM, explain
+from trainexec.cluster.verdicts import SLURM, explain
 from trainexec.errors import ConfigError
 
 

@@ -1,11 +1,11 @@
-"""trainexec/cluster_verdicts.py: the summary `trainexec tfconfig` prints, which producer's
+"""trainexec/cluster/verdicts.py: the summary `trainexec tfconfig` prints, which producer's
 shape a TF_CONFIG has and what trainexec rewrote, which trainers can train a cluster's shape,
 and where TF 2.15's RunConfig fails on an empty job."""
 
 import pytest
 
 from trainexec import ClusterConfig
-from trainexec.cluster_verdicts import (GENERIC, LOCAL_RUN, MASTER_AS_CHIEF,
+from trainexec.cluster.verdicts import (GENERIC, LOCAL_RUN, MASTER_AS_CHIEF,
                                         SAGEMAKER_PARAMETER_SERVER, TFJOB,
                                         TFJOB_DYNAMIC_WORKER, TRAINEXEC_LAUNCH, WORKERS_ONLY,
                                         ClusterShape, explain, recognise, run_config_fails_on,

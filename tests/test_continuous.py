@@ -8,8 +8,8 @@ import os
 import pytest
 import tensorflow as tf
 
-from trainexec.checkpoints import CheckpointInfo, is_complete
-from trainexec.completion import TrainingComplete, record_training_complete
+from trainexec.records.checkpoints import CheckpointInfo, is_complete
+from trainexec.records.completion import TrainingComplete, record_training_complete
 from trainexec.evaluation.loop import START_MARKER, ContinuousEvaluation
 from trainexec.evaluation.policy import (
     Action,
@@ -463,7 +463,7 @@ def test_overshoot_past_max_steps_evaluates_the_real_last_checkpoint(tmp_path):
 
 
 def test_earlier_runs_record_does_not_stop_a_new_run(tmp_path):
-    from trainexec.completion import clear_training_complete
+    from trainexec.records.completion import clear_training_complete
     point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 100))
     record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-100"), 100, None)
     clock = FakeClock(0.0)
@@ -641,7 +641,7 @@ def test_waiting_log_names_what_it_waits_for(tmp_path, caplog):
 def _new_run(tmp_path, clock_start=3):
     """A new run's chief clears the old record at t=3, then saves 110 and 120 and
     records its end at t=21."""
-    from trainexec.completion import clear_training_complete
+    from trainexec.records.completion import clear_training_complete
     trainer = Trainer(tmp_path, [(10, 110), (20, 120)], done_at=21, done_step=120)
 
     def new_run(c):

@@ -15,7 +15,8 @@ import pytest
 
 import trainexec
 from readme_examples import DOCS, ROOT
-from trainexec import exit_codes, exporters
+from trainexec import exporters
+from trainexec.contract import exit_codes
 from trainexec.cli import build_parser
 
 API = DOCS / "reference" / "api"
@@ -91,7 +92,7 @@ def test_api_reference_has_every_public_name():
 
 @pytest.mark.parametrize("path", [
     "trainexec.launch.cluster.LocalCluster", "trainexec.launch.result.JobResult",
-    "trainexec.cluster.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
+    "trainexec.cluster.config.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
     "trainexec.testing.netns", "trainexec.keras.sidecar.SidecarEvaluator",
     "trainexec.evaluation.listeners.ContinuousEvalListener",
     "trainexec.executor.TrainingExecutor"])

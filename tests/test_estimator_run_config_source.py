@@ -11,7 +11,7 @@ import pytest
 from sidecar_programs import toy
 from tf_configs import CLUSTER, tf_config
 from trainexec import EvalSpec, KerasTrainer, TrainSpec, TrainingExecutor
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.trainer import EVALUATE, SERVE, TRAIN_AND_EVALUATE
 

@@ -14,7 +14,7 @@ import pytest
 from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalSpec,
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
-from trainexec.finished_tasks import FinishedTasks, record_task_finished
+from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer
 from fakes import (FakeClock, FakeTrainer, RecordingExporter, StubEstimator,
                    point_state_file_at, write_checkpoint)
@@ -184,7 +184,7 @@ def test_chief_trains_then_records_completion(tmp_path):
 
 
 def test_chief_clears_previous_runs_completion(tmp_path):
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
     record_training_complete(str(tmp_path), None, 5, 5)
     trainer = FakeEstimator(tmp_path, "chief")
     trainer.train = lambda **kw: (_ for _ in ()).throw(RuntimeError("crash"))
@@ -315,7 +315,7 @@ def test_master_evaluates_during_training(tmp_path):
 def test_evaluator_runs_until_training_done(tmp_path):
     trainer = FakeEstimator(tmp_path, "evaluator")
     FakeEstimator(tmp_path).train(input_fn)  # a finished run's checkpoints
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
     record_training_complete(str(tmp_path), trainer.latest_checkpoint(), 20, 20)
     metrics, _ = executor(trainer, "evaluator").run()
     assert metrics["global_step"] == 20
@@ -543,7 +543,7 @@ def test_trainers_of_a_tfjob_with_two_evaluator_replicas_train(tmp_path, task_ty
 
 def test_first_of_two_evaluator_replicas_evaluates(tmp_path):
     FakeEstimator(tmp_path).train(input_fn)  # a finished run's checkpoints
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
     record_training_complete(str(tmp_path), FakeEstimator(tmp_path).latest_checkpoint(), 20, 20)
     _, (metrics, _) = run_task(tmp_path, TWO_EVALUATORS, "evaluator", 0)
     assert metrics["global_step"] == 20

@@ -1,4 +1,4 @@
-"""trainexec/exit_codes.py: the exit-code contract's pieces (classification, overrides,
+"""trainexec/contract/exit_codes.py: the exit-code contract's pieces (classification, overrides,
 descriptions) table by table. One real process per row of the README's table is
 tests/cluster/test_exit_codes_processes.py."""
 
@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from trainexec.errors import ConfigError
-from trainexec.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
+from trainexec.contract.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
                                   USER_ERROR, ExitCodes, ServerUnavailableError, classify)
 
 
@@ -90,10 +90,10 @@ def test_a_bad_override_ends_the_task_as_a_config_error(monkeypatch):
     the hook in place, so the process ends with the default config-error code (2)."""
     import sys
 
-    from trainexec.exit_codes import install_exit_hook
+    from trainexec.contract.exit_codes import install_exit_hook
 
     monkeypatch.setattr(sys, "excepthook", lambda *args: None)
-    monkeypatch.setattr("trainexec.exit_codes._installed", {})
+    monkeypatch.setattr("trainexec.contract.exit_codes._installed", {})
     monkeypatch.setenv("TRAINEXEC_EXIT_CODES", "peer_lost=0")
     exits = []
     with pytest.raises(ConfigError) as raised:

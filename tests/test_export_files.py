@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from trainexec.evaluation.export_files import ExportFileManager
-from trainexec.liveness import Owner
+from trainexec.records.liveness import Owner
 
 
 def dead_pid():

@@ -17,7 +17,7 @@ from test_exporter_protocol import BAD_NAMES
 from trainexec.errors import ConfigError
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
-from trainexec.liveness import Owner
+from trainexec.records.liveness import Owner
 
 pytestmark = pytest.mark.keras
 

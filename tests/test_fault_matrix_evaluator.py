@@ -25,7 +25,7 @@ import trainexec
 from fakes import (AttemptGuard, ClockedLog, FakeClock, RecordingExporter,
                    point_state_file_at, write_checkpoint)
 from sidecar_programs import toy
-from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.keras.target import KerasTarget

@@ -27,8 +27,8 @@ from fakes import FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator
 from finished_runs import finished_keras_run, finished_run, input_fn, loss_at
 from processes import wait_until
 from tf_configs import ps_cluster
-from trainexec.cluster import ClusterConfig
-from trainexec.completion import record_training_complete
+from trainexec.cluster.config import ClusterConfig
+from trainexec.records.completion import record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.executor import TrainingExecutor
 from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
@@ -270,7 +270,7 @@ def test_ps_logs_what_it_waits_for_at_start_and_every_minute(tmp_path, caplog):
         if clock.time - 1000 >= 300:
             raise StillServing()
     clock.on_sleep = five_minutes_pass
-    with caplog.at_level(logging.INFO, logger="trainexec.serving"):
+    with caplog.at_level(logging.INFO, logger="trainexec.tasks.serving"):
         with pytest.raises(StillServing):
             run_ps(tmp_path, clock)
     waiting = [r for r in caplog.records if "waiting for chief:0, worker:0" in r.getMessage()]
@@ -332,7 +332,7 @@ def write_foreign_lease(directory, owner, age_secs=0.0, renewals=0):
 
 def test_lease_of_a_dead_process_or_not_renewed_is_taken_over(tmp_path):
     from trainexec.evaluation.lease import EvaluatorLease
-    from trainexec.liveness import Owner
+    from trainexec.records.liveness import Owner
 
     child = subprocess.Popen(["true"])
     child.wait()
@@ -348,7 +348,7 @@ def test_lease_of_a_dead_process_or_not_renewed_is_taken_over(tmp_path):
 
 def test_lease_of_another_host_is_refused_once_it_renews_and_taken_when_silent(tmp_path):
     from trainexec.evaluation.lease import EvaluatorAlreadyRunning, EvaluatorLease
-    from trainexec.liveness import Owner
+    from trainexec.records.liveness import Owner
 
     other = dataclasses.replace(Owner.current(), host="another-host")
     path = write_foreign_lease(str(tmp_path), other, age_secs=5)
@@ -374,7 +374,7 @@ def test_lease_of_another_host_is_refused_once_it_renews_and_taken_when_silent(t
 
 def test_holder_whose_lease_was_taken_over_stops_before_the_next_evaluation(tmp_path):
     from trainexec.evaluation.lease import EvaluatorLease, EvaluatorLeaseLost, LeaseGuard
-    from trainexec.liveness import Owner
+    from trainexec.records.liveness import Owner
 
     lease = EvaluatorLease(str(tmp_path), "me", renew_secs=0.05).acquire()
     try:

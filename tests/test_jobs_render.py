@@ -29,7 +29,7 @@ COMBINATIONS = [combo for combo in itertools.product((True, False), (0, 1, 3), (
                                                      (False, True)) if combo[0] or combo[1]]
 
 
-# Every pod learns its UID (trainexec.liveness: a host name is not a node).
+# Every pod learns its UID (trainexec.records.liveness: a host name is not a node).
 POD_UID_ENV = {"name": "TRAINEXEC_POD_UID",
                "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}}
 

@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from processes import ROOT
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.keras.distributed_fit import (DEFAULT_STEPS_PER_CALL, DistributedFit,
                                              _remote_batch_end, atomic_updates,
@@ -183,7 +183,7 @@ class _LostIterators:
 def test_under_ps_an_endless_dataset_that_ends_is_a_lost_peer(endless, raised):
     from types import SimpleNamespace
 
-    from trainexec.exit_codes import PEER_LOST, USER_ERROR, classify
+    from trainexec.contract.exit_codes import PEER_LOST, USER_ERROR, classify
 
     loop = DistributedFit.__new__(DistributedFit)  # no cluster: only the epoch's end
     loop.model = SimpleNamespace(stop_training=False)

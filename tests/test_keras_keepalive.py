@@ -96,7 +96,7 @@ def test_the_parameter_server_chief_gets_keepalive_before_its_strategy(monkeypat
 @pytest.mark.parametrize("task", ["worker:1", "ps:0"])
 def test_a_serving_task_gets_keepalive_before_its_server(monkeypatch, tmp_path, task):
     from fakes import FakeClock
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
     from trainexec.keras.serving import serve_until_training_over
 
     monkeypatch.delenv(OPTIONS_VAR, raising=False)

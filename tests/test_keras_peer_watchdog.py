@@ -8,8 +8,8 @@ import threading
 
 from fakes import FakeClock
 
-from trainexec.completion import record_training_complete
-from trainexec.finished_tasks import FinishedTasks, record_task_finished
+from trainexec.records.completion import record_training_complete
+from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import scratch
 from trainexec.keras.peer_watchdog import LINGER_SECS, PeerWatchdog
 

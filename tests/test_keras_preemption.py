@@ -15,8 +15,8 @@ import time
 import pytest
 
 from processes import ROOT, wait_until
-from trainexec.completion import read_training_complete
-from trainexec.exit_codes import PREEMPTED_EXIT_CODE
+from trainexec.records.completion import read_training_complete
+from trainexec.contract.exit_codes import PREEMPTED_EXIT_CODE
 
 JOB = os.path.join(ROOT, "tests", "keras_programs", "job.py")
 pytestmark = pytest.mark.keras

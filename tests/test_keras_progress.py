@@ -15,13 +15,13 @@ import tensorflow as tf
 from event_files import scalars
 from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.formatting import format_rate, format_secs
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
                                       progress_callback, scalar_logs)
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.specs import EvalSpec, TrainSpec
-from trainexec.task_status import TRAINING, read_statuses
+from trainexec.contract.task_status import TRAINING, read_statuses
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)

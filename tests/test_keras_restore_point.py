@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.keras.restore_point import agreed_checkpoint, gather_steps
 
 pytestmark = pytest.mark.keras
@@ -55,7 +55,7 @@ def test_a_task_that_sees_an_older_checkpoint_waits_for_the_agreed_one(tmp_path)
 
 
 def test_an_agreed_checkpoint_that_never_shows_fails_naming_it_as_retryable(tmp_path):
-    from trainexec.exit_codes import PEER_LOST, classify
+    from trainexec.contract.exit_codes import PEER_LOST, classify
 
     clock = iter(range(0, 1000, 10))
     with pytest.raises(tf.errors.UnavailableError,

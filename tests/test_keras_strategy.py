@@ -3,7 +3,7 @@ cluster tf.distribute is given (a master as the chief)."""
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.keras.strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
                                       MULTI_WORKER_MIRRORED, PARAMETER_SERVER, SERVE, TRAIN,

@@ -15,15 +15,15 @@ import tensorflow as tf
 from fakes import ClockedLog, FakeClock, write_checkpoint
 from processes import ROOT
 from tf_configs import keras_plan
-from trainexec.cluster import ClusterConfig
-from trainexec.completion import read_training_complete, record_training_complete
+from trainexec.cluster.config import ClusterConfig
+from trainexec.records.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import FinalExporter
-from trainexec.finished_tasks import record_task_finished
+from trainexec.records.finished_tasks import record_task_finished
 from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
-from trainexec.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
+from trainexec.contract.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
 from trainexec.keras.training import segments
 from trainexec.specs import EvalSpec, TrainSpec
 

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.launch import LocalCluster
 from launch_clusters import make_cluster  # noqa: F401
 from processes import role

@@ -4,13 +4,13 @@ situation; and the restart group each KerasTrainer task announces for its strate
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.keras.strategy import plan_for
 from trainexec.launch.policy import (ALL_ENDED, ALWAYS, EXITED, FAIL, FAILED, LEAVE, LEFT,
                                      NEVER, ON_FAILURE, RESTART, RUNNING, STOP, STOPPED,
                                      SUCCEED, WAIT, Decision, JobView, TaskView, decide)
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.restart_announcements import RestartRule
+from trainexec.contract.restart_announcements import RestartRule
 
 MWMS = ("chief:0", "worker:0", "worker:1")
 

@@ -3,7 +3,7 @@ as announced and given by flags."""
 
 import pytest
 
-from trainexec.restart_announcements import RestartRule
+from trainexec.contract.restart_announcements import RestartRule
 from trainexec.launch.restart_groups import merge_rules, parse_group_flag
 
 NAMES = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]

@@ -3,7 +3,7 @@ validated TF_CONFIG. No processes are started."""
 
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch.spec import format_address, plan_tasks
 

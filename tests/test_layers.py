@@ -60,50 +60,36 @@ class Layer:
 # ---------------------------------------------------------------------------------------------
 LAYERS: tuple[Layer, ...] = (
     # Facts, records and rules with no notion of a cluster or a trainer: exceptions, time,
-    # task-type names, exit codes, log setup, what this installation has, the files under
-    # <model_dir>/trainexec/, checkpoints on disk, liveness of a record's owner, the specs.
+    # task-type names, what this installation has, the specs; what a run leaves under
+    # model_dir (`records`); what a task tells whoever runs it (`contract`).
     Layer(0, "foundation", (
         "trainexec.errors",
         "trainexec.clock",
         "trainexec.formatting",
-        "trainexec.task_types",
         "trainexec.lazy_exports",
         "trainexec.installation",
-        "trainexec.task_logging",
-        "trainexec.exit_codes",
-        "trainexec.records",
-        "trainexec.completion",
-        "trainexec.finished_tasks",
-        "trainexec.restart_announcements",
-        "trainexec.task_status",
-        "trainexec.run_state",
-        "trainexec.checkpoints",
-        "trainexec.liveness",
-        "trainexec.storage",
         "trainexec.specs",
+        "trainexec.cluster.task_types",
+        "trainexec.records.*",
+        "trainexec.contract.*",
         # What an exporter is and how it may be named: pure rules the specs check, kept
         # with the evaluation engine that calls exporters.
         "trainexec.evaluation.exporter_protocol",
-        "trainexec.slurm_outcome",
     )),
     # TF_CONFIG -> ClusterConfig, what a cluster shape can train, starting a task's server.
     Layer(1, "cluster model", (
-        "trainexec.cluster",
-        "trainexec.cluster_parsing",
-        "trainexec.cluster_verdicts",
-        "trainexec.cluster_slurm",
-        "trainexec.server",
+        "trainexec.cluster.*",
     )),
     # The framework-neutral evaluation engine: it knows a model only through
     # `evaluation.target.EvaluationTarget`, nothing of Estimator or Keras.
     Layer(2, "evaluation engine", (
         "trainexec.evaluation.*",
     )),
-    # The Trainer protocol and RolePlan: what each role does for a trainer, and the
-    # roles every trainer shares (serving until training is over).
-    Layer(3, "trainer protocol", (
+    # The Trainer protocol and RolePlan, and `tasks`: each role's sequence, written once
+    # over the hooks a trainer supplies.
+    Layer(3, "trainer protocol and tasks", (
         "trainexec.trainer",
-        "trainexec.serving",
+        "trainexec.tasks.*",
     )),
     # The trainers: peers, neither imports the other.
     Layer(4, "estimator trainer", (
@@ -126,8 +112,7 @@ LAYERS: tuple[Layer, ...] = (
     # never a trainer, the evaluation engine or the executor.
     Layer(6, "launch", (
         "trainexec.launch.*",
-        # A Slurm step's task runner and the batch script that runs it.
-        "trainexec.slurm_exec",
+        # The batch script that runs a Slurm step's tasks (`launch.slurm_exec`).
         "trainexec.jobs.sbatch",
     ), may_import=("foundation", "cluster model", "jobs")),
     # The multi-host test bed and its TFJob-like kubelet: users' tests start jobs with
@@ -135,9 +120,10 @@ LAYERS: tuple[Layer, ...] = (
     Layer(6, "testing", (
         "trainexec.testing.*",
     ), may_import=("foundation", "cluster model", "jobs")),
-    # Entry points and the public surface. `trainexec/__init__.py` and
-    # `trainexec/launch/__init__.py` re-export lazily by name (`lazy_exports`); the shims
-    # `trainexec.exporters` and `trainexec.keras_strategy` keep documented import paths.
+    # Entry points and the public surface. `trainexec/__init__.py`,
+    # `trainexec/cluster/__init__.py` and `trainexec/launch/__init__.py` re-export lazily by
+    # name (`lazy_exports`); the shims `trainexec.exporters` and `trainexec.keras_strategy`
+    # keep documented import paths.
     Layer(7, "entry points", (
         "trainexec",
         "trainexec.__main__",

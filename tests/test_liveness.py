@@ -1,4 +1,4 @@
-"""Who wrote a file, and whether it is provably gone (trainexec.liveness): a host name is
+"""Who wrote a file, and whether it is provably gone (trainexec.records.liveness): a host name is
 not a node, a pod's UID and a per-process token tell owners apart."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from trainexec import liveness
-from trainexec.liveness import ALIVE, GONE, UNKNOWN, Owner
+from trainexec.records import liveness
+from trainexec.records.liveness import ALIVE, GONE, UNKNOWN, Owner
 
 
 def _ended_pid() -> int:

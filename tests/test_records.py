@@ -1,4 +1,4 @@
-"""Tests of trainexec.records: atomic records, reads that survive a bad file, file times."""
+"""Tests of trainexec.records.layout: atomic records, reads that survive a bad file, file times."""
 
 import json
 import logging
@@ -8,7 +8,7 @@ import time
 import pytest
 import tensorflow as tf
 
-from trainexec.records import (COMPLETION_FILE, FINISHED_DIR, atomic_write_text,
+from trainexec.records.layout import (COMPLETION_FILE, FINISHED_DIR, atomic_write_text,
                                eval_state_dir, file_system_now, mtime_nsec, read_json_file,
                                read_record, record_path, task_file_name, task_of_file_name,
                                write_json)
@@ -49,7 +49,7 @@ def test_an_unreadable_record_is_named_in_a_warning_and_ignored(tmp_path, caplog
                                                                 parse):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    with caplog.at_level(logging.WARNING, logger="trainexec.records"):
+    with caplog.at_level(logging.WARNING, logger="trainexec.records.layout"):
         assert read_record(str(path), parse, "completion record") is None
     assert len(caplog.records) == 1
     assert caplog.records[0].getMessage().startswith(

@@ -1,9 +1,9 @@
-"""trainexec/restart_announcements.py: what a task announces in the launcher's
+"""trainexec/contract/restart_announcements.py: what a task announces in the launcher's
 directory, and how the launcher reads it back."""
 
 import json
 
-from trainexec.restart_announcements import (LAUNCH_DIR_ENV, RestartRule, announce,
+from trainexec.contract.restart_announcements import (LAUNCH_DIR_ENV, RestartRule, announce,
                                                     read_rules)
 
 NAMES = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]

@@ -1,10 +1,10 @@
-"""Tests of trainexec.run_state: is the run over? (pure decisions, table-driven)."""
+"""Tests of trainexec.records.run_state: is the run over? (pure decisions, table-driven)."""
 
 import pytest
 
-from trainexec.checkpoints import CheckpointInfo
-from trainexec.completion import TrainingComplete
-from trainexec.run_state import (Finality, ServingObservation, checkpoint_finality,
+from trainexec.records.checkpoints import CheckpointInfo
+from trainexec.records.completion import TrainingComplete
+from trainexec.records.run_state import (Finality, ServingObservation, checkpoint_finality,
                                  completion_for_newest, is_last_checkpoint,
                                  over_at_max_steps, serving_stop_reason, trusted_completion)
 

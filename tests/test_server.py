@@ -3,9 +3,9 @@
 import portpicker
 import pytest
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.server import WorkerDelay, start_standard_server
+from trainexec.cluster.server import WorkerDelay, start_standard_server
 
 
 class FakeServer:
@@ -171,7 +171,7 @@ def test_estimator_chief_of_a_tfjob_with_zero_worker_replicas_trains(tmp_path):
     import subprocess
     import sys
 
-    from trainexec.completion import read_training_complete
+    from trainexec.records.completion import read_training_complete
 
     port = portpicker.pick_unused_port()
     env = dict(os.environ, TF_CONFIG=json.dumps({

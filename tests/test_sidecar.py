@@ -15,8 +15,8 @@ import tensorflow as tf
 from fakes import FakeClock, RecordingExporter, point_state_file_at
 from sidecar_programs import toy
 from sidecars import STEPS_PER_EPOCH, metrics_log, names, sidecar
-from trainexec.checkpoints import latest_keras_checkpoint
-from trainexec.completion import read_training_complete, record_training_complete
+from trainexec.records.checkpoints import latest_keras_checkpoint
+from trainexec.records.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter

@@ -1,8 +1,8 @@
-"""Each Slurm task's verdict and the job's decision (trainexec.slurm_outcome)."""
+"""Each Slurm task's verdict and the job's decision (trainexec.contract.slurm_outcome)."""
 
 import pytest
 
-from trainexec.slurm_outcome import (FAIL, REQUEUE, SUCCEED, TaskVerdict, decide,
+from trainexec.contract.slurm_outcome import (FAIL, REQUEUE, SUCCEED, TaskVerdict, decide,
                                      read_verdicts, write_verdict)
 
 TASKS = ["chief:0", "worker:0", "worker:1", "evaluator:0"]

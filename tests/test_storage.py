@@ -1,5 +1,5 @@
 """What storage holds model_dir, and how late another host's writes may show there
-(trainexec.storage), and the evaluator's waits that follow from it."""
+(trainexec.records.storage), and the evaluator's waits that follow from it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from trainexec.errors import ConfigError
 from trainexec.evaluation.policy import LoopPolicy
-from trainexec.storage import (LOCAL, NETWORK, NETWORK_VISIBILITY_SECS, OBJECT,
+from trainexec.records.storage import (LOCAL, NETWORK, NETWORK_VISIBILITY_SECS, OBJECT,
                                VISIBILITY_VARIABLE, check_supported, storage_of)
 
 MOUNTS = """\

@@ -1,4 +1,4 @@
-"""trainexec/task_status.py: the status records a task leaves for `trainexec launch`,
+"""trainexec/contract/task_status.py: the status records a task leaves for `trainexec launch`,
 written whole (no temporary file left, even when the data cannot be written), stamped by
 an injectable clock, and written without loading TensorFlow."""
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from fakes import FakeClock
-from trainexec.task_status import STATUS_DIR, TRAINING, StatusReporter, read_statuses
+from trainexec.contract.task_status import STATUS_DIR, TRAINING, StatusReporter, read_statuses
 
 
 def test_a_report_is_read_back_stamped_by_the_reporters_clock(tmp_path):
@@ -30,7 +30,7 @@ def test_data_that_cannot_be_written_leaves_the_last_record_and_no_temporary_fil
 def test_reporting_does_not_load_tensorflow(tmp_path):
     """A hand-written task reports without paying for TensorFlow's import."""
     program = ("import sys\n"
-               "from trainexec.task_status import StatusReporter\n"
+               "from trainexec.contract.task_status import StatusReporter\n"
                f"assert StatusReporter({str(tmp_path)!r}, 'worker:1').report('training', {{}})\n"
                "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))\n")
     out = subprocess.run([sys.executable, "-c", program], check=True, capture_output=True,

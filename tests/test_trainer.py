@@ -12,10 +12,10 @@ import pytest
 
 import trainexec
 from fakes import FakeClock, StubEstimator
-from trainexec.cluster import ClusterConfig
-from trainexec.completion import read_training_complete
+from trainexec.cluster.config import ClusterConfig
+from trainexec.records.completion import read_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.finished_tasks import FinishedTasks
+from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.errors import ConfigError
 from trainexec.estimator.trainer import EstimatorTrainer
 from trainexec.keras.strategy import plan_for

@@ -76,7 +76,7 @@ def ps_cluster(ports):
 
 def keras_plan(cluster, task):
     """The Keras 2 StrategyPlan (no GPUs) of `task` ("worker:1") in `cluster`."""
-    from trainexec.cluster import ClusterConfig
+    from trainexec.cluster.config import ClusterConfig
     from trainexec.keras.strategy import plan_for
 
     job, index = task.split(":")

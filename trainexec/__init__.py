@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "COMPLETION_FILE": "trainexec.completion",
-    "ClusterConfig": "trainexec.cluster",
+    "COMPLETION_FILE": "trainexec.records.completion",
+    "ClusterConfig": "trainexec.cluster.config",
     "ConfigError": "trainexec.errors",
     "ContinuousEvalListener": "trainexec.evaluation.loop",
     "EvalResult": "trainexec.evaluation.one_pass",
@@ -55,9 +55,9 @@ _EXPORTS = {
     "TrainingCompleteCallback": "trainexec.keras.callbacks",
     "TrainingExecutor": "trainexec.executor",
     "Trainer": "trainexec.trainer",
-    "WorkerDelay": "trainexec.server",
-    "read_training_complete": "trainexec.completion",
-    "record_training_complete": "trainexec.completion",
+    "WorkerDelay": "trainexec.cluster.server",
+    "read_training_complete": "trainexec.records.completion",
+    "record_training_complete": "trainexec.records.completion",
     "train_and_evaluate": "trainexec.executor",
 }
 

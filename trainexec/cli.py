@@ -7,9 +7,9 @@ Subcommands:
   render     print a job as a Kubeflow TFJob (with a NetworkPolicy), a Vertex AI
              CustomJob or a Slurm batch script (see `trainexec render tfjob --help`)
   slurm-exec     run COMMAND as one task of a Slurm step, with TF_CONFIG from the step
-                 and its verdict recorded (`trainexec.slurm_exec`)
+                 and its verdict recorded (`trainexec.launch.slurm_exec`)
   slurm-verdict  in a batch script after srun: succeed, fail or requeue, from the
-                 tasks' verdicts (`trainexec.slurm_outcome`)
+                 tasks' verdicts (`trainexec.contract.slurm_outcome`)
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import signal
 import sys
 from typing import Any, Sequence
 
-from trainexec.cluster import ClusterConfig
-from trainexec.cluster_slurm import ROLES_ENV, parse_roles, slurm_roles_set
-from trainexec.cluster_verdicts import explain, trainer_support
+from trainexec.cluster.config import ClusterConfig
+from trainexec.cluster.slurm import ROLES_ENV, parse_roles, slurm_roles_set
+from trainexec.cluster.verdicts import explain, trainer_support
 from trainexec.errors import ConfigError
 from trainexec.installation import Installation
 from trainexec.jobs.manifest import read_manifest, require_commands
@@ -39,7 +39,7 @@ from trainexec.launch.network import NETWORKS, PRIVATE
 from trainexec.launch.options import FLAGS, check_network, check_options, check_run_options
 from trainexec.launch.spec import TFJOB as TFJOB_TF_CONFIG
 from trainexec.launch.spec import TFJOB_SPARSE
-from trainexec.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 
 __all__ = ["main"]
 
@@ -132,7 +132,7 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         choices=("ExitCode", "OnFailure", "Always", "Never"),
                         help="which failures --max-restarts covers, as Kubeflow TFJob "
                         "names them: ExitCode (default) restarts only retryable exits (128 "
-                        "and up, or killed by a signal; see trainexec.exit_codes), "
+                        "and up, or killed by a signal; see trainexec.contract.exit_codes), "
                         "OnFailure and Always any failure, Never none; with --from, every "
                         "replica's instead of its own")
     parser.add_argument("--no-status", dest="status", action="store_false",
@@ -418,16 +418,16 @@ def add_slurm_parsers(commands: Any) -> None:
 
 
 def _run_slurm_exec(args: argparse.Namespace) -> int:
-    from trainexec.slurm_exec import run_task
+    from trainexec.launch.slurm_exec import run_task
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     return run_task(command, args.model_dir)
 
 
 def _run_slurm_verdict(args: argparse.Namespace) -> int:
-    from trainexec.exit_codes import ExitCodes
-    from trainexec.slurm_exec import MODEL_DIR_ENV, step_run_key
-    from trainexec.slurm_outcome import decide, read_verdicts
+    from trainexec.contract.exit_codes import ExitCodes
+    from trainexec.launch.slurm_exec import MODEL_DIR_ENV, step_run_key
+    from trainexec.contract.slurm_outcome import decide, read_verdicts
 
     model_dir = args.model_dir or os.environ.get(MODEL_DIR_ENV)
     try:

@@ -31,15 +31,15 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from trainexec.storage import check_supported
+from trainexec.records.storage import check_supported
 from trainexec.clock import Clock, SystemClock
-from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
+from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.exit_codes import install_exit_hook
-from trainexec.server import WorkerDelay
+from trainexec.contract.exit_codes import install_exit_hook
+from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import validate_hooks, as_eval_spec, as_train_spec
-from trainexec.task_logging import configure_task_logging
+from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
 __all__ = ["TrainingExecutor", "as_trainer", "train_and_evaluate"]
@@ -72,7 +72,7 @@ class TrainingExecutor:
       server_factory: builds the TensorFlow server (default tf.distribute.Server).
       ps_serves_forever: keep a ps serving until it is killed, as TensorFlow's
         does; by default it exits once every training task has recorded that it
-        finished (see `trainexec.finished_tasks`).
+        finished (see `trainexec.records.finished_tasks`).
     """
 
     def __init__(self, estimator: Any, train_spec: Any, eval_spec: Any,
@@ -84,7 +84,7 @@ class TrainingExecutor:
                  server_factory: Callable[..., Any] | None = None,
                  ps_serves_forever: bool = False) -> None:
         # A bad TF_CONFIG (read below) ends an uncaught run with the contract's
-        # configuration-error code, not Python's 1 (trainexec.exit_codes).
+        # configuration-error code, not Python's 1 (trainexec.contract.exit_codes).
         install_exit_hook("this task", in_cluster=False)
         self._trainer = as_trainer(estimator)
         self._estimator = estimator
@@ -138,7 +138,7 @@ class TrainingExecutor:
         """
         configure_task_logging(self.cluster.task_name)
         # From here an uncaught error ends the process with the exit-code contract's
-        # code for it (trainexec.exit_codes), which orchestrators' restart rules read.
+        # code for it (trainexec.contract.exit_codes), which orchestrators' restart rules read.
         install_exit_hook(self.cluster.task_name,
                           in_cluster=self.cluster.role != "local")
         plan = self.plan()

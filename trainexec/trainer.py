@@ -29,9 +29,9 @@ import dataclasses
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from trainexec.clock import Clock
-from trainexec.cluster import LOCAL, ClusterConfig
+from trainexec.cluster.config import LOCAL, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.server import WorkerDelay
+from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import EvalSpec, TrainSpec
 
 __all__ = ["EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings", "RolePlan",
@@ -66,7 +66,7 @@ class RolePlan:
       is_local: the task runs alone, without a cluster (no TF_CONFIG): the
         job's `ContinuousEvalListener` sees its evaluations and it returns
         `(metrics, export_results)`. A training task of a cluster instead
-        records that its training finished (`trainexec.finished_tasks`; the ps
+        records that its training finished (`trainexec.records.finished_tasks`; the ps
         waits for that), and a master's evaluations after its saves go to its
         log and exporters only, as in `tf.estimator`.
     """

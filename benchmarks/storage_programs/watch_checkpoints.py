@@ -41,13 +41,13 @@ class _Counter:
 
 
 def _trainexec(args, seen: list, idle: dict) -> None:
-    from trainexec import checkpoints
+    from trainexec.records import checkpoints
     from trainexec.clock import SystemClock
     from trainexec.evaluation.loop import ContinuousEvaluation
     from trainexec.evaluation.one_pass import Evaluator
     from trainexec.evaluation.policy import LoopPolicy
     from trainexec.evaluation.watch import waiter_for
-    from trainexec.storage import storage_of
+    from trainexec.records.storage import storage_of
 
     # Counted where every TensorFlow file-system call goes through (tf.io.gfile and
     # TensorFlow's own checkpoint lookups alike), and os for local paths.
@@ -104,7 +104,7 @@ def _trainexec(args, seen: list, idle: dict) -> None:
 def _reference(args, seen: list) -> None:
     import tensorflow as tf
 
-    from trainexec import checkpoints
+    from trainexec.records import checkpoints
 
     for path in tf.train.checkpoints_iterator(args.dir, min_interval_secs=0,
                                               timeout=args.timeout):

@@ -27,7 +27,7 @@ def main() -> int:
     args = parser.parse_args()
     import tensorflow as tf
 
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
 
     rng = random.Random(args.seed)
     step = tf.Variable(0, dtype=tf.int64)

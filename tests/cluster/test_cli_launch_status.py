@@ -23,7 +23,7 @@ pytestmark = pytest.mark.cluster
 
 PROGRAM = """
 import os, time
-from trainexec.task_status import EVALUATION, TRAINING, StatusReporter
+from trainexec.contract.task_status import EVALUATION, TRAINING, StatusReporter
 name = os.environ["TRAINEXEC_LAUNCHED_TASK"]
 reporter = StatusReporter.from_env(name)
 for step in (50, 100):

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from trainexec.completion import read_training_complete
+from trainexec.records.completion import read_training_complete
 from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
 from processes import alive

@@ -1,4 +1,4 @@
-"""trainexec/exit_codes.py's contract on real processes: one process per row of the README's
+"""trainexec/contract/exit_codes.py's contract on real processes: one process per row of the README's
 table (tests/exit_programs/ends.py ends each way), and a platform's own codes set through
 TRAINEXEC_EXIT_CODES. The pieces (classification, overrides) are table-tested in
 tests/test_exit_codes.py."""

@@ -29,7 +29,7 @@ from processes import assert_no_survivors, child_env, wait_until  # noqa: E402
 from tf_configs import ps_cluster  # noqa: E402
 from trainexec.evaluation.export_files import ExportFileManager  # noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
-from trainexec.finished_tasks import record_task_finished  # noqa: E402
+from trainexec.records.finished_tasks import record_task_finished  # noqa: E402
 from trainexec.keras.exporters import FinalExporter  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 

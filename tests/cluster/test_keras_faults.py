@@ -18,9 +18,9 @@ import time
 import pytest
 
 from processes import ROOT, alive, wait_until
-from trainexec.completion import read_training_complete
+from trainexec.records.completion import read_training_complete
 from trainexec.launch import LocalCluster
-from trainexec.exit_codes import PREEMPTED_EXIT_CODE
+from trainexec.contract.exit_codes import PREEMPTED_EXIT_CODE
 
 PROGRAMS = os.path.join(ROOT, "tests", "keras_programs")
 sys.path.insert(0, PROGRAMS)

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.cluster
 
 _SERVERS = textwrap.dedent("""
     import sys
-    from trainexec.cluster import ClusterConfig
-    from trainexec.server import start_standard_server
+    from trainexec.cluster.config import ClusterConfig
+    from trainexec.cluster.server import start_standard_server
 
     cluster = ClusterConfig.from_json(sys.argv[1])
     servers = [start_standard_server(cluster.for_task(job, int(index)))
@@ -30,7 +30,7 @@ _SERVERS = textwrap.dedent("""
 
 _CHIEF = COUNTING + textwrap.dedent("""
     import json, os, sys, time
-    from trainexec.cluster import ClusterConfig
+    from trainexec.cluster.config import ClusterConfig
     from trainexec.keras.strategy import make_strategy, plan_for
 
     chief = ClusterConfig.from_json(sys.argv[1])

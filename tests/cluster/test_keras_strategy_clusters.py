@@ -15,9 +15,9 @@ pytestmark = pytest.mark.cluster
 
 _MASTER_COORDINATES = COUNTING + textwrap.dedent("""
     import json, sys
-    from trainexec.cluster import ClusterConfig
+    from trainexec.cluster.config import ClusterConfig
     from trainexec.keras.strategy import COORDINATE, make_strategy, plan_for
-    from trainexec.server import start_standard_server
+    from trainexec.cluster.server import start_standard_server
 
     master = ClusterConfig.from_json(sys.argv[1])
     # The worker and ps servers as trainexec starts them: their spec keeps "master".

@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from event_files import scalars
 from processes import ROOT, alive
-from trainexec.completion import read_training_complete
+from trainexec.records.completion import read_training_complete
 from trainexec.launch import LocalCluster
 
 PROGRAMS = os.path.join(ROOT, "tests", "keras_programs")

@@ -29,7 +29,7 @@ import pytest
 from multihost_jobs import (FAULTS, MAX_STEPS, Progress, demo_job, keras_line, late_pods,
                             newest_step, pod_lags, report)
 from tf_lines import estimator_missing
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.testing import gcs
 from trainexec.testing import storage as storage_views
 from trainexec.testing.gcs import GcsEmulator

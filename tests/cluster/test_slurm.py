@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from trainexec.slurm_outcome import read_verdicts
+from trainexec.contract.slurm_outcome import read_verdicts
 from trainexec.testing.slurm import PREFIX, SlurmBed, unavailable
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slurm]

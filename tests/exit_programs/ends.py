@@ -19,7 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import trainexec  # noqa: E402
-from trainexec.exit_codes import install_exit_hook  # noqa: E402
+from trainexec.contract.exit_codes import install_exit_hook  # noqa: E402
 from trainexec.trainer import TRAIN, RolePlan  # noqa: E402
 
 
@@ -80,8 +80,8 @@ def main(way: str, model_dir: str) -> None:
                    "task": {"type": "ps", "index": 0}}
         os.environ["TF_CONFIG"] = json.dumps({**cluster, "task": {"type": "chief",
                                                                   "index": 0}})
-        from trainexec.cluster import ClusterConfig
-        from trainexec.server import start_standard_server
+        from trainexec.cluster.config import ClusterConfig
+        from trainexec.cluster.server import start_standard_server
 
         install_exit_hook("chief:0")
         start_standard_server(ClusterConfig.from_env())

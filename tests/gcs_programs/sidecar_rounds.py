@@ -32,7 +32,7 @@ def prepare(gs_dir: str, rounds: int) -> None:
     import tensorflow as tf
 
     from finished_runs import finished_keras_run
-    from trainexec.completion import record_training_complete
+    from trainexec.records.completion import record_training_complete
 
     with tempfile.TemporaryDirectory() as local:
         finished_keras_run(local, 0.5, 0.9)

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.keras.trainer import KerasTrainer, run_keras_job

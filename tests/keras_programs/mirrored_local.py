@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras_toy  # noqa: E402
 import trainexec.keras.trainer  # noqa: E402
-from trainexec.cluster import ClusterConfig  # noqa: E402
+from trainexec.cluster.config import ClusterConfig  # noqa: E402
 from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
 from trainexec.keras.trainer import KerasTrainer, run_keras_job  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402

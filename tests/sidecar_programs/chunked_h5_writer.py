@@ -12,7 +12,7 @@ import tempfile
 import time
 
 import toy
-from trainexec.completion import record_training_complete
+from trainexec.records.completion import record_training_complete
 
 CHUNKS = 8
 

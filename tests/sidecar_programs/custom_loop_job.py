@@ -11,7 +11,7 @@ import time
 import tensorflow as tf
 
 import toy
-from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.records.completion import clear_training_complete, record_training_complete
 
 
 def main(checkpoint_dir, epochs, sleep_secs):

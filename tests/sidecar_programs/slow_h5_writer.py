@@ -13,7 +13,7 @@ import time
 import h5py
 
 import toy
-from trainexec.completion import record_training_complete
+from trainexec.records.completion import record_training_complete
 
 
 def main(checkpoint_dir, hold_secs):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from trainexec.cluster import EVALUATOR, WORKER, ClusterConfig
+from trainexec.cluster.config import EVALUATOR, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
 
 __all__ = ["choose_cluster", "describe", "run_config_cluster", "same_task"]

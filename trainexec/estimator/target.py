@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.clock import Clock, SystemClock
 from trainexec.estimator.availability import TrainableModel
 from trainexec.evaluation.target import describe_error, load_or_classify

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainexec.cluster import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
+from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
 from trainexec.estimator.run_config_cluster import choose_cluster

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 
-from trainexec.checkpoints import CheckpointInfo, checkpoint_step
+from trainexec.records.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.evaluation.loop import ContinuousEvaluation
@@ -35,7 +35,7 @@ from trainexec.evaluation.final_export import (FinalExportRecord, FinalExportSet
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 from trainexec.evaluation.status_report import EvaluationStatus
 from trainexec.specs import EvalSpec
-from trainexec.storage import storage_of
+from trainexec.records.storage import storage_of
 
 __all__ = ["evaluate_until_done"]
 

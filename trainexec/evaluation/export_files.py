@@ -18,7 +18,7 @@ step, or a timestamp), so readers never see half of one:
 
 An existing whole export is never overwritten; the oldest exports beyond
 `keep` are removed; temporary directories of exports whose writer is provably
-gone (see `trainexec.liveness.Owner`) are removed. It knows nothing of the
+gone (see `trainexec.records.liveness.Owner`) are removed. It knows nothing of the
 model being saved: the caller passes the function that writes it.
 
 Example:
@@ -37,8 +37,8 @@ import threading
 import uuid
 from typing import Any
 
-from trainexec.records import file_system_now, mtime_nsec
-from trainexec.liveness import ALIVE, GONE, Owner
+from trainexec.records.layout import file_system_now, mtime_nsec
+from trainexec.records.liveness import ALIVE, GONE, Owner
 
 __all__ = ["PUBLISHED_MARKER", "SAVED_MODEL_FILES", "STALE_EXPORT_SECS", "ExportFileManager",
            "is_whole", "publish"]
@@ -60,7 +60,7 @@ class ExportFileManager:
     Only directories named by an integer count as exports; `best.json` and
     temporary directories of exports being written (or interrupted) are not
     exports. A temporary directory's name carries its writer (see
-    `trainexec.liveness.Owner`), so that `remove_interrupted` removes only
+    `trainexec.records.liveness.Owner`), so that `remove_interrupted` removes only
     those whose writer is provably gone: a process of this machine that is no
     longer running, or this process when it is not writing it; one whose
     writer cannot be checked (another host or container, or no owner in its

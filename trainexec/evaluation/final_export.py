@@ -40,8 +40,8 @@ import time
 from typing import Any, Mapping, Sequence
 
 from trainexec.evaluation.staged_export import export_staged, needs_staging
-from trainexec.checkpoints import is_keras_file
-from trainexec.records import (eval_state_dir, mtime_nsec, read_record, record_path,
+from trainexec.records.checkpoints import is_keras_file
+from trainexec.records.layout import (eval_state_dir, mtime_nsec, read_record, record_path,
                                write_json_record)
 from trainexec.evaluation.listeners import ContinuousEvalListener
 

@@ -51,10 +51,10 @@ from typing import Callable
 
 import json
 
-from trainexec.records import file_system_now
+from trainexec.records.layout import file_system_now
 from trainexec.evaluation.lease_store import Stored, lease_store
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.liveness import ALIVE, GONE, Owner
+from trainexec.records.liveness import ALIVE, GONE, Owner
 
 __all__ = [
     "LEASE_FILE",

@@ -134,7 +134,7 @@ class FileLeaseStore:
     def replace(self, text: str, version: Any) -> bool:
         if self._version() != version:
             return False
-        from trainexec.records import atomic_write_text
+        from trainexec.records.layout import atomic_write_text
 
         atomic_write_text(self.path, text)
         return True
@@ -282,7 +282,7 @@ class _TensorFlowStore:
         found = self.read()
         if found is None or found.version != version:
             return False
-        from trainexec.records import atomic_write_text
+        from trainexec.records.layout import atomic_write_text
 
         atomic_write_text(self.path, text)
         return True

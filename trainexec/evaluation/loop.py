@@ -37,11 +37,11 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
-from trainexec.storage import NETWORK, storage_of
-from trainexec import checkpoints
-from trainexec.checkpoints import CheckpointInfo
+from trainexec.records.storage import NETWORK, storage_of
+from trainexec.records import checkpoints
+from trainexec.records.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import TrainingComplete, completion_path, read_training_complete
+from trainexec.records.completion import TrainingComplete, completion_path, read_training_complete
 from trainexec.evaluation.final_export import FinalExportSettler
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
@@ -50,7 +50,7 @@ from trainexec.evaluation.policy import (Action, Decision, Failure, FailureKind,
 from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
                                          EvaluationTarget, describe_error)
 from trainexec.evaluation.watch import Waiter, waiter_for
-from trainexec.records import EVALUATOR_STARTED_FILE, mtime_nsec, record_path, write_json
+from trainexec.records.layout import EVALUATOR_STARTED_FILE, mtime_nsec, record_path, write_json
 
 __all__ = ["START_MARKER", "STILL_WAITING_LOG_SECS", "ContinuousEvaluation"]
 

@@ -21,7 +21,7 @@ import os
 from typing import Any, NamedTuple, Sequence
 
 from trainexec.evaluation.staged_export import export_staged, needs_staging
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.clock import Clock, SystemClock
 from trainexec.evaluation.target import GLOBAL_STEP, EvaluationTarget
 

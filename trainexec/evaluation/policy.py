@@ -19,10 +19,10 @@ import enum
 import os
 from typing import Any
 
-from trainexec.checkpoints import CheckpointInfo
-from trainexec.completion import TrainingComplete
+from trainexec.records.checkpoints import CheckpointInfo
+from trainexec.records.completion import TrainingComplete
 from trainexec.errors import ConfigError
-from trainexec.run_state import Finality, checkpoint_finality, trusted_completion
+from trainexec.records.run_state import Finality, checkpoint_finality, trusted_completion
 
 __all__ = ["Action", "Decision", "Failure", "FailureKind", "LoopPolicy", "Observation",
            "decide"]
@@ -117,7 +117,7 @@ class LoopPolicy:
 
     @classmethod
     def for_storage(cls, storage: Any, **fields: Any) -> "LoopPolicy":
-        """A policy for checkpoints on `storage` (`trainexec.storage.Storage`): the
+        """A policy for checkpoints on `storage` (`trainexec.records.storage.Storage`): the
         waits for a record another host writes (the completion record, and the
         grace for a new run's chief to clear an earlier run's) grow by how late
         that storage may show it, so a record seen late never makes a

@@ -35,7 +35,7 @@ import uuid
 from typing import Any
 
 from trainexec.evaluation.export_files import ExportFileManager, is_whole, publish
-from trainexec.liveness import Owner
+from trainexec.records.liveness import Owner
 
 __all__ = ["export_staged", "needs_staging"]
 

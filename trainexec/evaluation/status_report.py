@@ -1,7 +1,7 @@
 """The evaluator's status record for `trainexec launch`: its last evaluation, its exports.
 
 Under `trainexec launch` (`TRAINEXEC_LAUNCH_DIR` set) the evaluator task replaces
-its status record (`trainexec.task_status`) after each evaluation with the
+its status record (`trainexec.contract.task_status`) after each evaluation with the
 checkpoint's step and metrics, and once it stops with its final metrics and
 export paths, so the launcher's live view and closing summary can show them.
 A framework-neutral `ContinuousEvalListener`: both trainers' evaluators use it.
@@ -24,7 +24,7 @@ from trainexec.clock import Clock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus
 from trainexec.evaluation.target import GLOBAL_STEP
-from trainexec.task_status import EVALUATION, StatusReporter
+from trainexec.contract.task_status import EVALUATION, StatusReporter
 
 __all__ = ["EvaluationStatus", "plain_metrics"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Protocol, TypeVar
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.clock import Clock
 
 __all__ = ["GLOBAL_STEP", "CheckpointDisappearedError", "CorruptCheckpointError",

@@ -6,7 +6,7 @@ directory wakes it as soon as a file there is closed after writing or renamed
 into it (TensorFlow renames a checkpoint's files and its `checkpoint` state
 file into place; Keras writes `.weights.h5` / `.keras` files in place). A wake
 only makes the loop look again: whether a checkpoint is complete is still
-decided by its files (`trainexec.checkpoints`), and the loop still looks every
+decided by its files (`trainexec.records.checkpoints`), and the loop still looks every
 poll interval, so nothing depends on an event arriving.
 
 inotify is reached through the C library with `ctypes`: Linux only, no
@@ -200,7 +200,7 @@ def waiter_for(directory: str, clock: Clock | None = None, poll_secs: float | No
     """A `DirectoryWaiter` for a local directory on the real clock; otherwise
     (a remote path, a fake clock) a `SleepWaiter`. Says once, at INFO, when
     another host's writes there are picked up by polling only."""
-    from trainexec.storage import storage_of
+    from trainexec.records.storage import storage_of
 
     clock = clock or SystemClock()
     local = "://" not in str(directory)

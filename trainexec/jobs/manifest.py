@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Sequence
 
-from trainexec.liveness import POD_UID_VARIABLE
+from trainexec.records.liveness import POD_UID_VARIABLE
 from trainexec.errors import ConfigError
 from trainexec.jobs.manifest_rules import check_tfjob
 from trainexec.jobs.naming import (CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, replica_type,

@@ -2,7 +2,7 @@
 
 The script runs COMMAND as every task of one `srun` step, with
 `TRAINEXEC_SLURM_ROLES` set so that each task builds its cluster from the
-step (`trainexec.cluster_slurm`), through `trainexec slurm-exec` (which also
+step (`trainexec.cluster.slurm`), through `trainexec slurm-exec` (which also
 gives COMMAND a TF_CONFIG and records the task's verdict). Once the step
 ends, `trainexec slurm-verdict` decides from the verdicts: success, a
 permanent failure (no requeue), or a requeue (`scontrol requeue`) while the
@@ -24,10 +24,10 @@ import re
 import shlex
 import sys
 
-from trainexec.cluster_slurm import ROLES_ENV
+from trainexec.cluster.slurm import ROLES_ENV
 from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
-from trainexec.slurm_exec import MODEL_DIR_ENV
+from trainexec.launch.slurm_exec import MODEL_DIR_ENV
 
 __all__ = ["SbatchOptions", "sbatch_script"]
 

@@ -7,7 +7,7 @@ container) with the image, the command (the program as `command`, its arguments
 as `args`), the environment, and the TensorFlow port named `tfjob-port`. Every
 container also gets its pod's UID as `TRAINEXEC_POD_UID` (the downward API), so
 that a pod re-created on another node, which keeps its host name, is not taken
-for its predecessor (`trainexec.liveness`).
+for its predecessor (`trainexec.records.liveness`).
 `runPolicy.cleanPodPolicy` and `successPolicy` come from
 `trainexec.jobs.policies.choose_policies` unless given; their reasons go in
 the YAML as comments (`trainexec.jobs.yaml_text`).
@@ -27,7 +27,7 @@ from typing import Any
 from trainexec.jobs.naming import CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, REPLICA_TYPES
 from trainexec.jobs.policies import RunPolicies, choose_policies
 from trainexec.jobs.shape import JobShape, Role
-from trainexec.liveness import POD_UID_VARIABLE
+from trainexec.records.liveness import POD_UID_VARIABLE
 
 __all__ = ["API_VERSION", "KIND", "container_spec", "render_tfjob"]
 

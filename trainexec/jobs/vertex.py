@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainexec.jobs.shape import JobShape, Role
-from trainexec.task_types import EVALUATOR, PS, WORKER
+from trainexec.cluster.task_types import EVALUATOR, PS, WORKER
 
 __all__ = ["render_vertex"]
 

@@ -11,8 +11,8 @@ import os
 
 import tensorflow as tf
 
-from trainexec.checkpoints import latest_keras_checkpoint
-from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.records.checkpoints import latest_keras_checkpoint
+from trainexec.records.completion import clear_training_complete, record_training_complete
 
 __all__ = ["TrainingCompleteCallback"]
 

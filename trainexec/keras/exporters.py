@@ -36,7 +36,7 @@ import math
 import time
 from typing import Any, Mapping
 
-from trainexec.records import read_json_file, record_path, write_json_record
+from trainexec.records.layout import read_json_file, record_path, write_json_record
 from trainexec.errors import ConfigError
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.evaluation.exporter_protocol import check_exporter_name

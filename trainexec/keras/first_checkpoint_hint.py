@@ -4,7 +4,7 @@ An evaluator that sees no checkpoint at all for a while is usually watching the
 wrong directory, or training saves in a form it does not read. After
 `FIRST_CHECKPOINT_HINT_SECS` (30 s, as `tf.keras.utils.SidecarEvaluator`) without
 one, `HintingWaiter` logs once what it looks for and where: the checkpoint forms
-trainexec reads (`trainexec.checkpoints`). It wraps the loop's `Waiter` and
+trainexec reads (`trainexec.records.checkpoints`). It wraps the loop's `Waiter` and
 measures the wait on the loop's `Clock`, so tests step a fake clock instead of
 sleeping.
 

@@ -11,7 +11,7 @@ checkpoint and was still running more than 10 s after the chief had exited 0
 
 `PeerWatchdog` bounds that. A daemon thread looks every `poll_secs` for the
 chief's finished record or this run's completion record (both written by the
-chief before it exits; `trainexec.finished_tasks`); once `linger_secs` have
+chief before it exits; `trainexec.records.finished_tasks`); once `linger_secs` have
 passed since it saw one and the task still has not stopped the watchdog (it
 does when training returns), it
 
@@ -43,8 +43,8 @@ import threading
 from typing import Callable
 
 from trainexec.clock import Clock, SystemClock
-from trainexec.exit_codes import flush_logs
-from trainexec.finished_tasks import FinishedTasks, record_task_finished
+from trainexec.contract.exit_codes import flush_logs
+from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import scratch
 
 __all__ = ["LINGER_SECS", "PeerWatchdog"]

@@ -5,7 +5,7 @@ period later. A training task of a `KerasTrainer` job then saves a checkpoint
 (`ckpt-<step>` in model_dir, written by the chief) after the step it is in and
 raises `Preempted`, a `SystemExit` with the exit-code contract's `preempted`
 code (143 unless `TRAINEXEC_EXIT_CODES` says otherwise; see
-`trainexec.exit_codes`): unless the user's script catches it, the process
+`trainexec.contract.exit_codes`): unless the user's script catches it, the process
 exits 143, "preempted, saved: restart me" (retryable under TFJob's `ExitCode`
 policy), and the restarted run resumes at that step. TensorFlow's own handler
 would exit 42, which TFJob reads as permanent.
@@ -55,7 +55,7 @@ from typing import Any, Callable, Iterator
 
 from trainexec.keras import scratch
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
-from trainexec.exit_codes import PREEMPTED, ExitCodes
+from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
 
 __all__ = ["Preempted", "preemption_saves"]
 

@@ -6,7 +6,7 @@ and at `max_steps`, a `Progress` (step out of `max_steps`, the loss and the
 compiled metrics as `fit` reports them, steps per second since the last
 report, an estimate of the time left) goes to each sink: the log line
 (`log_progress`), the TensorBoard scalars (`trainexec.keras.summaries`), the
-status record `trainexec launch` shows (`trainexec.task_status`).
+status record `trainexec launch` shows (`trainexec.contract.task_status`).
 
 `ProgressTracker` decides when a report is due and computes it (pure, on an
 injectable clock); `progress_callback` wraps it in a Keras callback (its

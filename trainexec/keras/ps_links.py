@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.evaluation.target import describe_error
-from trainexec.exit_codes import is_tensorflow_error
+from trainexec.contract.exit_codes import is_tensorflow_error
 
 __all__ = ["LINK_WAIT_SECS", "Link", "is_ps_link_error", "touch_ps", "wait_for_ps_links",
            "worker_devices"]

@@ -1,7 +1,7 @@
 """The restart group a KerasTrainer task announces to its launcher.
 
 `rule_for_plan(plan)` turns a task's `StrategyPlan` into the
-`trainexec.restart_announcements.RestartRule` it announces (see that module for
+`trainexec.contract.restart_announcements.RestartRule` it announces (see that module for
 the protocol).
 
 Example:
@@ -12,9 +12,9 @@ Example:
 
 from __future__ import annotations
 
-from trainexec.cluster import CHIEF, PS, WORKER
+from trainexec.cluster.config import CHIEF, PS, WORKER
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
-from trainexec.restart_announcements import RestartRule
+from trainexec.contract.restart_announcements import RestartRule
 
 __all__ = ["rule_for_plan"]
 

@@ -13,7 +13,7 @@ highest. A task that sees an older one (or none) waits until the agreed
 checkpoint is complete where it looks: its own files (`ckpt-<step>.index` and
 the data shards) are names it never looked up before, so no cached "absent"
 hides them. It waits up to `wait_secs`, which covers the storage's visibility
-bound (`trainexec.storage`), and then fails with a message naming the checkpoint
+bound (`trainexec.records.storage`), and then fails with a message naming the checkpoint
 and the storage, as a retryable `UnavailableError` (exit 170: a restart after the
 cache expired sees it).
 
@@ -30,9 +30,9 @@ import os
 import time
 from typing import Any, Callable
 
-from trainexec import checkpoints
-from trainexec.checkpoints import CheckpointInfo
-from trainexec.storage import storage_of
+from trainexec.records import checkpoints
+from trainexec.records.checkpoints import CheckpointInfo
+from trainexec.records.storage import storage_of
 
 __all__ = ["agreed_checkpoint", "gather_steps"]
 

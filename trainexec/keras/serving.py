@@ -1,15 +1,15 @@
 """A ParameterServerStrategy worker or ps of a Keras job: serve, then exit.
 
-The task serves (`trainexec.serving`) until the chief's training is over,
+The task serves (`trainexec.tasks.serving`) until the chief's training is over,
 checking every `poll_secs`, and returns (the process then exits 0; the gRPC
 server lasts until it does):
 
 * the chief recorded that its training finished since this task started
-  (`trainexec.finished_tasks`, by file times of the shared file system); or
-* the chief's completion record (`trainexec.completion`) was written since
+  (`trainexec.records.finished_tasks`, by file times of the shared file system); or
+* the chief's completion record (`trainexec.records.completion`) was written since
   this task started; or
 * whatever its age, the completion record and the latest checkpoint have
-  reached the run's `max_steps` (`trainexec.run_state.over_at_max_steps`): the
+  reached the run's `max_steps` (`trainexec.records.run_state.over_at_max_steps`): the
   run is over, and a server restarted after its end stops at once instead of
   waiting for a chief that will never train again.
 
@@ -28,15 +28,15 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from trainexec.checkpoints import latest_checkpoint
+from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.clock import Clock
-from trainexec.cluster import CHIEF, WORKER
-from trainexec.finished_tasks import record_task_finished
+from trainexec.cluster.config import CHIEF, WORKER
+from trainexec.records.finished_tasks import record_task_finished
 from trainexec.keras.keepalive import apply_keepalive
 from trainexec.keras.strategy import StrategyPlan
-from trainexec.serving import ServingJob
-from trainexec.serving import serve_until_training_over as serve
-from trainexec.server import start_standard_server
+from trainexec.tasks.serving import ServingJob
+from trainexec.tasks.serving import serve_until_training_over as serve
+from trainexec.cluster.server import start_standard_server
 
 __all__ = ["CHIEF_TASK", "serve_until_training_over"]
 

@@ -62,12 +62,12 @@ from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
 
-from trainexec.storage import check_supported, storage_of
-from trainexec.checkpoints import CheckpointInfo, checkpoint_step
+from trainexec.records.storage import check_supported, storage_of
+from trainexec.records.checkpoints import CheckpointInfo, checkpoint_step
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import TrainingComplete
-from trainexec.records import read_json_file, write_json_record
-from trainexec.run_state import completion_for_newest
+from trainexec.records.completion import TrainingComplete
+from trainexec.records.layout import read_json_file, write_json_record
+from trainexec.records.run_state import completion_for_newest
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy

@@ -38,8 +38,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from trainexec.cluster import CHIEF, EVALUATOR, KERAS, MASTER, PS, ClusterConfig
-from trainexec.cluster_verdicts import trainer_support
+from trainexec.cluster.config import CHIEF, EVALUATOR, KERAS, MASTER, PS, ClusterConfig
+from trainexec.cluster.verdicts import trainer_support
 from trainexec.errors import ConfigError
 from trainexec.keras.keepalive import apply_keepalive
 
@@ -186,7 +186,7 @@ def make_strategy(plan: StrategyPlan) -> Any:
     """The `tf.distribute.Strategy` of a task that runs `model.fit` or evaluates.
 
     A serving task (PSS worker or ps) has none: it runs a server instead
-    (`trainexec.server.start_standard_server`). The ParameterServerStrategy
+    (`trainexec.cluster.server.start_standard_server`). The ParameterServerStrategy
     chief's channels get gRPC keepalive (`trainexec.keras.keepalive`).
     """
     import tensorflow as tf

@@ -2,7 +2,7 @@
 
 `KerasTarget` is the evaluation engine's `EvaluationTarget` for Keras (Keras 3
 and Keras 2 alike). It finds the newest checkpoint (see
-`trainexec.checkpoints.latest_keras_checkpoint`), loads it into the model,
+`trainexec.records.checkpoints.latest_keras_checkpoint`), loads it into the model,
 restores the optimizer `iterations` (the training step callbacks see), and
 runs `model.evaluate`. It loads:
 
@@ -35,7 +35,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.clock import Clock, SystemClock
 from trainexec.errors import ConfigError
 from trainexec.evaluation.target import GLOBAL_STEP, load_or_classify

@@ -13,7 +13,7 @@ TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
   chief under ParameterServerStrategy): train (see `trainexec.keras.training`);
   the chief clears an earlier run's completion record first and records
   completion at the end, so evaluators stop by themselves; each records that it
-  finished (`trainexec.finished_tasks`); returns `(None, [])`;
+  finished (`trainexec.records.finished_tasks`); returns `(None, [])`;
 * ParameterServerStrategy workers and ps: serve until the chief has finished,
   then return `(None, [])` (`trainexec.keras.serving`);
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
@@ -42,12 +42,12 @@ import threading
 from typing import Any, Callable, Iterable, Sequence
 
 from trainexec.clock import Clock, SystemClock
-from trainexec.cluster import ClusterConfig
-from trainexec.completion import clear_training_complete, record_training_complete
+from trainexec.cluster.config import ClusterConfig
+from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
-from trainexec.finished_tasks import FinishedTasks, record_task_finished
+from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import strategy as strategies
 from trainexec.keras.input_data import call_input_fn
 from trainexec.keras.peer_watchdog import PeerWatchdog
@@ -57,9 +57,9 @@ from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
                                       visible_gpus)
 from trainexec.keras.training import check_compiled, train_to_max_steps
 from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.restart_announcements import announce
-from trainexec.serving import wait_for_tasks_to_finish
-from trainexec.task_logging import configure_task_logging
+from trainexec.contract.restart_announcements import announce
+from trainexec.tasks.serving import wait_for_tasks_to_finish
+from trainexec.contract.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
@@ -427,7 +427,7 @@ def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: Strate
 
 def _status_sink(strategy: StrategyPlan, model_dir: str,
                  clock: Clock) -> Callable[[Any], None] | None:
-    from trainexec.task_status import TRAINING, StatusReporter
+    from trainexec.contract.task_status import TRAINING, StatusReporter
 
     reporter = StatusReporter.from_env("local" if strategy.is_local
                                        else strategy.cluster.task_name, clock=clock)

@@ -49,7 +49,7 @@ import dataclasses
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
-from trainexec import checkpoints
+from trainexec.records import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras import scratch
 from trainexec.keras.coordinator_release import release_coordinator

@@ -37,13 +37,13 @@ is a pure function, `trainexec.launch.policy.decide`.
 Restart groups (`trainexec.launch.restart_groups`): a failed task restarts
 together with the tasks it cannot run without, one fault costing one restart.
 Tasks announce their group in the directory the launcher names in
-`TRAINEXEC_LAUNCH_DIR` (`trainexec.restart_announcements`; KerasTrainer
+`TRAINEXEC_LAUNCH_DIR` (`trainexec.contract.restart_announcements`; KerasTrainer
 jobs do: all MultiWorkerMirroredStrategy training tasks together; a
 ParameterServerStrategy ps with the chief; a PSS worker alone, and the job goes
 on without it once no restarts are left);
 `restart_groups=[["chief", "worker"]]` (`--restart-group chief,worker`) does
 it for hand-written jobs. Which failures are restarted follows the exit-code
-contract (`trainexec.exit_codes`; `restart_policy`, TFJob's names): by default
+contract (`trainexec.contract.exit_codes`; `restart_policy`, TFJob's names): by default
 only retryable exits (128 and up, or a signal), as TFJob's `ExitCode` policy.
 
 No process is left behind, even if the launcher is SIGKILLed: see
@@ -70,10 +70,11 @@ Its modules:
 * `restart_groups`: which tasks restart together (announced and flag groups);
 * `result`: TaskOutcome, JobResult and the texts for exits;
 * `quiet_start`: TensorFlow's C++ start-up lines held back for launched tasks;
-* `status_view`: the live status block below the logs, on a terminal.
+* `status_view`: the live status block below the logs, on a terminal;
+* `slurm_exec`: `trainexec slurm-exec`, one Slurm task: its TF_CONFIG, signals and verdict.
 
 Names are imported on first use: a task that only announces its restart group
-(`trainexec.restart_announcements`) does not load the launcher.
+(`trainexec.contract.restart_announcements`) does not load the launcher.
 """
 
 from __future__ import annotations

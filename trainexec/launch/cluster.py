@@ -23,9 +23,9 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from trainexec.cluster import EVALUATOR, TF_CONFIG
+from trainexec.cluster.config import EVALUATOR, TF_CONFIG
 from trainexec.errors import ConfigError
-from trainexec.exit_codes import ExitCodes
+from trainexec.contract.exit_codes import ExitCodes
 from trainexec.jobs.policies import RunPolicies, local_success
 from trainexec.jobs.shape import JobShape
 from trainexec.launch import processes
@@ -38,12 +38,12 @@ from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
 from trainexec.launch.quiet_start import LEVEL_ENV, CppLogFilter, task_environment
-from trainexec.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
 from trainexec.launch.spec import LAUNCH, TFJOB, plan_job
 from trainexec.launch.supervisor import Supervisor, TaskActions
 from trainexec.launch.task import Task
-from trainexec.task_logging import LAUNCHED_TASK_ENV
+from trainexec.contract.task_logging import LAUNCHED_TASK_ENV
 
 __all__ = ["LocalCluster"]
 
@@ -90,10 +90,10 @@ class LocalCluster:
       restart_groups: groups of task or job names restarted together when one
         of them fails (`[["chief", "worker"]]` for a hand-written
         MultiWorkerMirroredStrategy job; KerasTrainer tasks announce theirs, see
-        `trainexec.restart_announcements`).
+        `trainexec.contract.restart_announcements`).
       restart_policy: which failures `max_restarts` covers, in Kubeflow TFJob's
         words: `"ExitCode"` (the default: the exits the exit-code contract calls
-        retryable, see `trainexec.exit_codes`), `"OnFailure"` (any), `"Never"`;
+        retryable, see `trainexec.contract.exit_codes`), `"OnFailure"` (any), `"Never"`;
         one for every task, or per job (`{"worker": "OnFailure"}`).
       network: `"private"` (the default) runs the tasks in a network namespace
         of their own holding only loopback: they reach each other, nothing else

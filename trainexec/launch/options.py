@@ -22,7 +22,7 @@ import dataclasses
 import ipaddress
 from typing import Any, Mapping, Sequence
 
-from trainexec.cluster import CHIEF, EVALUATOR, WORKER
+from trainexec.cluster.config import CHIEF, EVALUATOR, WORKER
 from trainexec.errors import ConfigError
 from trainexec.launch.network import NETWORKS, PRIVATE
 from trainexec.launch.policy import EXIT_CODE, RESTART_POLICIES

@@ -13,7 +13,7 @@ answer is WAIT. In order:
    the chief's own exit code, even a permanent one, then does not decide). If
    its restart policy restarts that exit (`ExitCode`, the default, as Kubeflow's
    TFJob: only what the exit-code contract calls retryable,
-   `trainexec.exit_codes`; `OnFailure`/`Always`: any failure; `Never`: none)
+   `trainexec.contract.exit_codes`; `OnFailure`/`Always`: any failure; `Never`: none)
    and it has restarts left (it has caused fewer than `max_restarts`), RESTART
    its restart group (`trainexec.launch.restart_groups`; itself alone without
    one), charging one restart to it however many of the group failed too.
@@ -43,8 +43,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from trainexec.exit_codes import PREEMPTED, ExitCodes
-from trainexec.restart_announcements import RestartRule
+from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
+from trainexec.contract.restart_announcements import RestartRule
 
 __all__ = ["ALL_ENDED", "ALWAYS", "EXITED", "EXIT_CODE", "FAIL", "FAILED", "LEAVE", "LEFT",
            "NEVER", "ON_FAILURE", "RESTART", "RESTART_POLICIES", "RUNNING", "STOP",

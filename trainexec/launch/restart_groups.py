@@ -1,7 +1,7 @@
 """Restart groups: which tasks the launcher restarts together when one fails.
 
 A task's group is the union of what it announced
-(`trainexec.restart_announcements`) and every flag group naming it:
+(`trainexec.contract.restart_announcements`) and every flag group naming it:
 `--restart-group chief,worker` (`LocalCluster(restart_groups=...)`; job or
 task names, repeatable) makes the named tasks one group, each way round, for
 hand-written jobs that announce nothing. A task with neither restarts alone,
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from trainexec.restart_announcements import RestartRule
+from trainexec.contract.restart_announcements import RestartRule
 
 __all__ = ["merge_rules", "parse_group_flag"]
 

@@ -5,7 +5,7 @@
 more than `COLLAPSE_OVER` tasks, those that ended alike share a row, e.g.
 `worker:0-63`, and each failed task keeps its own), then what to look at next:
 the evaluator's last metrics, the export paths and the `tensorboard --logdir`
-command, from the status records tasks left (`trainexec.task_status`).
+command, from the status records tasks left (`trainexec.contract.task_status`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shlex
 import signal
 from typing import Any, Iterable, Mapping, Sequence
 
-from trainexec.exit_codes import ExitCodes
+from trainexec.contract.exit_codes import ExitCodes
 from trainexec.launch.task import TAIL_LINES, Task
 
 __all__ = ["COLLAPSE_OVER", "JobResult", "TaskOutcome", "crowded_types", "exit_text",
@@ -154,7 +154,7 @@ class JobResult:
       tasks: one `TaskOutcome` per task: exit, restarts, run time.
       elapsed_secs: the job's wall time.
       restarts: automatic restarts, one per fault (a group restart counts once).
-      reports: the status records the tasks left (`trainexec.task_status`), by
+      reports: the status records the tasks left (`trainexec.contract.task_status`), by
         task name: the chief's progress, the evaluator's last metrics and exports.
     """
 
@@ -168,7 +168,7 @@ class JobResult:
     tasks: tuple[TaskOutcome, ...] = ()
     elapsed_secs: float = 0.0
     restarts: int = 0  # automatic restarts, one per fault (a group restart counts once)
-    # The status records tasks left (`trainexec.task_status`), by task name.
+    # The status records tasks left (`trainexec.contract.task_status`), by task name.
     reports: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     @property

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import portpicker
 
-from trainexec.cluster import EVALUATOR, ClusterConfig
+from trainexec.cluster.config import EVALUATOR, ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
 from trainexec.jobs.tf_config import is_distributed, tfjob_tf_config

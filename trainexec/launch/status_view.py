@@ -5,7 +5,7 @@ each task is: its state (`starting`, `running`, `restarting 1/3`, `exited 0`,
 `killed by SIGKILL`, `stopped`), the chief's step, rate and time left, and the
 evaluator's last metrics. The task facts come from the launcher's `Task`s; how
 far a task is comes from the status records it writes into the launch
-directory (`trainexec.task_status`: the `KerasTrainer` chief and every
+directory (`trainexec.contract.task_status`: the `KerasTrainer` chief and every
 trainexec evaluator do). A task that writes none, as in a hand-written job,
 shows its process state only.
 
@@ -46,7 +46,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 from trainexec.formatting import format_rate, format_secs
 from trainexec.launch.result import crowded_types, exit_text, name_tasks
 from trainexec.launch.task import Task
-from trainexec.task_status import EVALUATION, TRAINING, read_statuses
+from trainexec.contract.task_status import EVALUATION, TRAINING, read_statuses
 
 __all__ = ["LOG_FORMAT", "REFRESH_SECS", "StatusView", "display_state", "render_block",
            "same_terminal"]

@@ -16,10 +16,10 @@ import os
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from trainexec.exit_codes import ExitCodes
+from trainexec.contract.exit_codes import ExitCodes
 from trainexec.launch import policy, processes
-from trainexec.restart_announcements import read_rules
-from trainexec.task_status import read_statuses
+from trainexec.contract.restart_announcements import read_rules
+from trainexec.contract.task_status import read_statuses
 from trainexec.launch.restart_groups import merge_rules
 from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_reason,
                                      how_it_ended, name_tasks, signal_name, stopped_reason)

@@ -6,11 +6,11 @@ import dataclasses
 from typing import Any, Callable
 
 from trainexec.clock import Clock
-from trainexec.cluster import ClusterConfig
+from trainexec.cluster.config import ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.estimator.availability import TrainableModel
 from trainexec.estimator.target import EstimatorTarget
-from trainexec.server import WorkerDelay, start_standard_server
+from trainexec.cluster.server import WorkerDelay, start_standard_server
 from trainexec.specs import EvalSpec, TrainSpec
 
 __all__ = ["TaskContext"]

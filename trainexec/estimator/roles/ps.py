@@ -1,12 +1,12 @@
 """A parameter server of an Estimator job: serves variables until training is over.
 
 TensorFlow's ps serves forever (`server.join()`); trainexec's exits 0 instead
-(`trainexec.serving`), checking every `poll_secs`, once
+(`trainexec.tasks.serving`), checking every `poll_secs`, once
 
 * the chief (or master) and every worker have recorded that their training
-  returned since this ps started (see `trainexec.finished_tasks`); or
+  returned since this ps started (see `trainexec.records.finished_tasks`); or
 * the chief's completion record shows training is over
-  (`trainexec.run_state`), and the tasks that have not recorded finishing had
+  (`trainexec.records.run_state`), and the tasks that have not recorded finishing had
   `DRAIN_SECS` more (a worker may be finishing its last step; one that crashed
   and was not restarted no longer keeps the ps serving). The record counts
   when it was written since this ps started (this run's: a new run's chief
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import logging
 
-from trainexec.checkpoints import latest_checkpoint
+from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.estimator.roles.context import TaskContext
-from trainexec.serving import ServingJob, serve_until_training_over
+from trainexec.tasks.serving import ServingJob, serve_until_training_over
 
 __all__ = ["DRAIN_SECS", "run"]
 

@@ -26,10 +26,10 @@ import contextlib
 import logging
 from typing import Sequence
 
-from trainexec.completion import (clear_training_complete, record_training_complete)
-from trainexec.checkpoints import latest_checkpoint
+from trainexec.records.completion import (clear_training_complete, record_training_complete)
+from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.finished_tasks import record_task_finished
+from trainexec.records.finished_tasks import record_task_finished
 from trainexec.estimator.roles.context import TaskContext
 from trainexec.estimator.roles.evaluate_on_save import evaluate_on_save
 from trainexec.estimator.roles.readiness import model_readiness_checks_every

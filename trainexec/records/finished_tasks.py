@@ -15,7 +15,7 @@ after it. Both times are the file system's (the server's clock on GCS or NFS),
 so clock skew between machines does not matter, and an earlier run's records
 in the same model_dir do not end it early.
 
-The chief's completion record (`trainexec.completion`) counts the same way:
+The chief's completion record (`trainexec.records.completion`) counts the same way:
 `completed_since()` is true when it was written at or after the marker, so it
 is this run's (a new run's chief clears an earlier one first). The ps uses it
 to stop when a training task crashed and was not restarted (see
@@ -34,8 +34,8 @@ from __future__ import annotations
 import logging
 import time
 
-from trainexec.completion import completion_path
-from trainexec.records import (FINISHED_DIR, STARTED_DIR, mtime_nsec, record_path,
+from trainexec.records.completion import completion_path
+from trainexec.records.layout import (FINISHED_DIR, STARTED_DIR, mtime_nsec, record_path,
                                task_file_name, task_of_file_name, write_json)
 
 __all__ = ["FINISHED_DIR", "FinishedTasks", "record_task_finished"]

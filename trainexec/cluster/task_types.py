@@ -19,6 +19,6 @@ LOCAL = "local"  # the role of a process without a cluster
 SUPPORTED_TASK_TYPES = (CHIEF, WORKER, MASTER, PS, EVALUATOR)
 TRAINER_TYPES = (CHIEF, MASTER, WORKER)  # the task types that train
 
-# Trainer names in `trainexec.cluster_verdicts.trainer_support`.
+# Trainer names in `trainexec.cluster.verdicts.trainer_support`.
 ESTIMATOR = "Estimator"
 KERAS = "Keras"

@@ -1,7 +1,7 @@
 """What a task tells `trainexec launch` about how far it is: its status records.
 
 The launcher sets `TRAINEXEC_LAUNCH_DIR` in every task's environment (see
-`trainexec.restart_announcements`). A task that knows how far it is writes
+`trainexec.contract.restart_announcements`). A task that knows how far it is writes
 `status/<task_type>-<index>.json` there, replacing the previous one
 atomically: the training chief its latest progress (step, max_steps,
 metrics, steps per second, time left; `trainexec.keras.progress`), the
@@ -29,8 +29,8 @@ import os
 from typing import Any, Iterable, Mapping
 
 from trainexec.clock import Clock, SystemClock
-from trainexec.records import atomic_write_text, task_file_name
-from trainexec.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.records.layout import atomic_write_text, task_file_name
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 
 __all__ = ["EVALUATION", "STATUS_DIR", "TRAINING", "StatusReporter", "read_statuses"]
 

@@ -2,14 +2,14 @@
 
 Run as every task of an `srun` step with `TRAINEXEC_SLURM_ROLES` set, it
 
-1. builds this task's cluster from the step (`trainexec.cluster_slurm`) and
+1. builds this task's cluster from the step (`trainexec.cluster.slurm`) and
    starts COMMAND with `TF_CONFIG` set to it, so any tf.distribute program
    (not only trainexec's trainers) runs as its role; a step trainexec cannot
    place (not block-distributed, the wrong task count) exits 2 naming the fix;
 2. passes SIGTERM and SIGINT on to COMMAND (a Slurm preemption, time limit or
    `scancel --signal=TERM` may also reach it directly: trainexec's trainers
    take a second SIGTERM during their save as the first);
-3. when COMMAND ends, records this task's verdict (`trainexec.slurm_outcome`)
+3. when COMMAND ends, records this task's verdict (`trainexec.contract.slurm_outcome`)
    under `<model_dir>/trainexec/slurm/<job id>-<restart count>/`, which the
    batch script reads once srun returns, and exits with COMMAND's code;
 4. when that code is permanent (1-127: a restart would repeat it), cancels the
@@ -30,11 +30,11 @@ import subprocess
 import sys
 from typing import Mapping, Sequence
 
-from trainexec.cluster import TF_CONFIG, ClusterConfig
-from trainexec.cluster_slurm import ROLES_ENV, SlurmStep
+from trainexec.cluster.config import TF_CONFIG, ClusterConfig
+from trainexec.cluster.slurm import ROLES_ENV, SlurmStep
 from trainexec.errors import ConfigError
-from trainexec.exit_codes import ExitCodes
-from trainexec.slurm_outcome import run_key, write_verdict
+from trainexec.contract.exit_codes import ExitCodes
+from trainexec.contract.slurm_outcome import run_key, write_verdict
 
 __all__ = ["MODEL_DIR_ENV", "run_task", "step_run_key"]
 

@@ -25,14 +25,14 @@ index (`"worker": {"1": "host1:2222"}`, as a Kubeflow TFJob with
 tasks of it. Sparse jobs are kept apart in `sparse_jobs`, so `cluster` keeps
 its meaning (an address list per job, position = task index).
 
-Reading TF_CONFIG is `trainexec.cluster_parsing`: every malformed input
+Reading TF_CONFIG is `trainexec.cluster.parsing`: every malformed input
 raises `ConfigError` naming the field, the value and the expected form, so a
 typo never reaches `RunConfig` or the gRPC server. What the cluster means to a
 user (the producer shape recognised, what trainexec rewrote, the summary
 `trainexec tfconfig` prints, which trainers can train it) is
-`trainexec.cluster_verdicts`. Without TF_CONFIG, `from_env` builds the
+`trainexec.cluster.verdicts`. Without TF_CONFIG, `from_env` builds the
 cluster of a Slurm job step when `TRAINEXEC_SLURM_ROLES` says its roles
-(`trainexec.cluster_slurm`).
+(`trainexec.cluster.slurm`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ import os
 import types
 from typing import Any, Mapping, Union
 
-from trainexec.cluster_parsing import RPC_LAYERS, decode, validate
-from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER, PS,
+from trainexec.cluster.parsing import RPC_LAYERS, decode, validate
+from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER, PS,
                                   SUPPORTED_TASK_TYPES, TRAINER_TYPES, WORKER)
 
 __all__ = [
@@ -143,11 +143,11 @@ class ClusterConfig:
         """Parses `TF_CONFIG` from `environ` (default `os.environ`).
 
         Without TF_CONFIG but with `TRAINEXEC_SLURM_ROLES` set, the cluster is
-        the Slurm job step's (`trainexec.cluster_slurm`)."""
+        the Slurm job step's (`trainexec.cluster.slurm`)."""
         environ = os.environ if environ is None else environ
         text = environ.get(TF_CONFIG, "")
         if not text.strip():
-            from trainexec.cluster_slurm import SlurmStep
+            from trainexec.cluster.slurm import SlurmStep
 
             step = SlurmStep.from_env(environ)
             if step is not None:

@@ -28,7 +28,7 @@ How the launcher combines announcements with `--restart-group` flags is
 `trainexec.launch.restart_groups`.
 
 The exit-code contract's `preempted` code (143 by default, see
-`trainexec.exit_codes`) means "preempted: I saved a checkpoint, restart me".
+`trainexec.contract.exit_codes`) means "preempted: I saved a checkpoint, restart me".
 The launcher restarts the group of such a task like any retryable failure, but
 lets its peers, which save in the same step, end by themselves within the grace
 period instead of killing them at once.
@@ -44,7 +44,7 @@ import logging
 import os
 from typing import Iterable, Mapping
 
-from trainexec.records import atomic_write_text, task_file_name
+from trainexec.records.layout import atomic_write_text, task_file_name
 
 __all__ = ["LAUNCH_DIR_ENV", "RestartRule", "announce", "read_rules"]
 

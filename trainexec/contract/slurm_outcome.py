@@ -38,8 +38,8 @@ import os
 import time
 from typing import Mapping, Sequence
 
-from trainexec.exit_codes import CAUSES, ExitCodes
-from trainexec.records import RECORDS_DIR, record_path, task_file_name, write_json
+from trainexec.contract.exit_codes import CAUSES, ExitCodes
+from trainexec.records.layout import RECORDS_DIR, record_path, task_file_name, write_json
 
 __all__ = ["FAIL", "LOST", "REQUEUE", "SLURM_DIR", "SUCCEED", "Decision", "TaskVerdict",
            "cause_of", "decide", "read_verdicts", "run_key", "verdict_dir", "write_verdict"]

@@ -3,8 +3,8 @@
 Every task of a job shares the model directory; trainexec's own records live
 under `<model_dir>/trainexec/`::
 
-    trainexec/training_complete.json   the chief's completion record (trainexec.completion)
-    trainexec/finished/<task>.json     a training task's training returned (trainexec.finished_tasks)
+    trainexec/training_complete.json   the chief's completion record (trainexec.records.completion)
+    trainexec/finished/<task>.json     a training task's training returned (trainexec.records.finished_tasks)
     trainexec/started/<task>.json      a ps / serving worker started watching those
     trainexec/started/evaluator.json   the evaluator started (its records older are suspect)
     trainexec/eval[_<name>]/           the Estimator evaluator's own state (final export once)

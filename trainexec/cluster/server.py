@@ -13,9 +13,9 @@ import dataclasses
 import logging
 from typing import Any, Callable
 
-from trainexec.cluster import TRAINER_TYPES, WORKER, ClusterConfig
+from trainexec.cluster.config import TRAINER_TYPES, WORKER, ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.exit_codes import ServerUnavailableError
+from trainexec.contract.exit_codes import ServerUnavailableError
 
 __all__ = ["DEFAULT_MAX_WORKER_DELAY_SECS", "WorkerDelay", "start_standard_server"]
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from trainexec.cluster import ClusterConfig
-from trainexec.cluster_parsing import DYNAMIC_WORKER_FIX
-from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS,
+from trainexec.cluster.config import ClusterConfig
+from trainexec.cluster.parsing import DYNAMIC_WORKER_FIX
+from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS,
                                   TRAINER_TYPES, WORKER)
 
 __all__ = ["GENERIC", "LOCAL_RUN", "MASTER_AS_CHIEF", "PRODUCERS",

@@ -10,7 +10,7 @@ When the chief's (or a local run's) training returns, it writes
 
 Evaluators (the Estimator evaluator task and `SidecarEvaluator`) read it to stop
 after the last checkpoint even when `max_steps` is None. A chief starting a new
-run clears it first. It is written and read through `trainexec.records`.
+run clears it first. It is written and read through `trainexec.records.layout`.
 
 Example:
     ```python
@@ -26,7 +26,7 @@ import dataclasses
 import logging
 import time
 
-from trainexec.records import COMPLETION_FILE, read_record, record_path, write_json_record
+from trainexec.records.layout import COMPLETION_FILE, read_record, record_path, write_json_record
 
 __all__ = [
     "COMPLETION_FILE",

@@ -1,8 +1,8 @@
 """Is the run over? The one answer for every task that waits for training to end (pure).
 
 Training ends in the model directory: the chief's completion record
-(`trainexec.completion`), the training tasks' finished records
-(`trainexec.finished_tasks`) and the checkpoints. Three kinds of task ask:
+(`trainexec.records.completion`), the training tasks' finished records
+(`trainexec.records.finished_tasks`) and the checkpoints. Three kinds of task ask:
 
 * the evaluators (the continuous loop and `SidecarEvaluator`): is this
   checkpoint the run's last? `checkpoint_finality`, after `trusted_completion`
@@ -30,9 +30,9 @@ import dataclasses
 import enum
 import os
 
-from trainexec import checkpoints
-from trainexec.checkpoints import CheckpointInfo
-from trainexec.completion import TrainingComplete
+from trainexec.records import checkpoints
+from trainexec.records.checkpoints import CheckpointInfo
+from trainexec.records.completion import TrainingComplete
 
 __all__ = [
     "Finality",

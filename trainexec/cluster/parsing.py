@@ -1,6 +1,6 @@
 """Reading TF_CONFIG: decoding its JSON and validating every field.
 
-`ClusterConfig.from_json` and `ClusterConfig.from_dict` (`trainexec.cluster`)
+`ClusterConfig.from_json` and `ClusterConfig.from_dict` (`trainexec.cluster.config`)
 read TF_CONFIG through `decode` and `validate`. Every malformed input raises
 `ConfigError` naming the field, the value and the expected form, so a typo
 never reaches `RunConfig` or the gRPC server:
@@ -30,7 +30,7 @@ import re
 from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
-from trainexec.task_types import (CHIEF, EVALUATOR, LOCAL, MASTER, PS,
+from trainexec.cluster.task_types import (CHIEF, EVALUATOR, LOCAL, MASTER, PS,
                                   SUPPORTED_TASK_TYPES)
 
 __all__ = ["DYNAMIC_WORKER_FIX", "RPC_LAYERS", "decode", "validate"]

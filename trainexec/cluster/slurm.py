@@ -43,7 +43,7 @@ import re
 from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
-from trainexec.task_types import CHIEF, EVALUATOR, PS, WORKER
+from trainexec.cluster.task_types import CHIEF, EVALUATOR, PS, WORKER
 
 __all__ = ["DEFAULT_PORT", "PORT_ENV", "ROLES_ENV", "ROLE_ORDER", "SlurmStep",
            "expand_hostlist", "expand_ports", "expand_tasks_per_node", "parse_roles",

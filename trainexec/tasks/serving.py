@@ -4,14 +4,14 @@ TensorFlow's servers serve forever (`server.join()`, tensorflow/tensorflow#25858
 so something must end the tasks that only serve: an Estimator's ps
 (`trainexec.estimator.roles.ps`) and a ParameterServerStrategy worker or ps of
 a Keras job (`trainexec.keras.serving`). Before it starts its server, the task
-writes its start marker (`trainexec.finished_tasks.FinishedTasks.starting_now`),
+writes its start marker (`trainexec.records.finished_tasks.FinishedTasks.starting_now`),
 so no task it waits for can finish unseen; then it checks every `poll_secs`
-and returns once `trainexec.run_state.serving_stop_reason` says the run is over
+and returns once `trainexec.records.run_state.serving_stop_reason` says the run is over
 for it. It says what it waits for when it starts and at least once a minute.
 
 The TensorFlow server lasts until the process exits: TensorFlow's gRPC server
 cannot be stopped, and dropping the reference frees neither it nor its port
-(see `trainexec.server.start_standard_server`). The caller returns, and the
+(see `trainexec.cluster.server.start_standard_server`). The caller returns, and the
 process then exits 0.
 
 Example:
@@ -31,9 +31,9 @@ import logging
 from typing import Any, Callable
 
 from trainexec.clock import Clock, SystemClock
-from trainexec.completion import read_training_complete
-from trainexec.finished_tasks import FinishedTasks
-from trainexec.run_state import ServingObservation, over_at_max_steps, serving_stop_reason
+from trainexec.records.completion import read_training_complete
+from trainexec.records.finished_tasks import FinishedTasks
+from trainexec.records.run_state import ServingObservation, over_at_max_steps, serving_stop_reason
 
 __all__ = ["STILL_WAITING_LOG_SECS", "ServingJob", "serve_until_training_over",
            "wait_for_tasks_to_finish"]

@@ -1,0 +1,22 @@
+"""The cluster model: TF_CONFIG -> `ClusterConfig`, what a shape can train, a task's server.
+
+* `config`: `ClusterConfig`, the cluster as one process sees it, and the role it gives;
+* `parsing`: reading TF_CONFIG, every malformed input a `ConfigError` naming the field;
+* `verdicts`: what a cluster means to a user (its producer, which trainers can train it);
+* `slurm`: the cluster of a Slurm job step, built from Slurm's environment;
+* `server`: starting a task's standard TensorFlow server, and the workers' start delays;
+* `task_types`: the task-type names (chief, worker, master, ps, evaluator).
+
+`from trainexec.cluster import ClusterConfig` (and the task-type names) keeps working:
+they are re-exported from `config`, imported on first use.
+"""
+
+from __future__ import annotations
+
+from trainexec.lazy_exports import lazy_exports
+
+__all__ = ["CHIEF", "ClusterConfig", "ESTIMATOR", "EVALUATOR", "KERAS", "LOCAL", "MASTER",
+           "PS", "WORKER"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__, {name: "trainexec.cluster.config" for name in __all__}, globals())

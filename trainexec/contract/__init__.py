@@ -1,0 +1,9 @@
+"""What a task tells whoever runs it: a launcher, Kubernetes, Slurm, a person.
+
+* `exit_codes`: the exit-code contract (0, 1, 2, 137, 143, 170, 171) and the hook that
+  ends an uncaught error with its code;
+* `restart_announcements`: the restart group a task announces to `trainexec launch`;
+* `task_status`: the progress records `trainexec launch` shows;
+* `task_logging`: the task-name prefix of every log line;
+* `slurm_outcome`: a Slurm task's recorded verdict and the job's decision from them.
+"""
