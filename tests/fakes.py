@@ -156,6 +156,32 @@ class StubEstimator:
         return tf.train.latest_checkpoint(self.model_dir)
 
 
+class FakeEstimator(StubEstimator):
+    """What the executor uses of an Estimator; 'training' writes real checkpoints."""
+
+    def __init__(self, model_dir, task_type=None, task_id=0, max_delay=None):
+        super().__init__(model_dir, task_type, task_id)
+        self.config = types.SimpleNamespace(
+            task_type=task_type, task_id=task_id, session_config=None,
+            experimental_max_worker_delay_secs=max_delay, save_checkpoints_steps=10,
+            save_checkpoints_secs=None)
+        self.train_calls = []
+
+    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+        self.train_calls.append(dict(max_steps=max_steps, hooks=hooks,
+                                     saving_listeners=saving_listeners))
+        for step in (0, 10, 20):
+            prefix = write_checkpoint(self.model_dir, step)
+            point_state_file_at(self.model_dir, prefix)
+            for listener in saving_listeners or ():
+                if step == 0:
+                    listener.begin()
+                listener.after_save(None, step)
+        for listener in saving_listeners or ():
+            listener.end(None, 20)
+        return self
+
+
 class FakeTrainer:
     """A `trainexec.trainer.Trainer` without a model: it plans a role for each
     task type (the Estimator's shapes, without its checks), or refuses the
@@ -203,3 +229,36 @@ class FakeTrainer:
         if plan.action == EVALUATE or plan.is_local:
             return {"global_step": 20, "task": plan.task}, [f"export of {plan.task}"]
         return None
+
+
+def serve_as_keras_task(plan, model_dir, max_steps, poll_secs=1.0, clock=None,
+                        server_factory=None):
+    """A Keras ParameterServerStrategy worker's or ps's serving role, as the executor runs
+    it (`KerasTrainer.run_role`, then `trainexec.tasks`); returns the server it started."""
+    from trainexec.clock import SystemClock
+    from trainexec.evaluation.listeners import ContinuousEvalListener
+    from trainexec.keras.trainer import KerasTrainer, role_plan
+    from trainexec.specs import TrainSpec
+    from trainexec.trainer import JobSettings
+
+    started = []
+
+    def factory(*args, **kwargs):
+        server = (server_factory or _default_server_factory())(*args, **kwargs)
+        started.append(server)
+        return server
+
+    trainer = KerasTrainer(lambda: None, model_dir)
+    settings = JobSettings(
+        train_spec=TrainSpec(lambda: None, max_steps=max_steps), eval_spec=None,
+        cluster=plan.cluster, clock=clock or SystemClock(), poll_secs=poll_secs,
+        idle_timeout_secs=None, listener=ContinuousEvalListener(), server_factory=factory)
+    trainer._plans[plan.cluster] = plan  # the plan given, not one made for this machine
+    assert trainer.run_role(role_plan(plan), settings) == (None, [])
+    return started[-1]
+
+
+def _default_server_factory():
+    import tensorflow as tf
+
+    return tf.distribute.Server

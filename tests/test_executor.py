@@ -16,8 +16,7 @@ from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalS
                        train_and_evaluate)
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer
-from fakes import (FakeClock, FakeTrainer, RecordingExporter, StubEstimator,
-                   point_state_file_at, write_checkpoint)
+from fakes import FakeClock, FakeEstimator, FakeTrainer, RecordingExporter
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
@@ -115,32 +114,6 @@ def test_run_a_role_asks_the_trainer_for_that_role(method, task_type):
 
 
 # -- the Estimator's roles ---------------------------------------------------------------
-
-class FakeEstimator(StubEstimator):
-    """What the executor uses of an Estimator; 'training' writes real checkpoints."""
-
-    def __init__(self, model_dir, task_type=None, task_id=0, max_delay=None):
-        super().__init__(model_dir, task_type, task_id)
-        self.config = types.SimpleNamespace(
-            task_type=task_type, task_id=task_id, session_config=None,
-            experimental_max_worker_delay_secs=max_delay, save_checkpoints_steps=10,
-            save_checkpoints_secs=None)
-        self.train_calls = []
-
-    def train(self, input_fn, max_steps=None, hooks=None, saving_listeners=None):
-        self.train_calls.append(dict(max_steps=max_steps, hooks=hooks,
-                                     saving_listeners=saving_listeners))
-        for step in (0, 10, 20):
-            prefix = write_checkpoint(self.model_dir, step)
-            point_state_file_at(self.model_dir, prefix)
-            for listener in saving_listeners or ():
-                if step == 0:
-                    listener.begin()
-                listener.after_save(None, step)
-        for listener in saving_listeners or ():
-            listener.end(None, 20)
-        return self
-
 
 class FakeServer:
     def __init__(self, *args, **kwargs):

@@ -95,9 +95,8 @@ def test_the_parameter_server_chief_gets_keepalive_before_its_strategy(monkeypat
 
 @pytest.mark.parametrize("task", ["worker:1", "ps:0"])
 def test_a_serving_task_gets_keepalive_before_its_server(monkeypatch, tmp_path, task):
-    from fakes import FakeClock
+    from fakes import FakeClock, serve_as_keras_task
     from trainexec.records.completion import record_training_complete
-    from trainexec.keras.serving import serve_until_training_over
 
     monkeypatch.delenv(OPTIONS_VAR, raising=False)
     monkeypatch.setenv(SETTING_VAR, "3")
@@ -112,8 +111,8 @@ def test_a_serving_task_gets_keepalive_before_its_server(monkeypatch, tmp_path, 
 
     clock = FakeClock()
     clock.on_sleep = lambda clock: record_training_complete(str(tmp_path), None, 0, None)
-    serve_until_training_over(_plan(task), str(tmp_path), None, clock=clock,
-                              server_factory=Server)
+    serve_as_keras_task(_plan(task), str(tmp_path), 20, clock=clock,
+                        server_factory=Server)
     assert seen == [_options(3000)]
 
 

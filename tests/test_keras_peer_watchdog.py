@@ -26,7 +26,8 @@ class Exits:
 
 def _watchdog(model_dir, clock, exits, **kw):
     watch = FinishedTasks.starting_now(model_dir, "worker:0")
-    return PeerWatchdog(watch, "chief:0", "worker:0", model_dir, clock=clock,
+    return PeerWatchdog(watch, "chief:0", "worker:0", model_dir,
+                        lambda: record_task_finished(model_dir, "worker:0"), clock=clock,
                         exit_fn=exits, **kw)
 
 
@@ -90,7 +91,8 @@ def test_a_peer_that_returned_is_left_alone(tmp_path):
 
 def _started_on_the_real_clock(model_dir, exits):
     watch = FinishedTasks.starting_now(model_dir, "worker:1")
-    return PeerWatchdog(watch, "chief:0", "worker:1", model_dir, linger_secs=0.2,
+    return PeerWatchdog(watch, "chief:0", "worker:1", model_dir,
+                        lambda: record_task_finished(model_dir, "worker:1"), linger_secs=0.2,
                         poll_secs=0.02, exit_fn=exits).start()
 
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from fakes import ClockedLog, FakeClock, write_checkpoint
+from fakes import ClockedLog, FakeClock, serve_as_keras_task, write_checkpoint
 from processes import ROOT
 from tf_configs import keras_plan
 from trainexec.cluster.config import ClusterConfig
@@ -21,7 +21,6 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import FinalExporter
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.keras.serving import serve_until_training_over
 from trainexec.keras.trainer import KerasTrainer, run_keras_job
 from trainexec.contract.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
 from trainexec.keras.training import segments
@@ -148,9 +147,8 @@ def test_a_worker_serves_until_the_chief_finishes_saying_what_it_waits_for(tmp_p
     clock.on_sleep = chief_finishes
     before = FakeServer.started
     with ClockedLog(clock) as log:
-        server = serve_until_training_over(_serving_plan("worker:0"), model_dir, 200,
-                                           poll_secs=1.0, clock=clock,
-                                           server_factory=FakeServer)
+        server = serve_as_keras_task(_serving_plan("worker:0"), model_dir, 200,
+                                     poll_secs=1.0, clock=clock, server_factory=FakeServer)
     assert FakeServer.started == before + 1 and server.job_name == "worker"
     assert 130 <= clock.now() - start <= 132
     messages = [(t - start, m) for t, m in log.messages("worker:0")]
@@ -167,8 +165,8 @@ def test_a_ps_restarted_after_the_run_ended_stops_at_once(tmp_path):
     tf.compat.v1.train.update_checkpoint_state(model_dir, checkpoint)
     record_training_complete(model_dir, checkpoint, 200, 200)
     clock = FakeClock()
-    serve_until_training_over(_serving_plan("ps:0"), model_dir, 200, clock=clock,
-                              server_factory=FakeServer)
+    serve_as_keras_task(_serving_plan("ps:0"), model_dir, 200, clock=clock,
+                        server_factory=FakeServer)
     assert clock.sleeps == []
     assert not (tmp_path / "trainexec" / "finished" / "ps-0.json").exists()
 
@@ -183,8 +181,8 @@ def test_an_earlier_runs_completion_record_keeps_it_serving(tmp_path):
     clock = FakeClock()
     clock.on_sleep = lambda c: len(c.sleeps) == 5 and record_training_complete(
         model_dir, checkpoint, 200, 200)
-    serve_until_training_over(_serving_plan("ps:0"), model_dir, 200, poll_secs=2.0,
-                              clock=clock, server_factory=FakeServer)
+    serve_as_keras_task(_serving_plan("ps:0"), model_dir, 200, poll_secs=2.0,
+                        clock=clock, server_factory=FakeServer)
     assert clock.sleeps == [2.0] * 5
 
 

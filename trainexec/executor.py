@@ -38,7 +38,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.cluster.server import WorkerDelay
-from trainexec.specs import validate_hooks, as_eval_spec, as_train_spec
+from trainexec.specs import as_eval_spec, as_train_spec, check_poll_secs, validate_hooks
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
@@ -92,8 +92,7 @@ class TrainingExecutor:
                 continuous_eval_listener, ContinuousEvalListener):
             raise TypeError("`continuous_eval_listener` must have type "
                             "`trainexec.ContinuousEvalListener`.")
-        if poll_secs is None or poll_secs <= 0:
-            raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
+        check_poll_secs(poll_secs)  # before TF_CONFIG is read: the first error to fix
         explicit = cluster is not None
         cluster = cluster if explicit else ClusterConfig.from_env()
         cluster_for = getattr(self._trainer, "cluster_for", None)

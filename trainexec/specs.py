@@ -15,11 +15,12 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable, NamedTuple
 
+from trainexec.errors import ConfigError
 from trainexec.evaluation.exporter_protocol import validate_exporters  # re-exported: the one check
 
 __all__ = [
-    "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "validate_exporters",
-    "validate_hooks",
+    "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "check_poll_secs",
+    "validate_exporters", "validate_hooks",
 ]
 
 
@@ -49,6 +50,14 @@ def _validate_saving_listeners(listeners: Any) -> tuple:
                 "All saving_listeners must be `CheckpointSaverListener` instances, "
                 f"given: {listener!r}")
     return listeners
+
+
+def check_poll_secs(value: Any, field: str = "poll_secs") -> None:
+    """ConfigError unless `value` is a positive number of seconds: every polling
+    interval a user sets (the executor's, a job's, the evaluation loop's) is checked
+    here, with one message."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise ConfigError(f"`{field}` ({value}) must be > 0 seconds, e.g. 1.0")
 
 
 def _check_number(field: str, value: Any) -> None:

@@ -26,23 +26,41 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Any, Callable, Protocol, runtime_checkable
 
 from trainexec.clock import Clock
 from trainexec.cluster.config import LOCAL, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster.server import WorkerDelay
-from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.specs import EvalSpec, TrainSpec, check_poll_secs
 
-__all__ = ["EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings", "RolePlan",
-           "Trainer"]
+__all__ = ["COORDINATE", "EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings",
+           "RolePlan", "TaskAction", "Trainer"]
 
-# What a task does.
-TRAIN = "train"                             # trains (chief, worker, PSS coordinator)
-SERVE = "serve"                             # serves variables/steps until training is over
-EVALUATE = "evaluate"                       # evaluates new checkpoints (the evaluator)
-TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating its own saves (local, master)
 
+class TaskAction(str, enum.Enum):
+    """What a task does: trainexec's one vocabulary for it, in a `RolePlan` (the
+    executor's view) and in a Keras `StrategyPlan` (which strategy does it). A `str`, so
+    that a value reads and compares as its word ("train")."""
+
+    TRAIN = "train"                             # trains (chief, worker, a lone chief)
+    COORDINATE = "coordinate"                   # trains by dispatching steps (PSS chief)
+    SERVE = "serve"                             # serves variables/steps until training is over
+    EVALUATE = "evaluate"                       # evaluates new checkpoints (the evaluator)
+    TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating its own saves (local, master)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+TRAIN = TaskAction.TRAIN
+COORDINATE = TaskAction.COORDINATE
+SERVE = TaskAction.SERVE
+EVALUATE = TaskAction.EVALUATE
+TRAIN_AND_EVALUATE = TaskAction.TRAIN_AND_EVALUATE
+
+# What a RolePlan's task does, for the log (a coordinating chief's plan says TRAIN).
 _DOES = {TRAIN: "trains", SERVE: "serves until training is over",
          EVALUATE: "evaluates new checkpoints",
          TRAIN_AND_EVALUATE: "trains and evaluates after checkpoint saves"}
@@ -72,7 +90,7 @@ class RolePlan:
     """
 
     task: str
-    action: str
+    action: TaskAction
     starts_server: bool = False
     start_delay: bool = False
     waits_for_chief: bool = False
@@ -83,7 +101,8 @@ class RolePlan:
     def __post_init__(self) -> None:
         if self.action not in _DOES:
             raise ValueError(f"RolePlan action {self.action!r} must be one of "
-                             f"{sorted(_DOES)}")
+                             f"{sorted(str(action) for action in _DOES)}")
+        object.__setattr__(self, "action", TaskAction(self.action))
         if self.is_local and self.task != LOCAL:
             raise ValueError(f"RolePlan for {self.task!r} has is_local=True: a local "
                              f"run's task is {LOCAL!r}")
@@ -124,6 +143,9 @@ class JobSettings:
     worker_delay: WorkerDelay = dataclasses.field(default_factory=WorkerDelay)
     server_factory: Callable[..., Any] | None = None
     ps_serves_forever: bool = False
+
+    def __post_init__(self) -> None:
+        check_poll_secs(self.poll_secs)
 
 
 @runtime_checkable

@@ -206,9 +206,9 @@ def _child_slow_export(base, number, secs):
 
 
 def _child_ps(model_dir, drain_secs):
-    from trainexec.estimator.roles import ps
+    from trainexec.estimator import hooks
 
-    ps.DRAIN_SECS = float(drain_secs)
+    hooks.DRAIN_SECS = float(drain_secs)
     TrainingExecutor(StubEstimator(model_dir, "ps"), TrainSpec(input_fn, max_steps=20),
                      EvalSpec(input_fn), poll_secs=0.1).run()
 

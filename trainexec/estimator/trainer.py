@@ -15,7 +15,8 @@ the training tasks' servers are started by the platform, not here (a ps
 starts its own, as tf.estimator's does).
 
 `plan_role` decides this (`role_plan` is the pure part); `run_role` carries
-out the plan it is given, by its action (`trainexec.estimator.roles`) and flags.
+out the plan it is given with the role sequences of `trainexec.tasks`, each step
+done as `trainexec.estimator.hooks.EstimatorHooks` says for an Estimator.
 
 Example:
     ```python
@@ -32,8 +33,8 @@ from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, Clust
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
 from trainexec.estimator.run_config_cluster import choose_cluster
-from trainexec.estimator.roles import evaluator, ps, training
-from trainexec.estimator.roles.context import TaskContext
+from trainexec.estimator.hooks import EstimatorHooks
+from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
 
@@ -79,15 +80,15 @@ class EstimatorTrainer:
         return role_plan(cluster.task_type, cluster.task_name,
                          google_environment=cluster.is_google_environment)
 
+    def task_hooks(self, plan: RolePlan, settings: JobSettings) -> EstimatorHooks:
+        """How this Estimator does each step of `plan`'s sequence (`trainexec.tasks`)."""
+        del plan  # an Estimator can carry out every plan
+        return EstimatorHooks(self.estimator, settings)
+
     def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
         """Carries out `plan`: `(metrics, export_results)` locally and on the
         evaluator, None in the other roles (as tf.estimator)."""
-        ctx = self.context(settings)
-        if plan.action == SERVE:
-            return ps.run(ctx)  # starts its server, as plan.starts_server says
-        if plan.action == EVALUATE:
-            return evaluator.run(ctx)
-        return training.run(ctx, plan)
+        return run_role(plan, self.task_hooks(plan, settings), settings)
 
     def run_task(self, task_type: str | None, settings: JobSettings) -> Any:
         """Plays `task_type`'s role (None: a local run) whatever TF_CONFIG says:
@@ -96,16 +97,6 @@ class EstimatorTrainer:
         task = "local" if task_type is None else f"{task_type}:{cluster.task_index or 0}"
         return self.run_role(role_plan(task_type, task, cluster.is_google_environment),
                              settings)
-
-    def context(self, settings: JobSettings) -> TaskContext:
-        return TaskContext(
-            estimator=self.estimator, train_spec=settings.train_spec,
-            eval_spec=settings.eval_spec, train_hooks=settings.train_hooks,
-            listener=settings.listener, cluster=settings.cluster, clock=settings.clock,
-            worker_delay=settings.worker_delay, poll_secs=settings.poll_secs,
-            idle_timeout_secs=settings.idle_timeout_secs,
-            server_factory=settings.server_factory,
-            ps_serves_forever=settings.ps_serves_forever)
 
     def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
         config = getattr(self.estimator, "config", None)

@@ -23,6 +23,7 @@ from trainexec.records.checkpoints import CheckpointInfo
 from trainexec.records.completion import TrainingComplete
 from trainexec.errors import ConfigError
 from trainexec.records.run_state import Finality, checkpoint_finality, trusted_completion
+from trainexec.specs import check_poll_secs
 
 __all__ = ["Action", "Decision", "Failure", "FailureKind", "LoopPolicy", "Observation",
            "decide"]
@@ -134,9 +135,7 @@ class LoopPolicy:
             value = getattr(self, field)
             if value is None or value < 0:
                 raise ConfigError(f"`{field}` ({value}) must be >= 0 seconds")
-        if self.poll_secs is None or self.poll_secs <= 0:
-            raise ConfigError(
-                f"`poll_secs` ({self.poll_secs}) must be > 0 seconds, e.g. 1.0")
+        check_poll_secs(self.poll_secs)
         if self.idle_timeout_secs is not None and self.idle_timeout_secs <= 0:
             raise ConfigError(
                 f"`idle_timeout_secs` ({self.idle_timeout_secs}) must be > 0 seconds "

@@ -8,7 +8,7 @@
 * `peer_watchdog`: a MultiWorkerMirroredStrategy peer leaves once the chief is done;
 * `restore_point`: every MultiWorkerMirroredStrategy task resumes from the same checkpoint;
 * `scratch`: the temporary directories a task makes, removed if it leaves early;
-* `serving`: ParameterServerStrategy workers and ps serve until training is over;
+* `hooks`: `KerasHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;
 * `keepalive`: gRPC keepalive, so a ParameterServerStrategy peer cut off is noticed;
 * `restart_rule`: the restart group a task announces to `trainexec launch`;
 * `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;

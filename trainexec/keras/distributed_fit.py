@@ -62,8 +62,8 @@ from typing import Any, Callable, Iterator, Sequence
 from trainexec.errors import ConfigError
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.log_values import log_values
-from trainexec.keras.strategy import (MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
-                                      StrategyPlan)
+from trainexec.keras.strategy import (DISTRIBUTED_KINDS, MULTI_WORKER_MIRRORED,
+                                      PARAMETER_SERVER, STRATEGY_NAMES, StrategyPlan)
 
 __all__ = ["DEFAULT_STEPS_PER_CALL", "DistributedFit", "atomic_updates", "steps_per_call"]
 
@@ -71,8 +71,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STEPS_PER_CALL = 10
 
-_STRATEGY_NAMES = {MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
-                   PARAMETER_SERVER: "ParameterServerStrategy"}
 
 
 def steps_per_call(model: Any) -> int:
@@ -161,7 +159,7 @@ class DistributedFit:
 
     def __init__(self, model: Any, strategy: Any, plan: StrategyPlan,
                  input_fn: Callable) -> None:
-        if plan.kind not in _STRATEGY_NAMES:
+        if plan.kind not in DISTRIBUTED_KINDS:
             raise ValueError(f"DistributedFit trains under MultiWorkerMirroredStrategy or "
                              f"ParameterServerStrategy, not {plan.kind!r}")
         self.model = model
@@ -177,7 +175,7 @@ class DistributedFit:
 
     @property
     def strategy_name(self) -> str:
-        return _STRATEGY_NAMES[self.plan.kind]
+        return STRATEGY_NAMES[self.plan.kind]
 
     # -- set-up ------------------------------------------------------------------------
     def _element_spec(self) -> Any:

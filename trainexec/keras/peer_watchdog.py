@@ -17,7 +17,8 @@ does when training returns), it
 
 1. logs where every thread is (a stack dump, to stderr), so the log says
    what the task was waiting for;
-2. records that the task finished, removes its temporary directories
+2. records that the task finished (`record_finished`: the role sequence's record,
+   `trainexec.tasks.training`), removes its temporary directories
    (`trainexec.keras.scratch`), and
 3. ends the process with exit code 0: the job's result is the chief's, in
    `model_dir` already, and nothing a peer still does can change it.
@@ -25,7 +26,8 @@ does when training returns), it
 Example:
     ```python
     watchdog = PeerWatchdog(FinishedTasks.starting_now(model_dir, "worker:0"),
-                            chief="chief:0", task="worker:0", model_dir=model_dir).start()
+                            chief="chief:0", task="worker:0", model_dir=model_dir,
+                            record_finished=record_finished).start()
     try:
         train()
     finally:
@@ -44,7 +46,7 @@ from typing import Callable
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import flush_logs
-from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
+from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.keras import scratch
 
 __all__ = ["LINGER_SECS", "PeerWatchdog"]
@@ -60,6 +62,7 @@ class PeerWatchdog:
     """Ends this peer (exit 0) `linger_secs` after the chief finished (module doc)."""
 
     def __init__(self, watch: FinishedTasks, chief: str, task: str, model_dir: str,
+                 record_finished: Callable[[], None],
                  linger_secs: float = LINGER_SECS, poll_secs: float = 0.5,
                  clock: Clock | None = None,
                  exit_fn: Callable[[int], None] | None = None) -> None:
@@ -68,6 +71,7 @@ class PeerWatchdog:
         self.chief = chief
         self.task = task
         self.model_dir = model_dir
+        self._record_finished = record_finished
         self.linger_secs = linger_secs
         self.poll_secs = poll_secs
         self._clock = clock or SystemClock()
@@ -122,7 +126,7 @@ class PeerWatchdog:
             except (OSError, ValueError, AttributeError):  # no usable stderr
                 pass
             try:
-                record_task_finished(self.model_dir, self.task)
+                self._record_finished()
             except Exception as err:  # OSError, or TensorFlow's file system error
                 logger.warning("Could not record that %s finished: %s", self.task, err)
             scratch.remove_all()

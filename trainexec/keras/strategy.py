@@ -42,6 +42,7 @@ from trainexec.cluster.config import CHIEF, EVALUATOR, KERAS, MASTER, PS, Cluste
 from trainexec.cluster.verdicts import trainer_support
 from trainexec.errors import ConfigError
 from trainexec.keras.keepalive import apply_keepalive
+from trainexec.trainer import TaskAction
 
 __all__ = [
     "COORDINATE",
@@ -51,6 +52,7 @@ __all__ = [
     "MULTI_WORKER_MIRRORED",
     "PARAMETER_SERVER",
     "SERVE",
+    "STRATEGY_NAMES",
     "TRAIN",
     "StrategyPlan",
     "cluster_resolver",
@@ -68,11 +70,19 @@ MULTI_WORKER_MIRRORED = "multi_worker_mirrored"
 PARAMETER_SERVER = "parameter_server"
 DISTRIBUTED_KINDS = (MULTI_WORKER_MIRRORED, PARAMETER_SERVER)
 
-# What the task does.
-TRAIN = "train"            # runs model.fit (local, a lone chief, every MWMS task)
-COORDINATE = "coordinate"  # runs model.fit, dispatching steps to PSS workers (PSS chief)
-SERVE = "serve"            # only runs a TensorFlow server (PSS worker and ps)
-EVALUATE = "evaluate"      # evaluates checkpoints (the evaluator)
+# The strategies' names, for the log.
+STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
+                  MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
+                  PARAMETER_SERVER: "ParameterServerStrategy"}
+
+# What the task does, in trainexec's one vocabulary (`trainexec.trainer.TaskAction`):
+# TRAIN runs model.fit (local, a lone chief, every MWMS task); COORDINATE runs model.fit,
+# dispatching steps to PSS workers (PSS chief); SERVE only runs a TensorFlow server (PSS
+# worker and ps); EVALUATE evaluates checkpoints (the evaluator).
+TRAIN = TaskAction.TRAIN
+COORDINATE = TaskAction.COORDINATE
+SERVE = TaskAction.SERVE
+EVALUATE = TaskAction.EVALUATE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +101,7 @@ class StrategyPlan:
     """
 
     kind: str
-    action: str
+    action: TaskAction
     cluster: ClusterConfig
     is_chief: bool = False
     is_local: bool = False

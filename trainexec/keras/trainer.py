@@ -15,7 +15,7 @@ TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
   completion at the end, so evaluators stop by themselves; each records that it
   finished (`trainexec.records.finished_tasks`); returns `(None, [])`;
 * ParameterServerStrategy workers and ps: serve until the chief has finished,
-  then return `(None, [])` (`trainexec.keras.serving`);
+  then return `(None, [])` (`trainexec.tasks.roles`);
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
   `(metrics, export_results)` once the run's last checkpoint is evaluated.
 
@@ -37,30 +37,19 @@ Example:
 from __future__ import annotations
 
 import logging
+import dataclasses
 import os
-import threading
 from typing import Any, Callable, Iterable, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster.config import ClusterConfig
-from trainexec.records.completion import clear_training_complete, record_training_complete
-from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
-from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.errors import ConfigError
-from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
-from trainexec.keras import strategy as strategies
-from trainexec.keras.input_data import call_input_fn
-from trainexec.keras.peer_watchdog import PeerWatchdog
-from trainexec.keras.serving import serve_until_training_over
-from trainexec.keras.strategy import (DEFAULT, MIRRORED, MULTI_WORKER_MIRRORED,
-                                      PARAMETER_SERVER, StrategyPlan, is_keras_3, plan_for,
+from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
+from trainexec.keras.hooks import KerasHooks
+from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
-from trainexec.keras.training import check_compiled, train_to_max_steps
-from trainexec.keras.restart_rule import rule_for_plan
-from trainexec.contract.restart_announcements import announce
-from trainexec.tasks.serving import wait_for_tasks_to_finish
-from trainexec.contract.task_logging import configure_task_logging
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
+from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
 
@@ -170,26 +159,27 @@ class KerasTrainer:
         """What the task does: see the module doc."""
         return role_plan(self.strategy_plan(cluster))
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple:
-        """Carries out `plan` (from `plan_role`): `(metrics, export_results)`
-        locally and on the evaluator, `(None, [])` in the other roles."""
+    def task_hooks(self, plan: RolePlan, settings: JobSettings) -> KerasHooks:
+        """How this trainer does each step of `plan`'s sequence (`trainexec.tasks`).
+
+        Raises ConfigError, before anything starts, for what Keras cannot do: a plan
+        with a start delay, a wait for the chief or a server of its own; Estimator
+        hooks; specs without `max_steps`, or without an EvalSpec where it evaluates.
+        """
         if settings.train_hooks:
             raise ConfigError(
                 "train_hooks are Estimator SessionRunHooks, which KerasTrainer does not "
                 "run: pass Keras callbacks as KerasTrainer(callbacks=[...]) instead")
-        return _carry_out(self, plan, settings.cluster, settings.train_spec,
-                          settings.eval_spec, poll_secs=settings.poll_secs,
-                          idle_timeout_secs=settings.idle_timeout_secs,
-                          listener=ListenerList([settings.listener]), clock=settings.clock)
+        strategy = self.strategy_plan(settings.cluster)
+        _check_keras_can(plan)
+        train_spec, eval_spec = _check_specs(settings.train_spec, settings.eval_spec, plan)
+        return KerasHooks(self, strategy, dataclasses.replace(
+            settings, train_spec=train_spec, eval_spec=eval_spec))
 
-
-# How long a MultiWorkerMirroredStrategy task that finished training waits for its
-# peers to finish too before it leaves (an exited peer stalls the others' last steps).
-PEER_EXIT_WAIT_SECS = 60.0
-
-_STRATEGY_NAMES = {DEFAULT: "default strategy", MIRRORED: "MirroredStrategy",
-                   MULTI_WORKER_MIRRORED: "MultiWorkerMirroredStrategy",
-                   PARAMETER_SERVER: "ParameterServerStrategy"}
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple:
+        """Carries out `plan` (from `plan_role`): `(metrics, export_results)`
+        locally and on the evaluator, `(None, [])` in the other roles."""
+        return run_role(plan, self.task_hooks(plan, settings), settings)
 
 
 def role_plan(plan: StrategyPlan) -> RolePlan:
@@ -200,10 +190,10 @@ def role_plan(plan: StrategyPlan) -> RolePlan:
     standard server: the other strategies own theirs.
     """
     task = "local" if plan.is_local else plan.cluster.task_name
-    if plan.action == strategies.EVALUATE:
+    if plan.action == EVALUATE:
         return RolePlan(task, EVALUATE)
-    strategy = _STRATEGY_NAMES[plan.kind]
-    if plan.action == strategies.SERVE:
+    strategy = STRATEGY_NAMES[plan.kind]
+    if plan.action == SERVE:
         return RolePlan(task, SERVE, starts_server=True, strategy=strategy)
     return RolePlan(task, TRAIN_AND_EVALUATE if plan.is_local else TRAIN,
                     writes_checkpoints=plan.is_chief, is_local=plan.is_local,
@@ -266,7 +256,8 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
                   evaluator_idle_timeout_secs: float | None = None,
                   listeners: Iterable[ContinuousEvalListener] = (),
                   clock: Clock | None = None) -> tuple:
-    """Plays this process's role of the job (see the module doc).
+    """Plays this process's role of the job (see the module doc), without the
+    executor: `KerasTrainer.plan_role`, then `KerasTrainer.run_role`.
 
     Returns `(metrics, export_results)` locally and on the evaluator, and
     `(None, [])` for the other roles (no evaluation there), so that one line,
@@ -277,225 +268,9 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     if not isinstance(trainer, KerasTrainer):
         raise TypeError(f"`trainer` must be a trainexec.KerasTrainer, got "
                         f"{type(trainer).__name__}")
-    if poll_secs is None or poll_secs <= 0:
-        raise ConfigError(f"`poll_secs` ({poll_secs}) must be > 0 seconds, e.g. 1.0")
-    cluster = cluster if cluster is not None else ClusterConfig.from_env()
-    return _carry_out(trainer, trainer.plan_role(cluster), cluster, train_spec, eval_spec,
-                      poll_secs=poll_secs, idle_timeout_secs=evaluator_idle_timeout_secs,
-                      listener=ListenerList(listeners), clock=clock or SystemClock())
-
-
-def _carry_out(trainer: KerasTrainer, plan: RolePlan, cluster: ClusterConfig,
-               train_spec: Any, eval_spec: Any, *, poll_secs: float,
-               idle_timeout_secs: float | None, listener: ContinuousEvalListener,
-               clock: Clock) -> tuple:
-    """Carries out `plan`, by its action and flags, on the strategy `cluster` has."""
-    strategy = trainer.strategy_plan(cluster)
-    _check_keras_can(plan)
-    train_spec, eval_spec = _check_specs(train_spec, eval_spec, plan)
-    configure_task_logging(cluster.task_name)
-    logger.debug("KerasTrainer job: %s", strategy.describe())
-    announce(rule_for_plan(strategy))  # to `trainexec launch`, when it started this task
-    if plan.action == SERVE:
-        serve_until_training_over(strategy, trainer.model_dir, train_spec.max_steps,
-                                  poll_secs, clock)
-        return None, []  # no evaluation in this role
-    if plan.action == EVALUATE:
-        return _evaluate_continuously(trainer, train_spec, eval_spec, poll_secs,
-                                      idle_timeout_secs, listener, clock, cluster.task_name)
-    return _train(trainer, plan, strategy, train_spec, eval_spec, listener, clock)
-
-
-# The lines a KerasTrainer logs as it evaluates its own saves.
-_WORDING = OnSaveWording(
-    stopped_before_eval="Stopping training: ContinuousEvalListener.before_eval asked to",
-    stopped_after_eval="Stopping training: ContinuousEvalListener.after_eval asked to",
-    throttled="Not evaluating step %s: less than throttle_secs (%ss) since the last "
-              "evaluation",
-    not_evaluated="Evaluating {path} found {status}",
-    evaluated="Evaluated %s (step %s): %s")
-
-
-def _train(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
-           train_spec: TrainSpec, eval_spec: EvalSpec | None,
-           listener: ContinuousEvalListener, clock: Clock) -> tuple:
-    """A TRAIN or TRAIN_AND_EVALUATE plan: trains to max_steps, evaluating its
-    own saves for TRAIN_AND_EVALUATE (on a model of its own, off the training
-    thread); the job's listener and the results are a local run's."""
-    on_save, eval_summaries = None, None
-    if plan.action == TRAIN_AND_EVALUATE:
-        eval_summaries = _eval_summaries(trainer, eval_spec)
-        on_save = EvaluateOnSave(
-            _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
-            ListenerList([listener if plan.is_local else None, eval_summaries]), clock,
-            _WORDING, run_evaluation=_off_the_training_thread)
-    try:
-        trained = _train_watched(trainer, plan, strategy, train_spec, on_save, clock)
-        if on_save is not None and trained.checkpoint is not None:
-            on_save.finish(trained.step, trained.checkpoint)
-    finally:
-        if eval_summaries is not None:
-            eval_summaries.close()
-    if on_save is None or not plan.is_local:
-        return None, []  # no evaluation in this role
-    result = on_save.eval_result
-    return (dict(result.metrics) if result else None), list(on_save.export_results or [])
-
-
-def _train_watched(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
-                   train_spec: TrainSpec, on_save: EvaluateOnSave | None,
-                   clock: Clock) -> Any:
-    """`_train_and_record`, a MultiWorkerMirroredStrategy peer watching the chief."""
-    if plan.writes_checkpoints:
-        clear_training_complete(trainer.model_dir)
-    # MultiWorkerMirroredStrategy tasks leave together (see `_train_and_record`).
-    peers_watch = (FinishedTasks.starting_now(trainer.model_dir, strategy.cluster.task_name)
-                   if strategy.kind == MULTI_WORKER_MIRRORED else None)
-    # A peer also leaves by itself if, the chief done, it is still in this role (inside
-    # TensorFlow, or waiting): the watchdog ends when the role returns or raises.
-    watchdog = (PeerWatchdog(FinishedTasks(trainer.model_dir, peers_watch.since_nsec),
-                             strategy.cluster.chief_task,
-                             strategy.cluster.task_name, trainer.model_dir).start()
-                if peers_watch is not None and not plan.writes_checkpoints else None)
-    try:
-        return _train_and_record(trainer, plan, strategy, train_spec, on_save,
-                                 peers_watch, clock)
-    finally:
-        if watchdog is not None:
-            watchdog.stop()
-
-
-def _train_and_record(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
-                      train_spec: TrainSpec, on_save: EvaluateOnSave | None,
-                      peers_watch: FinishedTasks | None, clock: Clock) -> Any:
-    """Trains to max_steps, records completion (the chief) and finishing; under
-    MultiWorkerMirroredStrategy then waits for every peer (`peers_watch`)."""
-    summaries = None
-    if plan.writes_checkpoints and trainer.summaries:
-        from trainexec.keras.summaries import TrainingSummaries
-
-        summaries = TrainingSummaries(trainer.model_dir)
-    try:
-        trained = train_to_max_steps(
-            strategy, trainer.build_model, trainer.model_dir, train_spec.input_fn,
-            train_spec.max_steps, trainer.save_checkpoints_steps, trainer.keep_checkpoint_max,
-            (*trainer.callbacks, *_reporting_callbacks(trainer, plan, strategy, train_spec,
-                                                       summaries, clock)),
-            trainer.verbose,
-            after_save=(lambda path, step: on_save.after_save(step, path))
-            if on_save is not None else None)
-    finally:
-        if summaries is not None:
-            summaries.close()
-    if trained.stopped_early:
-        logger.warning("Training %s", trained.reason)
-    logger.info("Training finished at step %s", trained.step)
-    if plan.writes_checkpoints:
-        record_training_complete(trainer.model_dir, trained.checkpoint, trained.step,
-                                 train_spec.max_steps)
-    if not plan.is_local:
-        record_task_finished(trainer.model_dir, strategy.cluster.task_name)
-    if peers_watch is not None and not trained.stopped_early and not trained.skipped:
-        # A peer's last `fit` steps still need this task's server: leave together.
-        peers = frozenset(strategy.cluster.training_tasks) - {strategy.cluster.task_name}
-        logger.info("Waiting for %s to finish training before leaving",
-                    ", ".join(sorted(peers)))
-        wait_for_tasks_to_finish(peers_watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
-    return trained
-
-
-def _reporting_callbacks(trainer: KerasTrainer, plan: RolePlan, strategy: StrategyPlan,
-                         train_spec: TrainSpec, summaries: Any, clock: Clock) -> list:
-    """The chief's (or a local run's) progress reports: log lines (unless
-    `log_step_count_steps` is None), TensorBoard `summaries` (when given) and,
-    whatever those two settings, the status record `trainexec launch` shows
-    when it started this task (`trainexec.keras.progress`)."""
-    if not plan.writes_checkpoints:
-        return []
-    from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
-
-    logs = trainer.log_step_count_steps is not None
-    sinks = [sink for sink in (log_progress if logs else None,
-                               _status_sink(strategy, trainer.model_dir, clock), summaries)
-             if sink is not None]
-    if not sinks:
-        return []
-    tracker = ProgressTracker(train_spec.max_steps, trainer.log_step_count_steps or 100,
-                              sinks, clock)
-    return [progress_callback(tracker)]
-
-
-def _status_sink(strategy: StrategyPlan, model_dir: str,
-                 clock: Clock) -> Callable[[Any], None] | None:
-    from trainexec.contract.task_status import TRAINING, StatusReporter
-
-    reporter = StatusReporter.from_env("local" if strategy.is_local
-                                       else strategy.cluster.task_name, clock=clock)
-    if reporter is None:
-        return None
-    return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
-                                                       "model_dir": model_dir})
-
-
-def _eval_target(trainer: KerasTrainer, eval_spec: EvalSpec, clock: Clock) -> Any:
-    """A `KerasTarget` on a model of its own, built without a strategy."""
-    from trainexec.keras.target import KerasTarget  # loads TensorFlow
-
-    model = trainer.build_model()
-    check_compiled(model)
-    return KerasTarget(model, call_input_fn(eval_spec.input_fn), trainer.model_dir,
-                       steps=eval_spec.steps, verbose=trainer.verbose, clock=clock)
-
-
-def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
-    """`fn()` on a helper thread, outside the training strategy's scope.
-
-    Evaluation runs during `model.fit` (after a save), inside the scope of the
-    strategy that trains; an evaluation model evaluated there would create its
-    metric variables as that strategy's (Keras 2 then fails under
-    MirroredStrategy). Strategy scopes belong to their thread, so a helper
-    thread has none.
-    """
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = fn()
-        except BaseException as err:  # re-raised on the caller's thread
-            outcome["error"] = err
-
-    thread = threading.Thread(target=run, name="trainexec-evaluate-on-save")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
-def _evaluate_continuously(trainer: KerasTrainer, train_spec: TrainSpec,
-                           eval_spec: EvalSpec, poll_secs: float,
-                           idle_timeout_secs: float | None,
-                           listener: ContinuousEvalListener, clock: Clock,
-                           task_name: str) -> tuple:
-    """The evaluator task: the same engine as the Estimator's evaluator (one
-    evaluator per evaluation, the final export once per run)."""
-    from trainexec.evaluation.evaluator_role import evaluate_until_done
-
-    summaries = _eval_summaries(trainer, eval_spec)
-    try:
-        return evaluate_until_done(
-            _eval_target(trainer, eval_spec, clock), eval_spec, train_spec.max_steps,
-            task_name=task_name, clock=clock, poll_secs=poll_secs,
-            idle_timeout_secs=idle_timeout_secs, listener=ListenerList([listener, summaries]))
-    finally:
-        if summaries is not None:
-            summaries.close()
-
-
-def _eval_summaries(trainer: KerasTrainer, eval_spec: EvalSpec) -> Any:
-    """The evaluation summaries under `model_dir/eval` (`eval_<name>`), or None."""
-    if not trainer.summaries:
-        return None
-    from trainexec.evaluation.summaries import EvalSummaries, eval_summary_dir
-
-    return EvalSummaries(eval_summary_dir(trainer.model_dir, eval_spec.name))
+    settings = JobSettings(
+        train_spec=train_spec, eval_spec=eval_spec,
+        cluster=cluster if cluster is not None else ClusterConfig.from_env(),
+        clock=clock or SystemClock(), poll_secs=poll_secs,
+        idle_timeout_secs=evaluator_idle_timeout_secs, listener=ListenerList(listeners))
+    return trainer.run_role(trainer.plan_role(settings.cluster), settings)

@@ -2,8 +2,8 @@
 
 TensorFlow's servers serve forever (`server.join()`, tensorflow/tensorflow#25858),
 so something must end the tasks that only serve: an Estimator's ps
-(`trainexec.estimator.roles.ps`) and a ParameterServerStrategy worker or ps of
-a Keras job (`trainexec.keras.serving`). Before it starts its server, the task
+and a ParameterServerStrategy worker or ps of a Keras job (`trainexec.tasks.roles`
+runs it for both, with their trainers' hooks). Before it starts its server, the task
 writes its start marker (`trainexec.records.finished_tasks.FinishedTasks.starting_now`),
 so no task it waits for can finish unseen; then it checks every `poll_secs`
 and returns once `trainexec.records.run_state.serving_stop_reason` says the run is over

@@ -1,17 +1,18 @@
 """The Estimator's evaluation inside training (local and master roles): a
 `CheckpointSaverListener` that hands each save to
-`trainexec.evaluation.evaluate_on_save`, with tf.estimator's log lines."""
+`trainexec.evaluation.evaluate_on_save`, and tf.estimator's log lines for it.
+
+The final evaluation, once `estimator.train` has returned, is the role sequence's
+(`trainexec.tasks.training`): the listener records the step training ended at."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
-from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.evaluation.one_pass import EvalResult
-from trainexec.estimator.roles.context import TaskContext
 
-__all__ = ["ESTIMATOR_WORDING", "EvaluateOnSaveListener", "evaluate_on_save"]
+__all__ = ["ESTIMATOR_WORDING", "EvaluateOnSaveListener"]
 
 # The lines tf.estimator.train_and_evaluate logs.
 ESTIMATOR_WORDING = OnSaveWording(
@@ -23,22 +24,15 @@ ESTIMATOR_WORDING = OnSaveWording(
     not_evaluated="There was no new checkpoint after the training. Eval status: {status}")
 
 
-def evaluate_on_save(ctx: TaskContext,
-                     listener: ContinuousEvalListener) -> "EvaluateOnSaveListener":
-    """The saving listener that evaluates `ctx`'s checkpoints during its training."""
-    eval_spec = ctx.require_eval_spec()
-    return EvaluateOnSaveListener(EvaluateOnSave(
-        ctx.eval_target(), eval_spec, ctx.train_spec.max_steps, listener, ctx.clock,
-        ESTIMATOR_WORDING))
-
-
 class EvaluateOnSaveListener(tf.compat.v1.train.CheckpointSaverListener):
     """Evaluates after checkpoint saves, at most once per `throttle_secs`
     (`EvaluateOnSave`); the save made when the session is created is skipped
-    (nothing is trained yet)."""
+    (nothing is trained yet). `ended_at_step`: the step of the save that ended
+    training (None while it has not ended, or if training did not run)."""
 
     def __init__(self, on_save: EvaluateOnSave) -> None:
         self._on_save = on_save
+        self.ended_at_step: int | None = None
 
     @property
     def eval_result(self) -> EvalResult | None:
@@ -61,4 +55,4 @@ class EvaluateOnSaveListener(tf.compat.v1.train.CheckpointSaverListener):
 
     def end(self, session, global_step_value):
         del session
-        self._on_save.finish(global_step_value)
+        self.ended_at_step = int(global_step_value)

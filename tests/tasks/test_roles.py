@@ -1,0 +1,328 @@
+"""trainexec/tasks/: every role's steps and records, in order, for a fake trainer's hooks and
+for the Estimator's and Keras's.
+
+The table says, for each role of each trainer (its `RolePlan`, as the trainer plans it),
+the steps `trainexec.tasks` takes and the records it writes, in order. A fake trainer's
+hooks journal each call; the records are journaled by wrapping the functions that write
+them, which still write the real files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import pytest
+
+from fakes import FakeClock, FakeEstimator
+from trainexec.cluster.config import ClusterConfig
+from trainexec.evaluation.evaluate_on_save import OnSaveWording
+from trainexec.evaluation.listeners import ContinuousEvalListener
+from trainexec.records import completion, finished_tasks
+from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.tasks import roles, training
+from trainexec.tasks.hooks import Trained, TrainerHooks, TrainerWords
+from trainexec.tasks.serving import ServingJob
+from trainexec.trainer import JobSettings
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_programs")
+sys.path.insert(0, PROGRAMS)
+
+ESTIMATOR_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"],
+                     "ps": ["127.0.0.1:3"], "evaluator": ["127.0.0.1:4"]}
+MASTER_CLUSTER = {"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:3"]}
+MWMS_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}
+PSS_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"],
+               "evaluator": ["127.0.0.1:4"]}
+
+# The records, by the name the journal gives them.
+CLEARED = "record: completion cleared"
+COMPLETE = "record: training complete"
+FINISHED = "record: task finished"
+
+TRAIN_CHIEF = ["begin", CLEARED, "start server", "train", COMPLETE, FINISHED,
+               "after records", "close"]
+TRAIN_WORKER = ["begin", "start server", "start delay", "wait for chief", "train",
+                "chief is ready", FINISHED, "after records", "close"]
+TRAIN_MASTER = ["begin", "eval listeners", "eval target", CLEARED, "start server", "train",
+                "evaluate after save", "final evaluation", "eval listeners closed", COMPLETE,
+                FINISHED, "after records", "close"]
+TRAIN_LOCAL = ["begin", "eval listeners", "eval target", CLEARED, "train",
+               "evaluate after save", "final evaluation", "eval listeners closed", COMPLETE,
+               "after records", "close"]
+EVALUATE = ["begin", "eval listeners", "eval target", "evaluate until done",
+            "eval target closed", "eval listeners closed", "close"]
+SERVE_PS = ["begin", "serving job", "start server", "serve until training is over",
+            "close"]
+SERVE_WORKER = ["begin", "serving job", "start server", "serve until training is over",
+                FINISHED, "close"]
+MWMS_CHIEF = ["begin", CLEARED, "train", COMPLETE, FINISHED, "after records", "close"]
+MWMS_WORKER = ["begin", "train", FINISHED, "after records", "close"]
+
+
+def estimator_plan(cluster, task):
+    from trainexec.estimator.trainer import role_plan
+
+    task_type = None if task == "local" else task.split(":")[0]
+    return role_plan(task_type, task), _cluster(cluster, task)
+
+
+def keras_plan(cluster, task):
+    from trainexec.keras.strategy import plan_for
+    from trainexec.keras.trainer import role_plan
+
+    config = _cluster(cluster, task)
+    return role_plan(plan_for(config, keras_3=False, gpus=0)), config
+
+
+def _cluster(cluster, task):
+    if task == "local":
+        return ClusterConfig()
+    job, index = task.split(":")
+    return ClusterConfig(cluster=cluster, task_type=job, task_index=int(index))
+
+
+# (trainer, cluster, task, steps in order)
+TABLE = [
+    ("estimator", ESTIMATOR_CLUSTER, "chief:0", TRAIN_CHIEF),
+    ("estimator", ESTIMATOR_CLUSTER, "worker:0", TRAIN_WORKER),
+    ("estimator", MASTER_CLUSTER, "master:0", TRAIN_MASTER),
+    ("estimator", ESTIMATOR_CLUSTER, "ps:0", SERVE_PS),
+    ("estimator", ESTIMATOR_CLUSTER, "evaluator:0", EVALUATE),
+    ("estimator", None, "local", TRAIN_LOCAL),
+    ("keras", MWMS_CLUSTER, "chief:0", MWMS_CHIEF),
+    ("keras", MWMS_CLUSTER, "worker:0", MWMS_WORKER),
+    ("keras", PSS_CLUSTER, "chief:0", MWMS_CHIEF),
+    ("keras", PSS_CLUSTER, "worker:0", SERVE_WORKER),
+    ("keras", PSS_CLUSTER, "ps:0", SERVE_PS),
+    ("keras", PSS_CLUSTER, "evaluator:0", EVALUATE),
+    ("keras", None, "local", TRAIN_LOCAL),
+]
+
+
+class JournalingHooks:
+    """`TrainerHooks` of a trainer without a model: each call goes to `journal`."""
+
+    words = TrainerWords(on_save=OnSaveWording("", "", "%s %s", "{path} {status}"))
+    no_result = None
+    no_exports = None
+    model_dir: str
+
+    def __init__(self, model_dir, journal):
+        self.model_dir, self.journal = str(model_dir), journal
+        self.run_evaluation = lambda evaluate: evaluate()
+
+    def begin(self):
+        self.journal.append("begin")
+
+    def start_server(self):
+        self.journal.append("start server")
+        return object()
+
+    def start_delay_secs(self):
+        self.journal.append("start delay")
+        return 3.0
+
+    @contextlib.contextmanager
+    def waiting_for_chief(self):
+        self.journal.append("wait for chief")
+        yield
+        self.journal.append("chief is ready")
+
+    def train(self, plan, on_save, record_finished):
+        self.journal.append("train")
+        if on_save is not None:
+            on_save.after_save(10, "ckpt-10")
+        return Trained(step=20, checkpoint="ckpt-20", final_step=20)
+
+    def after_records(self, plan, trained):
+        self.journal.append("after records")
+
+    def eval_target(self):
+        self.journal.append("eval target")
+        journal = self.journal
+
+        class Target:
+            def close(self):
+                journal.append("eval target closed")
+
+        return Target()
+
+    @contextlib.contextmanager
+    def evaluation_listeners(self):
+        self.journal.append("eval listeners")
+        yield ()
+        self.journal.append("eval listeners closed")
+
+    def serving_job(self):
+        self.journal.append("serving job")
+        return ServingJob(task="?", model_dir=self.model_dir, waited_for=frozenset(),
+                          max_steps=20)
+
+    def close(self):
+        self.journal.append("close")
+
+
+@pytest.fixture
+def journal(monkeypatch):
+    """The journal: every record `trainexec.tasks` writes (still written), and the
+    evaluation engine's calls (not run)."""
+    entries: list = []
+
+    def journaled(name, write):
+        def record(*args, **kwargs):
+            entries.append(name)
+            return write(*args, **kwargs)
+        return record
+
+    monkeypatch.setattr(training, "clear_training_complete",
+                        journaled(CLEARED, completion.clear_training_complete))
+    monkeypatch.setattr(training, "record_training_complete",
+                        journaled(COMPLETE, completion.record_training_complete))
+    for module in (training, roles):
+        monkeypatch.setattr(module, "record_task_finished",
+                            journaled(FINISHED, finished_tasks.record_task_finished))
+
+    class OnSave:
+        def __init__(self, *args, **kwargs):
+            self.eval_result, self.export_results = None, None
+
+        def after_save(self, step, path=None):
+            entries.append("evaluate after save")
+            return True
+
+        def finish(self, step, path=None):
+            entries.append("final evaluation")
+
+    monkeypatch.setattr(training, "EvaluateOnSave", OnSave)
+    monkeypatch.setattr(roles, "evaluate_until_done",
+                        lambda *args, **kwargs: entries.append("evaluate until done"))
+
+    def serve(job, start_server, latest_step, poll_secs, clock):
+        start_server()
+        entries.append("serve until training is over")
+
+    monkeypatch.setattr(roles, "serve_until_training_over", serve)
+    return entries
+
+
+def _settings(cluster, clock=None):
+    return JobSettings(
+        train_spec=TrainSpec(lambda: None, max_steps=20),
+        eval_spec=EvalSpec(lambda: None, throttle_secs=0), cluster=cluster,
+        clock=clock or FakeClock(), poll_secs=1.0, idle_timeout_secs=None,
+        listener=ContinuousEvalListener())
+
+
+@pytest.mark.parametrize("trainer, cluster, task, steps", TABLE,
+                         ids=[f"{row[0]}-{row[2]}-{'pss' if row[1] is PSS_CLUSTER else ''}"
+                              .rstrip("-") for row in TABLE])
+def test_every_role_takes_its_steps_in_order(tmp_path, journal, trainer, cluster, task,
+                                             steps):
+    plan, config = (estimator_plan if trainer == "estimator" else keras_plan)(cluster, task)
+    clock = FakeClock()
+    hooks = JournalingHooks(tmp_path, journal)
+    assert isinstance(hooks, TrainerHooks)
+    roles.run_role(plan, hooks, _settings(config, clock))
+    assert journal == steps
+    assert clock.sleeps == ([3.0] if "start delay" in steps else [])
+    # The records are on disk too.
+    assert (completion.read_training_complete(str(tmp_path)) is not None) == (COMPLETE in steps)
+    assert (finished_tasks.FinishedTasks(str(tmp_path), since_nsec=0).finished()
+            == ({config.task_name} if FINISHED in steps else set()))
+
+
+def test_ps_serves_forever_when_asked(tmp_path, journal):
+    class Server:
+        joined = False
+
+        def join(self):
+            Server.joined = True
+
+    hooks = JournalingHooks(tmp_path, journal)
+    hooks.start_server = lambda: journal.append("start server") or Server()
+    plan, config = estimator_plan(ESTIMATOR_CLUSTER, "ps:0")
+    settings = _settings(config)
+    import dataclasses
+    roles.run_role(plan, hooks, dataclasses.replace(settings, ps_serves_forever=True))
+    assert journal == ["begin", "start server", "close"] and Server.joined
+
+
+def test_a_failing_step_still_closes_the_hooks_and_writes_no_later_record(tmp_path, journal):
+    hooks = JournalingHooks(tmp_path, journal)
+
+    def train(plan, on_save, record_finished):
+        journal.append("train")
+        raise RuntimeError("out of memory")
+
+    hooks.train = train
+    plan, config = estimator_plan(ESTIMATOR_CLUSTER, "chief:0")
+    with pytest.raises(RuntimeError, match="out of memory"):
+        roles.run_role(plan, hooks, _settings(config))
+    assert journal == ["begin", CLEARED, "start server", "train", "close"]
+
+
+def test_a_task_leaving_before_training_returns_records_finishing_through_the_sequence(
+        tmp_path, journal):
+    """A MultiWorkerMirroredStrategy peer's watchdog ends the process from inside
+    `train`: the record it writes first is the sequence's."""
+    hooks = JournalingHooks(tmp_path, journal)
+
+    def train(plan, on_save, record_finished):
+        journal.append("train")
+        record_finished()
+        raise SystemExit(0)  # what the watchdog's os._exit(0) stands for
+
+    hooks.train = train
+    plan, config = keras_plan(MWMS_CLUSTER, "worker:0")
+    with pytest.raises(SystemExit):
+        roles.run_role(plan, hooks, _settings(config))
+    assert journal == ["begin", "train", FINISHED, "close"]
+    assert finished_tasks.FinishedTasks(str(tmp_path), since_nsec=0).finished() == {"worker:0"}
+
+
+# -- the two trainers' own hooks ---------------------------------------------------------
+LONE_CHIEF = {"chief": ["127.0.0.1:1"]}
+
+
+def _records_of_a_chief(journal, trainer, model_dir):
+    """Runs `trainer` as the chief of a one-task cluster, for real; the records it wrote."""
+    from trainexec.executor import TrainingExecutor
+    import keras_toy
+
+    input_fn = keras_toy.train_input_fn if trainer.__class__.__name__ == "KerasTrainer" \
+        else (lambda: None)
+    TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=20),
+                     EvalSpec(input_fn, throttle_secs=0),
+                     cluster=ClusterConfig(cluster=LONE_CHIEF, task_type="chief",
+                                           task_index=0),
+                     clock=FakeClock(), server_factory=_Server).run()
+    return [entry for entry in journal if entry.startswith("record: ")]
+
+
+class _Server:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def start(self):
+        pass
+
+
+def test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order(
+        tmp_path, journal):
+    from trainexec.estimator.trainer import EstimatorTrainer
+
+    trainer = EstimatorTrainer(FakeEstimator(tmp_path, "chief"))
+    assert _records_of_a_chief(journal, trainer, tmp_path) == [CLEARED, COMPLETE, FINISHED]
+    assert completion.read_training_complete(str(tmp_path)).global_step == 20
+
+
+@pytest.mark.keras
+def test_keras_hooks_write_the_chiefs_records_in_the_same_order(tmp_path, journal):
+    import keras_toy
+    from trainexec.keras.trainer import KerasTrainer
+
+    trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=10)
+    assert _records_of_a_chief(journal, trainer, tmp_path) == [CLEARED, COMPLETE, FINISHED]
+    assert completion.read_training_complete(str(tmp_path)).global_step == 20

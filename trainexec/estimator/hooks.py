@@ -1,0 +1,129 @@
+"""`EstimatorHooks`: how each step of a role's sequence (`trainexec.tasks`) is done for a
+`tf.estimator.Estimator` (between-graph replication, as `tf.estimator.train_and_evaluate`).
+
+* its server: a standard TensorFlow server as the Estimator's RunConfig says (its
+  session config and protocol), from the job's `server_factory`;
+* the worker's staggered start: `WorkerDelay` with RunConfig's
+  `experimental_max_worker_delay_secs`;
+* waiting for the chief: re-check every `poll_secs` (not TensorFlow's 30 s) that the chief
+  has initialized the model (`trainexec.estimator.roles.readiness`);
+* training: `estimator.train` with the train spec's hooks and the job's `train_hooks`,
+  and, where the task writes the checkpoints, the train spec's saving listeners; the
+  evaluation after saves is one more saving listener
+  (`trainexec.estimator.roles.evaluate_on_save`);
+* serving: a ps serves until every training task has recorded that it finished, or until
+  training is over and the ones missing had `DRAIN_SECS` more (`trainexec.tasks.serving`);
+* evaluating: an `EstimatorTarget`, its persistent evaluation session closed at the end;
+* its words: tf.estimator's log lines; roles without evaluation return None, as
+  tf.estimator's do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, ContextManager, Sequence
+
+from trainexec.estimator.availability import TrainableModel
+from trainexec.estimator.roles.evaluate_on_save import (ESTIMATOR_WORDING,
+                                                         EvaluateOnSaveListener)
+from trainexec.estimator.roles.readiness import model_readiness_checks_every
+from trainexec.estimator.target import EstimatorTarget
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
+from trainexec.records.checkpoints import latest_checkpoint
+from trainexec.cluster.server import start_standard_server
+from trainexec.specs import EvalSpec
+from trainexec.tasks.hooks import Trained, TrainerWords
+from trainexec.tasks.serving import ServingJob
+from trainexec.trainer import JobSettings, RolePlan
+
+__all__ = ["DRAIN_SECS", "EstimatorHooks"]
+
+# Once training is over, how long a ps waits for the training tasks that have not yet
+# recorded finishing (a worker may be finishing its last step; one that crashed and was
+# not restarted no longer keeps the ps serving).
+DRAIN_SECS = 30.0
+
+
+def _direct(evaluate: Callable[[], Any]) -> Any:
+    return evaluate()
+
+
+class EstimatorHooks:
+    """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc)."""
+
+    no_result = None
+    no_exports = None
+    run_evaluation = staticmethod(_direct)
+
+    def __init__(self, estimator: TrainableModel, settings: JobSettings) -> None:
+        self.estimator = estimator
+        self.settings = settings
+        self.model_dir = estimator.model_dir
+        config = getattr(estimator, "config", None)
+        throttle = getattr(settings.eval_spec, "throttle_secs", None)
+        self.words = TrainerWords(
+            on_save=ESTIMATOR_WORDING,
+            local_start="Start train and evaluate loop: evaluation follows checkpoint saves "
+                        f"(save_checkpoints_steps={getattr(config, 'save_checkpoints_steps', None)}, "
+                        f"save_checkpoints_secs={getattr(config, 'save_checkpoints_secs', None)}), "
+                        f"at most every {throttle}s.")
+
+    def begin(self) -> None:
+        pass
+
+    def start_server(self) -> Any:
+        config = self.estimator.config
+        return start_standard_server(
+            self.settings.cluster, getattr(config, "session_config", None),
+            self.settings.server_factory, getattr(config, "protocol", None))
+
+    def start_delay_secs(self) -> float:
+        cluster = self.settings.cluster
+        return self.settings.worker_delay.secs_for(
+            cluster.task_type, cluster.task_index,
+            getattr(self.estimator.config, "experimental_max_worker_delay_secs", None))
+
+    def waiting_for_chief(self) -> ContextManager[Any]:
+        return model_readiness_checks_every(self.settings.poll_secs)
+
+    def train(self, plan: RolePlan, on_save: EvaluateOnSave | None,
+              record_finished: Callable[[], None]) -> Trained:
+        del record_finished  # an Estimator task leaves when training returns
+        train_spec = self.settings.train_spec
+        # The train spec's saving listeners run where the checkpoints are saved.
+        listeners = list(train_spec.saving_listeners) if plan.writes_checkpoints else []
+        evaluating = EvaluateOnSaveListener(on_save) if on_save is not None else None
+        if evaluating is not None:
+            listeners.append(evaluating)
+        self.estimator.train(
+            input_fn=train_spec.input_fn, max_steps=train_spec.max_steps,
+            hooks=list(train_spec.hooks) + list(self.settings.train_hooks),
+            saving_listeners=listeners or None)
+        latest = latest_checkpoint(self.model_dir)
+        return Trained(step=latest.step if latest else None,
+                       checkpoint=latest.path if latest else None,
+                       final_step=evaluating.ended_at_step if evaluating else None)
+
+    def after_records(self, plan: RolePlan, trained: Trained) -> None:
+        pass
+
+    def eval_target(self) -> EstimatorTarget:
+        """A corrupt-looking checkpoint is retried after `poll_secs` on the job's clock."""
+        eval_spec = self.settings.eval_spec
+        if not isinstance(eval_spec, EvalSpec):
+            raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
+                            f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+        return EstimatorTarget(self.estimator, eval_spec, clock=self.settings.clock,
+                               retry_secs=self.settings.poll_secs)
+
+    def evaluation_listeners(self) -> ContextManager[Sequence[Any]]:
+        return contextlib.nullcontext(())
+
+    def serving_job(self) -> ServingJob:
+        cluster = self.settings.cluster
+        return ServingJob(task=cluster.task_name, model_dir=self.model_dir,
+                          waited_for=frozenset(cluster.training_tasks),
+                          max_steps=self.settings.train_spec.max_steps, drain_secs=DRAIN_SECS)
+
+    def close(self) -> None:
+        pass

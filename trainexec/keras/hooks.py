@@ -1,0 +1,268 @@
+"""`KerasHooks`: how each step of a role's sequence (`trainexec.tasks`) is done for a
+`KerasTrainer`, on the strategy TF_CONFIG gives (`trainexec.keras.strategy`).
+
+* before anything: the task announces its restart group to `trainexec launch`
+  (`trainexec.keras.restart_rule`);
+* its server: only a ParameterServerStrategy worker or ps starts one (the other
+  strategies own theirs), after its gRPC channels get keepalive
+  (`trainexec.keras.keepalive`), so a step waiting on a ps that is cut off fails instead
+  of hanging;
+* no start delay and no wait for the chief: the strategy brings the tasks together;
+* training: `trainexec.keras.training.train_to_max_steps`, with the user's callbacks and
+  the chief's progress reports (log lines, TensorBoard summaries, the status record
+  `trainexec launch` shows); a MultiWorkerMirroredStrategy task watches the chief
+  (`trainexec.keras.peer_watchdog`) and, once it recorded finishing, waits for its peers,
+  so that they leave together (an exited peer stalls the others' last steps);
+* evaluating: a `KerasTarget` on a model of its own, built without a strategy; the
+  evaluation after a save runs off the training thread; each evaluation's metrics go to
+  TensorBoard under `model_dir/eval`;
+* serving: a ParameterServerStrategy worker or ps serves until the chief has finished
+  (`trainexec.tasks.serving`);
+* roles without evaluation return `(None, [])`, so that
+  `metrics, exports = train_and_evaluate(...)` runs in every role.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Sequence
+
+from trainexec.clock import Clock
+from trainexec.cluster.config import CHIEF
+from trainexec.cluster.server import start_standard_server
+from trainexec.contract.restart_announcements import announce
+from trainexec.contract.task_logging import configure_task_logging
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
+from trainexec.keras.input_data import call_input_fn
+from trainexec.keras.peer_watchdog import PeerWatchdog
+from trainexec.keras.restart_rule import rule_for_plan
+from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, StrategyPlan
+from trainexec.keras.training import check_compiled, train_to_max_steps
+from trainexec.records.finished_tasks import FinishedTasks
+from trainexec.tasks.hooks import Trained, TrainerWords
+from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
+from trainexec.trainer import JobSettings, RolePlan
+
+if TYPE_CHECKING:
+    from trainexec.keras.trainer import KerasTrainer
+
+__all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "PEER_EXIT_WAIT_SECS"]
+
+logger = logging.getLogger(__name__)
+
+CHIEF_TASK = f"{CHIEF}:0"
+
+# How long a MultiWorkerMirroredStrategy task that finished training waits for its
+# peers to finish too before it leaves (an exited peer stalls the others' last steps).
+PEER_EXIT_WAIT_SECS = 60.0
+
+# The lines a KerasTrainer logs as it evaluates its own saves.
+KERAS_WORDING = OnSaveWording(
+    stopped_before_eval="Stopping training: ContinuousEvalListener.before_eval asked to",
+    stopped_after_eval="Stopping training: ContinuousEvalListener.after_eval asked to",
+    throttled="Not evaluating step %s: less than throttle_secs (%ss) since the last "
+              "evaluation",
+    not_evaluated="Evaluating {path} found {status}",
+    evaluated="Evaluated %s (step %s): %s")
+
+
+def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
+    """`fn()` on a helper thread, outside the training strategy's scope.
+
+    Evaluation runs during `model.fit` (after a save), inside the scope of the
+    strategy that trains; an evaluation model evaluated there would create its
+    metric variables as that strategy's (Keras 2 then fails under
+    MirroredStrategy). Strategy scopes belong to their thread, so a helper
+    thread has none.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn()
+        except BaseException as err:  # re-raised on the caller's thread
+            outcome["error"] = err
+
+    thread = threading.Thread(target=run, name="trainexec-evaluate-on-save")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+class KerasHooks:
+    """The `trainexec.tasks.hooks.TrainerHooks` of one KerasTrainer task (module doc).
+
+    `settings` holds specs the trainer has checked (`KerasTrainer.task_hooks`).
+    """
+
+    words = TrainerWords(on_save=KERAS_WORDING)
+    run_evaluation = staticmethod(_off_the_training_thread)
+
+    def __init__(self, trainer: "KerasTrainer", strategy: StrategyPlan,
+                 settings: JobSettings) -> None:
+        self.trainer = trainer
+        self.strategy = strategy
+        self.settings = settings
+        self.model_dir = trainer.model_dir
+        self._peers_watch: FinishedTasks | None = None
+        self._watchdog: PeerWatchdog | None = None
+
+    @property
+    def no_result(self) -> tuple:
+        return None, []
+
+    @property
+    def no_exports(self) -> list:
+        return []
+
+    @property
+    def _clock(self) -> Clock:
+        return self.settings.clock
+
+    def begin(self) -> None:
+        configure_task_logging(self.strategy.cluster.task_name)
+        logger.debug("KerasTrainer job: %s", self.strategy.describe())
+        announce(rule_for_plan(self.strategy))  # to `trainexec launch`, when it started this task
+
+    # -- serving --------------------------------------------------------------------------
+    def start_server(self) -> Any:
+        from trainexec.keras.keepalive import apply_keepalive
+
+        apply_keepalive()  # before the server makes its gRPC channels (to the ps)
+        return start_standard_server(self.strategy.cluster,
+                                     server_factory=self.settings.server_factory)
+
+    def serving_job(self) -> ServingJob:
+        cluster = self.strategy.cluster
+        return ServingJob(task=cluster.task_name, model_dir=self.model_dir,
+                          waited_for=frozenset({cluster.chief_task or CHIEF_TASK}),
+                          max_steps=self.settings.train_spec.max_steps,
+                          serves="ParameterServerStrategy training")
+
+    # -- training -------------------------------------------------------------------------
+    def start_delay_secs(self) -> float:
+        return 0.0  # plans with a start delay are refused (KerasTrainer.task_hooks)
+
+    def waiting_for_chief(self) -> ContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def train(self, plan: RolePlan, on_save: EvaluateOnSave | None,
+              record_finished: Callable[[], None]) -> Trained:
+        """Trains to max_steps; a MultiWorkerMirroredStrategy peer watches the chief
+        (and records that it finished with `record_finished` if it must leave early)."""
+        strategy, trainer = self.strategy, self.trainer
+        # MultiWorkerMirroredStrategy tasks leave together (`after_records`).
+        if strategy.kind == MULTI_WORKER_MIRRORED:
+            self._peers_watch = FinishedTasks.starting_now(self.model_dir,
+                                                           strategy.cluster.task_name)
+            if not plan.writes_checkpoints:
+                # A peer also leaves by itself if, the chief done, it is still in this
+                # role (inside TensorFlow, or waiting): the watchdog ends with the role.
+                self._watchdog = PeerWatchdog(
+                    FinishedTasks(self.model_dir, self._peers_watch.since_nsec),
+                    strategy.cluster.chief_task, strategy.cluster.task_name,
+                    self.model_dir, record_finished).start()
+        summaries = None
+        if plan.writes_checkpoints and trainer.summaries:
+            from trainexec.keras.summaries import TrainingSummaries
+
+            summaries = TrainingSummaries(self.model_dir)
+        train_spec = self.settings.train_spec
+        try:
+            trained = train_to_max_steps(
+                strategy, trainer.build_model, self.model_dir, train_spec.input_fn,
+                train_spec.max_steps, trainer.save_checkpoints_steps,
+                trainer.keep_checkpoint_max,
+                (*trainer.callbacks, *self._reporting_callbacks(plan, summaries)),
+                trainer.verbose,
+                after_save=(lambda path, step: on_save.after_save(step, path))
+                if on_save is not None else None)
+        finally:
+            if summaries is not None:
+                summaries.close()
+        if trained.stopped_early:
+            logger.warning("Training %s", trained.reason)
+        logger.info("Training finished at step %s", trained.step)
+        return Trained(step=trained.step, checkpoint=trained.checkpoint,
+                       final_step=trained.step if trained.checkpoint is not None else None,
+                       stopped_early=trained.stopped_early, skipped=trained.skipped)
+
+    def after_records(self, plan: RolePlan, trained: Trained) -> None:
+        if self._peers_watch is None or trained.stopped_early or trained.skipped:
+            return
+        # A peer's last `fit` steps still need this task's server: leave together.
+        cluster = self.strategy.cluster
+        peers = frozenset(cluster.training_tasks) - {cluster.task_name}
+        logger.info("Waiting for %s to finish training before leaving",
+                    ", ".join(sorted(peers)))
+        wait_for_tasks_to_finish(self._peers_watch, peers, PEER_EXIT_WAIT_SECS,
+                                 clock=self._clock)
+
+    def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
+            self._watchdog = None
+
+    def _reporting_callbacks(self, plan: RolePlan, summaries: Any) -> list:
+        """The chief's (or a local run's) progress reports: log lines (unless
+        `log_step_count_steps` is None), TensorBoard `summaries` (when given) and,
+        whatever those two settings, the status record `trainexec launch` shows
+        when it started this task (`trainexec.keras.progress`)."""
+        if not plan.writes_checkpoints:
+            return []
+        from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
+
+        logs = self.trainer.log_step_count_steps is not None
+        sinks = [sink for sink in (log_progress if logs else None, self._status_sink(),
+                                   summaries) if sink is not None]
+        if not sinks:
+            return []
+        tracker = ProgressTracker(self.settings.train_spec.max_steps,
+                                  self.trainer.log_step_count_steps or 100, sinks,
+                                  self._clock)
+        return [progress_callback(tracker)]
+
+    def _status_sink(self) -> Callable[[Any], None] | None:
+        from trainexec.contract.task_status import TRAINING, StatusReporter
+
+        strategy = self.strategy
+        reporter = StatusReporter.from_env("local" if strategy.is_local
+                                           else strategy.cluster.task_name,
+                                           clock=self._clock)
+        if reporter is None:
+            return None
+        model_dir = self.model_dir
+        return lambda progress: reporter.report(TRAINING, {**progress.to_json(),
+                                                           "model_dir": model_dir})
+
+    # -- evaluating -----------------------------------------------------------------------
+    def eval_target(self) -> Any:
+        """A `KerasTarget` on a model of its own, built without a strategy."""
+        from trainexec.keras.target import KerasTarget  # loads TensorFlow
+
+        eval_spec = self.settings.eval_spec
+        model = self.trainer.build_model()
+        check_compiled(model)
+        return KerasTarget(model, call_input_fn(eval_spec.input_fn), self.model_dir,
+                           steps=eval_spec.steps, verbose=self.trainer.verbose,
+                           clock=self._clock)
+
+    @contextlib.contextmanager
+    def evaluation_listeners(self) -> Iterator[Sequence[Any]]:
+        """The evaluation summaries under `model_dir/eval` (`eval_<name>`), unless
+        `summaries=False`."""
+        if not self.trainer.summaries:
+            yield ()
+            return
+        from trainexec.evaluation.summaries import EvalSummaries, eval_summary_dir
+
+        summaries = EvalSummaries(eval_summary_dir(self.model_dir,
+                                                   self.settings.eval_spec.name))
+        try:
+            yield (summaries,)
+        finally:
+            summaries.close()

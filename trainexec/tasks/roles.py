@@ -1,0 +1,84 @@
+"""`run_role`: carries out a task's `RolePlan` with its trainer's hooks, by the plan's action.
+
+* TRAIN, TRAIN_AND_EVALUATE: `trainexec.tasks.training.run_training`;
+* SERVE (`run_serving`): start the server, serve until training is over
+  (`trainexec.tasks.serving`), then, for a task that trains in other shapes (a
+  ParameterServerStrategy worker), record that it finished, as training tasks do; with
+  `ps_serves_forever`, serve until killed, as TensorFlow's servers do;
+* EVALUATE (`run_evaluating`): the continuous evaluation of the run's checkpoints
+  (`trainexec.evaluation.evaluator_role`) until its last one, with the job's listener and
+  the trainer's (its summaries); the evaluation target is closed at the end.
+
+Every role begins with the hooks' `begin` and ends with their `close`, whatever happens.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from trainexec.evaluation.evaluator_role import evaluate_until_done
+from trainexec.evaluation.listeners import ListenerList
+from trainexec.records.checkpoints import latest_checkpoint
+from trainexec.records.finished_tasks import record_task_finished
+from trainexec.specs import EvalSpec
+from trainexec.tasks.hooks import TrainerHooks
+from trainexec.tasks.serving import serve_until_training_over
+from trainexec.tasks.training import run_training
+from trainexec.trainer import EVALUATE, SERVE, JobSettings, RolePlan
+
+__all__ = ["run_evaluating", "run_role", "run_serving"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_role(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+    """Carries out `plan` (see the module doc); returns what its role returns."""
+    hooks.begin()
+    try:
+        if plan.action == SERVE:
+            return run_serving(plan, hooks, settings)
+        if plan.action == EVALUATE:
+            return run_evaluating(plan, hooks, settings)
+        return run_training(plan, hooks, settings)
+    finally:
+        hooks.close()
+
+
+def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+    """A SERVE plan (see the module doc)."""
+    if settings.ps_serves_forever:
+        hooks.start_server().join()
+        return hooks.no_result
+    model_dir = hooks.model_dir
+
+    def latest_step() -> int | None:
+        latest = latest_checkpoint(model_dir)
+        return latest.step if latest else None
+
+    serve_until_training_over(hooks.serving_job(), start_server=hooks.start_server,
+                              latest_step=latest_step, poll_secs=settings.poll_secs,
+                              clock=settings.clock)
+    if plan.task in settings.cluster.training_tasks:
+        record_task_finished(model_dir, plan.task)
+    return hooks.no_result
+
+
+def run_evaluating(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+    """An EVALUATE plan: `(metrics, export_results)` of the run's last checkpoint."""
+    eval_spec = settings.eval_spec
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
+                        f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+    with hooks.evaluation_listeners() as extra_listeners:
+        target = hooks.eval_target()
+        try:
+            return evaluate_until_done(
+                target, eval_spec, settings.train_spec.max_steps,
+                task_name=settings.cluster.task_name, clock=settings.clock,
+                poll_secs=settings.poll_secs, idle_timeout_secs=settings.idle_timeout_secs,
+                listener=ListenerList([settings.listener, *extra_listeners]))
+        finally:
+            close = getattr(target, "close", None)
+            if close is not None:
+                close()  # e.g. an Estimator's persistent evaluation session

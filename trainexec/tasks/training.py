@@ -1,0 +1,112 @@
+"""The training roles (TRAIN, TRAIN_AND_EVALUATE): chief, worker, master, a local run.
+
+One sequence for every trainer; the `RolePlan`'s flags say which steps a task takes, the
+trainer's hooks (`trainexec.tasks.hooks.TrainerHooks`) how each is done:
+
+1. `writes_checkpoints`: clear an earlier run's completion record ("completion cleared"),
+   so that no evaluator or ps reads it as this run's;
+2. `starts_server`: start the task's TensorFlow server (before any delay, so that its
+   peers can connect);
+3. `start_delay`: wait out the worker's staggered start delay;
+4. `waits_for_chief`: train once the chief has initialized the model;
+5. train, handing each checkpoint save to the evaluation after saves (TRAIN_AND_EVALUATE);
+6. TRAIN_AND_EVALUATE: the final evaluation and export of the last checkpoint;
+7. `writes_checkpoints`: record that training is complete, at its last checkpoint
+   (evaluators then finish);
+8. unless `is_local`: record that this task's training finished ("task finished": a ps
+   and the task's peers wait for it);
+9. the trainer's last step (`after_records`: a MultiWorkerMirroredStrategy task waits for
+   its peers to finish, so that they leave together).
+
+A local run returns `(metrics, export_results)` of its last evaluation; the other roles
+return the trainer's `no_result`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
+from trainexec.evaluation.listeners import ListenerList
+from trainexec.records.completion import clear_training_complete, record_training_complete
+from trainexec.records.finished_tasks import record_task_finished
+from trainexec.specs import EvalSpec
+from trainexec.tasks.hooks import Trained, TrainerHooks
+from trainexec.trainer import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
+
+__all__ = ["run_training"]
+
+logger = logging.getLogger(__name__)
+
+
+def run_training(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+    """Carries out a TRAIN or TRAIN_AND_EVALUATE `plan` (see the module doc)."""
+    if plan.action not in (TRAIN, TRAIN_AND_EVALUATE):
+        raise ValueError(f"{plan.describe()}: not a training role")
+    evaluates = plan.action == TRAIN_AND_EVALUATE
+    with (hooks.evaluation_listeners() if evaluates
+          else contextlib.nullcontext(())) as extra_listeners:
+        on_save = (_evaluate_on_save(plan, hooks, settings, extra_listeners) if evaluates
+                   else None)
+        if on_save is not None and plan.is_local and hooks.words.local_start:
+            logger.info(hooks.words.local_start)
+        trained = _train(plan, hooks, settings, on_save)
+        if on_save is not None and trained.final_step is not None:
+            on_save.finish(trained.final_step, trained.checkpoint)
+    _record(plan, hooks.model_dir, settings, trained)
+    hooks.after_records(plan, trained)
+    if not plan.is_local:
+        return hooks.no_result
+    if on_save is None:
+        return None, hooks.no_exports  # a local task whose plan only trains
+    result, exports = on_save.eval_result, on_save.export_results
+    return ((dict(result.metrics) if result else None),
+            list(exports) if exports is not None else hooks.no_exports)
+
+
+def _evaluate_on_save(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
+                      extra_listeners: Any) -> EvaluateOnSave:
+    """The evaluation after this task's saves: the job's listener follows a local run; a
+    master's evaluations go to its log and exporters only, as in tf.estimator."""
+    eval_spec = settings.eval_spec
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
+                        f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+    listener = ListenerList([settings.listener if plan.is_local else None,
+                             *extra_listeners])
+    return EvaluateOnSave(hooks.eval_target(), eval_spec, settings.train_spec.max_steps,
+                          listener, settings.clock, hooks.words.on_save,
+                          run_evaluation=hooks.run_evaluation)
+
+
+def _train(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
+           on_save: EvaluateOnSave | None) -> Trained:
+    """Steps 1 to 5 of the module doc."""
+    if plan.writes_checkpoints:
+        clear_training_complete(hooks.model_dir)
+    # A tf.distribute.Server cannot be stopped: its port stays bound until the process
+    # exits, whatever happens to this reference.
+    server = hooks.start_server() if plan.starts_server else None
+    if plan.start_delay:
+        delay = hooks.start_delay_secs()
+        if delay > 0:
+            logger.info("Waiting %.0f secs before starting training.", delay)
+            settings.clock.sleep(delay)
+    task, model_dir = settings.cluster.task_name, hooks.model_dir
+    with hooks.waiting_for_chief() if plan.waits_for_chief else contextlib.nullcontext():
+        trained = hooks.train(plan, on_save,
+                              lambda: record_task_finished(model_dir, task))
+    del server
+    return trained
+
+
+def _record(plan: RolePlan, model_dir: str, settings: JobSettings, trained: Trained) -> None:
+    """Steps 7 and 8: completion first (an evaluator finishes on it), then this task's
+    "finished" (a ps that sees every training task finished stops serving)."""
+    if plan.writes_checkpoints:
+        record_training_complete(model_dir, trained.checkpoint, trained.step,
+                                 settings.train_spec.max_steps)
+    if not plan.is_local:
+        record_task_finished(model_dir, settings.cluster.task_name)
