@@ -75,8 +75,9 @@ def test_trainer_support_is_judged_from_the_cluster_shape(cluster, task_type, in
     support = trainer_support(config)
     assert set(support) == {"Estimator", "Keras"}
     for trainer, (runs, words) in (("Estimator", estimator), ("Keras", keras)):
-        assert support[trainer].startswith("yes" if runs else "no: "), support[trainer]
-        assert words in support[trainer]
+        assert support[trainer].trains is runs
+        assert str(support[trainer]).startswith("yes" if runs else "no: "), support[trainer]
+        assert words in str(support[trainer])
         assert f"  {trainer}: {support[trainer]}" in explain(config)
 
 def test_no_trainer_support_without_a_training_cluster():
@@ -262,7 +263,8 @@ def test_estimator_verdict_of_each_shape_matches_run_config(monkeypatch, text, r
     import tensorflow as tf
 
     config = ClusterConfig.from_json(text)
-    assert trainer_support(config)["Estimator"].startswith("yes" if runs else "no: ")
+    assert trainer_support(config)["Estimator"].trains is runs
+    assert str(trainer_support(config)["Estimator"]).startswith("yes" if runs else "no: ")
     for given in (text, config.to_json()):  # as the producer wrote it, and normalised
         monkeypatch.setenv("TF_CONFIG", given)
         if not runs:

@@ -15,7 +15,7 @@ Example:
     config = ClusterConfig.from_env()
     print(explain(config))
     recognise(config).producer  # "Kubeflow TFJob"
-    trainer_support(config)   # {"Estimator": "yes", "Keras": "yes, MultiWorkerMirroredStrategy"}
+    trainer_support(config)   # {"Estimator": Support(True), "Keras": Support(True, "MultiWorkerMirroredStrategy")}
     ```
 """
 
@@ -31,9 +31,9 @@ from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MA
 
 __all__ = ["GENERIC", "LOCAL_RUN", "MASTER_AS_CHIEF", "PRODUCERS",
            "SAGEMAKER_PARAMETER_SERVER", "SLURM", "TFJOB", "TFJOB_DYNAMIC_WORKER", "TRAINEXEC_LAUNCH",
-           "WORKERS_ONLY", "ClusterShape",
-           "estimator_support", "explain", "keras_support", "recognise", "rewrites",
-           "run_config_fails_on", "trainer_support"]
+           "WORKERS_ONLY", "ClusterShape", "Support",
+           "estimator_support", "estimator_without_chief", "explain", "keras_support",
+           "recognise", "rewrites", "run_config_fails_on", "trainer_support"]
 
 # The producer shapes `recognise` tells apart.
 TFJOB = "Kubeflow TFJob"
@@ -186,50 +186,79 @@ def explain(config: ClusterConfig, launched: bool = False, slurm: bool = False) 
     return "\n".join(lines)
 
 
-def trainer_support(config: ClusterConfig) -> dict[str, str]:
+@dataclasses.dataclass(frozen=True)
+class Support:
+    """Whether a trainer can train a cluster, as data.
+
+    `trains`: it can; `detail`: how (the strategy; may be empty) or why not and the fix;
+    `caveat`: what may still go wrong where it can. `str()` is the line `trainexec
+    tfconfig` prints: "yes, how; but caveat" or "no: why".
+    """
+
+    trains: bool
+    detail: str = ""
+    caveat: str = ""
+
+    def __str__(self) -> str:
+        if not self.trains:
+            return f"no: {self.detail}"
+        return ("yes" + (f", {self.detail}" if self.detail else "")
+                + (f"; {self.caveat}" if self.caveat else ""))
+
+
+def trainer_support(config: ClusterConfig) -> dict[str, Support]:
     """Whether each trainer can train this cluster, judged from its shape alone.
 
-    Maps "Estimator" and "Keras" to "yes, how" or "no: why; the fix".
-    Empty when there is no training cluster (a local run, a lone evaluator).
+    Maps "Estimator" and "Keras" to their `Support`. Empty when there is no training
+    cluster (a local run, a lone evaluator).
     """
     if not config.training_cluster:
         return {}
     return {ESTIMATOR: estimator_support(config), KERAS: keras_support(config)}
 
 
-def estimator_support(config: ClusterConfig) -> str:
-    """Whether an Estimator can train this cluster: "yes..." or "no: why; the fix"."""
+def estimator_without_chief(config: ClusterConfig) -> str | None:
+    """Why an Estimator cannot train `config` for want of a chief, and the fix; None when
+    it has one. The one wording of that rule: `trainexec tfconfig` prints it, and an
+    Estimator task of such a cluster fails with it (`EstimatorTrainer.plan_role`)."""
+    if config.has_chief:
+        return None
+    missing = [job for job in (CHIEF, MASTER) if job in config.empty_jobs]
+    return ('the cluster has no "chief" (or "master") job'
+            + (f" (cluster.{missing[0]} is an empty list)" if missing else "")
+            + ", and Estimator training needs one chief to save checkpoints; give the "
+            'TFJob a Chief replica (replicas: 1), or add "chief": ["host:port"] to '
+            "cluster; a cluster of workers only suits Keras MultiWorkerMirroredStrategy "
+            "instead")
+
+
+def estimator_support(config: ClusterConfig) -> Support:
+    """Whether an Estimator can train this cluster."""
     if config.is_sparse:
-        return f"no: {_PARTIAL_VIEW}"
-    if not config.has_chief:
-        missing = [job for job in (CHIEF, MASTER) if job in config.empty_jobs]
-        why = (f"cluster.{missing[0]} is an empty list" if missing
-               else 'the cluster has no "chief" (or "master") job')
-        return (f"no: {why}, and Estimator training needs one chief to save "
-                "checkpoints; give the TFJob a Chief replica (replicas: 1), or add "
-                '"chief": ["host:port"] to cluster')
-    verdict = "yes"
+        return Support(False, _PARTIAL_VIEW)
+    without_chief = estimator_without_chief(config)
+    if without_chief:
+        return Support(False, without_chief)
+    how = ""
     if MASTER in config.cluster:
-        verdict += ", master:0 trains and evaluates after checkpoint saves"
-        if EVALUATOR in config.cluster:
-            verdict += (" (no evaluator can run beside a master: rename the TFJob's "
-                        "Master to Chief to keep one)")
+        how = "master:0 trains and evaluates after checkpoint saves" + (
+            " (no evaluator can run beside a master: rename the TFJob's Master to Chief "
+            "to keep one)" if EVALUATOR in config.cluster else "")
     trap = run_config_fails_on(config)
-    if trap:
-        verdict += (f"; but TF 2.15's tf.estimator.RunConfig fails for {config.task_name} "
-                    f'on the empty cluster.{trap} ("max() arg is an empty sequence"): '
-                    'first run export TF_CONFIG="$(trainexec tfconfig --json)", '
-                    "or remove the replica spec with 0 replicas")
-    return verdict
+    caveat = (f"but TF 2.15's tf.estimator.RunConfig fails for {config.task_name} "
+              f'on the empty cluster.{trap} ("max() arg is an empty sequence"): '
+              'first run export TF_CONFIG="$(trainexec tfconfig --json)", '
+              "or remove the replica spec with 0 replicas") if trap else ""
+    return Support(True, how, caveat)
 
 
-def keras_support(config: ClusterConfig) -> str:
-    """Whether a Keras trainer can train this cluster: "yes, <strategy>" or "no: ...".
+def keras_support(config: ClusterConfig) -> Support:
+    """Whether a Keras trainer can train this cluster, and with which strategy.
 
     A master is handed to tf.distribute as the chief (`MASTER_AS_CHIEF`).
     """
     if config.is_sparse:
-        return f"no: {_PARTIAL_VIEW}"
+        return Support(False, _PARTIAL_VIEW)
     master = MASTER in config.cluster
     as_chief = " (handed to tf.distribute as chief:0)" if master else ""
     if master and EVALUATOR in config.cluster:
@@ -237,16 +266,18 @@ def keras_support(config: ClusterConfig) -> str:
                      "to Chief to keep one")
     if PS in config.cluster:
         if not config.has_chief:
-            return ('no: ParameterServerStrategy (the cluster has ps) needs a "chief" '
-                    "to coordinate; add a Chief replica (replicas: 1)")
+            return Support(False, 'ParameterServerStrategy (the cluster has ps) needs a '
+                                  '"chief" to coordinate; add a Chief replica (replicas: 1)')
         if WORKER not in config.cluster:
-            return ("no: ParameterServerStrategy (the cluster has ps) needs at least "
-                    "one worker; give the TFJob's Worker 1 or more replicas")
+            return Support(False, "ParameterServerStrategy (the cluster has ps) needs at "
+                                  "least one worker; give the TFJob's Worker 1 or more "
+                                  "replicas")
         lead = MASTER if master else CHIEF
-        return f"yes, ParameterServerStrategy; {lead}:0 coordinates{as_chief}"
+        return Support(True, f"ParameterServerStrategy; {lead}:0 coordinates{as_chief}")
     if config.has_chief:
-        return f"yes, MultiWorkerMirroredStrategy{'; master:0 leads' if master else ''}{as_chief}"
-    return "yes, MultiWorkerMirroredStrategy; worker:0 acts as chief"
+        return Support(True, "MultiWorkerMirroredStrategy"
+                             f"{'; master:0 leads' if master else ''}{as_chief}")
+    return Support(True, "MultiWorkerMirroredStrategy; worker:0 acts as chief")
 
 
 def run_config_fails_on(config: ClusterConfig) -> str | None:

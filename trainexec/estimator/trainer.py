@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
+from trainexec.cluster.verdicts import estimator_without_chief
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
 from trainexec.estimator.run_config_cluster import choose_cluster
@@ -67,16 +68,11 @@ class EstimatorTrainer:
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:
         """The Estimator role of the task `cluster` describes (see the module doc)."""
         self._check_not_distribute_coordinator(cluster)
-        if cluster.task_type in (CHIEF, MASTER, WORKER, PS) and not cluster.has_chief:
-            empty = [f"cluster.{job} is an empty list" for job in (CHIEF, MASTER)
-                     if job in cluster.empty_jobs]
-            raise ConfigError(
-                "TF_CONFIG cluster has no \"chief\" (or \"master\") job"
-                + (f" ({empty[0]})" if empty else "") + ": Estimator "
-                "training needs exactly one chief to save checkpoints; add "
-                '"chief": ["host:port"] to cluster (a TFJob Chief replica spec with '
-                "replicas: 1). A cluster of workers only suits Keras "
-                "MultiWorkerMirroredStrategy instead (see `trainexec tfconfig`)")
+        without_chief = (estimator_without_chief(cluster)
+                         if cluster.task_type in (CHIEF, MASTER, WORKER, PS) else None)
+        if without_chief:
+            raise ConfigError(f"TF_CONFIG ({cluster.task_name}): {without_chief} (see "
+                              "`trainexec tfconfig`)")
         return role_plan(cluster.task_type, cluster.task_name,
                          google_environment=cluster.is_google_environment)
 

@@ -138,11 +138,11 @@ def plan_for(cluster: ClusterConfig, keras_3: bool, gpus: int) -> StrategyPlan:
     with trainexec's own loop (`own_loop`). A master plans as the chief does.
     """
     if cluster.training_cluster:
-        verdict = trainer_support(cluster).get(KERAS, "yes")
-        if verdict.startswith("no"):
+        support = trainer_support(cluster).get(KERAS)
+        if support is not None and not support.trains:
             raise ConfigError(
                 f"KerasTrainer cannot train this TF_CONFIG cluster "
-                f"({cluster.task_name}): {verdict.split(':', 1)[-1].strip()}")
+                f"({cluster.task_name}): {support.detail}")
     kind = _training_kind(cluster, gpus)
     own_loop = keras_3 and kind in DISTRIBUTED_KINDS
     if cluster.task_type is None:
