@@ -33,7 +33,6 @@ from trainexec.clock import Clock
 from trainexec.cluster.config import CHIEF
 from trainexec.cluster.server import start_standard_server
 from trainexec.contract.restart_announcements import announce
-from trainexec.contract.task_logging import configure_task_logging
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
 from trainexec.keras.input_data import call_input_fn
 from trainexec.keras.peer_watchdog import PeerWatchdog
@@ -124,7 +123,6 @@ class KerasHooks:
         return self.settings.clock
 
     def begin(self) -> None:
-        configure_task_logging(self.strategy.cluster.task_name)
         logger.debug("KerasTrainer job: %s", self.strategy.describe())
         announce(rule_for_plan(self.strategy))  # to `trainexec launch`, when it started this task
 

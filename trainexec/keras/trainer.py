@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster.config import ClusterConfig
+from trainexec.contract.task_logging import configure_task_logging
 from trainexec.errors import ConfigError
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.keras.hooks import KerasHooks
@@ -273,4 +274,5 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
         cluster=cluster if cluster is not None else ClusterConfig.from_env(),
         clock=clock or SystemClock(), poll_secs=poll_secs,
         idle_timeout_secs=evaluator_idle_timeout_secs, listener=ListenerList(listeners))
+    configure_task_logging(settings.cluster.task_name)  # as the executor's run() does
     return trainer.run_role(trainer.plan_role(settings.cluster), settings)
