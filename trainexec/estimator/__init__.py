@@ -5,7 +5,9 @@
 * `run_config_cluster`: the cluster and role the Estimator's `RunConfig` was built with;
 * `roles/`: how it carries out each kind of role plan (training, ps, evaluator);
 * `target`: `EstimatorTarget`, an Estimator's checkpoints for the evaluation engine;
-* `persistent_eval`: one evaluation graph and session for every checkpoint.
+* `persistent_eval`: one evaluation graph and session for every checkpoint;
+* `compat/`: every private TensorFlow / tf.estimator attribute or patch it relies on,
+  with its inventory.
 
 Nothing here is imported by `import trainexec`.
 """
