@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from trainexec.errors import ConfigError
 from trainexec.keras.compat.coordinator import (being_scheduled, can_mark_scheduling,
