@@ -68,6 +68,9 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.formatting",
         "trainexec.lazy_exports",
         "trainexec.installation",
+        # The record of a private TensorFlow/Keras attribute (each trainer's compat/
+        # inventory) and its check.
+        "trainexec.internals",
         "trainexec.specs",
         "trainexec.cluster.task_types",
         "trainexec.records.*",

@@ -33,6 +33,7 @@ import os
 from typing import Any
 
 from trainexec.errors import ConfigError
+from trainexec.estimator.compat import estimator_internals as internals
 
 __all__ = ["ENV_VAR", "NotServable", "PersistentEvaluation", "persistent_enabled",
            "unservable_reason"]
@@ -43,9 +44,7 @@ ENV_VAR = "TRAINEXEC_PERSISTENT_EVAL"
 
 # Estimator methods the persistent path stands in for: a subclass overriding
 # one of them evaluates differently, so it keeps `estimator.evaluate`.
-_STOOD_IN_FOR = ("evaluate", "_actual_eval", "_evaluate_build_graph", "_evaluate_run",
-                 "_call_model_fn_eval", "_call_input_fn", "_call_model_fn", "eval_dir",
-                 "_create_global_step", "_create_and_assert_global_step")
+_STOOD_IN_FOR = internals.STOOD_IN_FOR
 _GLOBAL_STEP = "global_step"
 _LOSS = "loss"
 
@@ -87,7 +86,7 @@ def unservable_reason(estimator: Any, eval_spec: Any) -> str | None:
     for name in _STOOD_IN_FOR:
         if _overrides(estimator, base, name):
             return f"{type(estimator).__name__} overrides Estimator.{name}"
-    if getattr(estimator, "_eval_distribution", None) is not None:
+    if internals.eval_distribution(estimator) is not None:
         return "RunConfig.eval_distribute is set: evaluation runs under a distribution strategy"
     hook_base = tf.compat.v1.train.SessionRunHook
     for hook in eval_spec.hooks or ():
@@ -127,7 +126,7 @@ class PersistentEvaluation:
         if reason is not None:
             raise NotServable(reason)
         self._estimator = estimator
-        self._built_from = (estimator._model_fn, estimator._config, estimator.params)
+        self._built_from = (*internals.model_fn_and_config(estimator), estimator.params)
         self._steps = eval_spec.steps
         self._output_dir = estimator.eval_dir(eval_spec.name)
         self._hooks = list(eval_spec.hooks or ())
@@ -140,17 +139,16 @@ class PersistentEvaluation:
             self._graph.finalize()  # nothing may add ops now: the graph cannot grow
         self._session = tf.compat.v1.Session(
             target=estimator.config.evaluation_master, graph=self._graph,
-            config=getattr(estimator, "_session_config", None))
+            config=internals.session_config(estimator))
 
     def _build(self, estimator: Any, eval_spec: Any) -> None:
         import tensorflow as tf
-        from tensorflow.python.training import evaluation as tf_evaluation
 
         mode = tf.estimator.ModeKeys.EVAL
         config = estimator.config
         tf.compat.v1.random.set_random_seed(config.tf_random_seed)
-        global_step = estimator._create_and_assert_global_step(self._graph)
-        data = estimator._call_input_fn(eval_spec.input_fn, mode)
+        global_step = internals.create_and_assert_global_step(estimator, self._graph)
+        data = internals.call_input_fn(estimator, eval_spec.input_fn, mode)
         if not isinstance(data, tf.data.Dataset):
             raise NotServable(f"input_fn returned a {type(data).__name__}, not a "
                               "tf.data.Dataset, so its input cannot be rewound for the "
@@ -164,7 +162,7 @@ class PersistentEvaluation:
         self._input_init = iterator.make_initializer(data)
         self._input_release = iterator.make_initializer(data.take(0))
         features, labels = _split_input(iterator.get_next())
-        spec = estimator._call_model_fn(features, labels, mode, config)
+        spec = internals.call_model_fn(estimator, features, labels, mode, config)
         if spec.evaluation_hooks:
             names = ", ".join(type(hook).__name__ for hook in spec.evaluation_hooks)
             raise NotServable(f"the model_fn returns evaluation_hooks ({names}), new ones "
@@ -177,7 +175,7 @@ class PersistentEvaluation:
         names = sorted(metric_ops)  # the order of the metrics dict and summaries
         self._values = {name: metric_ops[name][0] for name in names}
         self._values[_GLOBAL_STEP] = global_step
-        eval_step = tf_evaluation._get_or_create_eval_step()
+        eval_step = internals.get_or_create_eval_step()
         self._update = [tf.group(*[metric_ops[name][1] for name in names]),
                         tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
         scaffold = spec.scaffold or tf.compat.v1.train.Scaffold()
@@ -205,9 +203,10 @@ class PersistentEvaluation:
         """What about the Estimator changed since the graph was built, or None."""
         model_fn, config, params = self._built_from
         estimator = self._estimator
-        if estimator._model_fn is not model_fn:
+        now_model_fn, now_config = internals.model_fn_and_config(estimator)
+        if now_model_fn is not model_fn:
             return "the Estimator's model_fn was replaced"
-        if estimator._config is not config:
+        if now_config is not config:
             return "the Estimator's config was replaced"
         if estimator.params != params:
             return "the Estimator's params changed"

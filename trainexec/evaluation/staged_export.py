@@ -15,7 +15,9 @@ publishes what it wrote with `ExportFileManager`'s rule (every file first,
 `saved_model.pb` last), removes numbered exports a killed publication left
 without it, and lets the exporter collect its old exports in the real
 directory (`_garbage_collect_exports`, a private method of tf.estimator's
-exporters, called when it exists: without it old exports are kept). trainexec's
+exporters, called when it exists: without it old exports are kept). That call stays
+here, not on the Estimator side, because this engine imports no trainer; the attribute
+is inventoried (and checked by a test) in `trainexec.estimator.compat.exporters`. trainexec's
 own exporters publish whole exports themselves (`publishes_whole_exports =
 True`) and are called directly.
 

@@ -21,5 +21,7 @@
 * `summaries`: training summaries for TensorBoard, laid out as an Estimator's;
 * `first_checkpoint_hint`: the hint `SidecarEvaluator` logs while no checkpoint appears;
 * `ps_links`: a ParameterServerStrategy chief waits until every worker reaches every ps;
-* `coordinator_release`: the PSS chief stops its coordinator's threads once training is over.
+* `coordinator_release`: the PSS chief stops its coordinator's threads once training is over;
+* `compat/`: every private TensorFlow / Keras attribute or patch it relies on, with its
+  inventory.
 """

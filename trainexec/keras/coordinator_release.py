@@ -13,7 +13,8 @@ training: the chief recorded completion, then died with 134, and was restarted.
 `release_coordinator` asks those threads to stop and waits for them, up to a
 bound, before the chief's role returns. It relies on private attributes of
 `tensorflow.python.distribute.coordinator.cluster_coordinator` (the same from
-TF 2.15 to 2.21); where they are missing it does nothing.
+TF 2.15 to 2.21), all in `trainexec.keras.compat.coordinator` (its inventory says
+what each is for); where they are missing it does nothing.
 
 Example:
     ```python
@@ -28,6 +29,8 @@ import threading
 from typing import Any
 
 from trainexec.clock import Clock, SystemClock
+from trainexec.keras.compat.coordinator import (CLOSURE_THREAD_PREFIX, coordinator_cluster,
+                                                stop_coordinator_threads)
 
 __all__ = ["RELEASE_SECS", "release_coordinator"]
 
@@ -37,46 +40,29 @@ logger = logging.getLogger(__name__)
 # connection attempt may take 5 s under trainexec's keepalive settings, which set
 # gRPC's minimum connect timeout, grpc.min_reconnect_backoff_ms).
 RELEASE_SECS = 15.0
-_CLOSURE_THREAD_PREFIX = "WorkerClosureProcessingLoop-"
 
 
 def release_coordinator(strategy: Any, timeout_secs: float = RELEASE_SECS,
                         clock: Clock | None = None) -> bool:
     """Stops `strategy`'s coordinator threads; True when none is left running (or
     there is no coordinator), False when one still ran at the bound (logged)."""
-    cluster = getattr(getattr(strategy, "_cluster_coordinator", None), "_cluster", None)
-    handler = getattr(cluster, "failure_handler", None)
-    if cluster is None or handler is None:
+    cluster = coordinator_cluster(strategy)
+    if cluster is None:
         return True
     clock = clock or SystemClock()
     deadline = clock.now() + timeout_secs
-    # Not handler.stop(): it takes the lock a reconnection in progress holds.
-    handler._should_preemption_thread_run = False
-    poller = getattr(handler, "_task_state_poller_thread", None)
-    if poller is not None:
-        poller.stop()
-    due = getattr(handler, "_cluster_due_for_update_or_finish", None)
-    for worker in getattr(cluster, "workers", ()):
-        worker.stop()
-    queue = getattr(cluster, "closure_queue", None)
-    if queue is not None:
-        queue.stop()
-    resources = getattr(cluster, "resource_cancellation_mgr", None)
-    if resources is not None:  # a recovered worker's datasets being created again
-        resources.start_cancel()
+    handler_thread, wake = stop_coordinator_threads(cluster)
     busy = []
-    handler_thread = getattr(handler, "_preemption_handler_thread", None)
     if handler_thread is not None:
         # Wakes the handler; set again while waiting, as it clears `due` after a
         # reconnection unless it saw the flag above down.
         while handler_thread.is_alive() and clock.now() < deadline:
-            if due is not None:
-                due.set()
+            wake()
             handler_thread.join(min(0.5, max(0.0, deadline - clock.now())))
         if handler_thread.is_alive():
             busy.append(handler_thread.name)
     for thread in threading.enumerate():
-        if thread.name.startswith(_CLOSURE_THREAD_PREFIX):
+        if thread.name.startswith(CLOSURE_THREAD_PREFIX):
             thread.join(max(0.0, deadline - clock.now()))
             if thread.is_alive():
                 busy.append(thread.name)

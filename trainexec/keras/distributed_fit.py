@@ -55,11 +55,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from trainexec.errors import ConfigError
+from trainexec.keras.compat.coordinator import (being_scheduled, can_mark_scheduling,
+                                                worker_iterator_spec)
+from trainexec.keras.compat.fit_loop import build_compiled_state, takes_tf_logs
+from trainexec.keras.compat.variables import atomic_updates
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
 from trainexec.keras.log_values import log_values
 from trainexec.keras.strategy import (DISTRIBUTED_KINDS, MULTI_WORKER_MIRRORED,
@@ -82,57 +85,6 @@ def steps_per_call(model: Any) -> int:
     except (TypeError, ValueError):
         compiled = 1
     return compiled if compiled > 1 else DEFAULT_STEPS_PER_CALL
-
-
-@functools.cache  # looked up once, not at every scheduled call
-def _stateless_scope_check() -> Callable[[], bool]:
-    """Keras 3's `in_stateless_scope` (not in its public API: `keras.StatelessScope`
-    is, the check is not); a function saying no when Keras does not have it."""
-    try:
-        from keras.src.backend.common.stateless_scope import in_stateless_scope
-    except ImportError:
-        return lambda: False
-    return in_stateless_scope
-
-
-@contextlib.contextmanager
-def atomic_updates(variable_type: type) -> Iterator[None]:
-    """Within the block, `assign_add` and `assign_sub` of Keras 3 variables
-    (`variable_type`, e.g. `type(optimizer.iterations)`) update their `tf.Variable`
-    in one op (atomic on a ps) instead of reading, adding and assigning; the
-    methods are put back after. A variable without a `tf.Variable` yet, and any
-    variable inside a `keras.StatelessScope` (where Keras records the new value
-    in the scope instead of assigning it), keep Keras's own update.
-
-    The methods are patched on the class, so for the block's lifetime they apply
-    to every variable of that type in the process: `DistributedFit` enters it only
-    while it traces or schedules a ParameterServerStrategy step (the traced graph
-    keeps the atomic ops), not while callbacks run.
-    """
-    import tensorflow as tf
-
-    in_stateless_scope = _stateless_scope_check()
-    originals = {name: variable_type.__dict__.get(name)
-                 for name in ("assign_add", "assign_sub")}
-
-    def atomic(name: str, keras_update: Callable) -> Callable:
-        def update(self, value):
-            variable = getattr(self, "_value", None)
-            if not isinstance(variable, tf.Variable) or in_stateless_scope():
-                return keras_update(self, value)
-            return getattr(variable, name)(tf.cast(value, variable.dtype))
-        return update
-
-    for name in originals:
-        setattr(variable_type, name, atomic(name, getattr(variable_type, name)))
-    try:
-        yield
-    finally:
-        for name, original in originals.items():
-            if original is None:
-                delattr(variable_type, name)
-            else:
-                setattr(variable_type, name, original)
 
 
 def _overrides_train_step(model: Any) -> bool:
@@ -195,11 +147,8 @@ class DistributedFit:
                 f"created yet; under {self.strategy_name} they must exist before "
                 "training: give a Sequential or functional model an Input layer, or call "
                 "a subclassed model once on a batch (model(x)) in build_model")
-        build = getattr(model, "_symbolic_build", None)
-        if build is None:
-            return
         with self.strategy.scope():
-            build(data_batch=self._element_spec())
+            build_compiled_state(model, self._element_spec())
 
     def _distributed_iterator(self) -> Any:
         strategy = self.strategy
@@ -275,18 +224,12 @@ class DistributedFit:
         if self.plan.kind == MULTI_WORKER_MIRRORED:
             train_steps.get_concrete_function(self._iterator)
             return
-        workers = getattr(self._iterator, "_values", None) or [None]
-        spec = getattr(workers[0], "_type_spec", None)
-        extended = self.strategy.extended
-        if spec is None or not hasattr(extended, "_being_scheduled"):
+        spec = worker_iterator_spec(self._iterator)
+        if spec is None or not can_mark_scheduling(self.strategy):
             logger.debug("Cannot read a worker's iterator spec: not tracing before training")
             return
-        with self.strategy.scope(), self._updates():
-            extended._being_scheduled = True
-            try:
-                train_steps.get_concrete_function(spec)
-            finally:
-                extended._being_scheduled = False
+        with self.strategy.scope(), self._updates(), being_scheduled(self.strategy):
+            train_steps.get_concrete_function(spec)
 
     def _updates(self) -> Any:
         """Atomic variable updates (`atomic_updates`) while a PSS step is traced or
@@ -412,7 +355,7 @@ def _remote_batch_end(callback_list: Any, batch: int, logs: Any) -> None:
     `logs` is a `RemoteValue` (see `DistributedFit._scheduled_epoch`)."""
     fetched = None
     for callback in callback_list.callbacks:
-        if getattr(callback, "_supports_tf_logs", False):
+        if takes_tf_logs(callback):
             callback.on_train_batch_end(batch, logs=logs)
         elif _has_batch_end_hook(callback):
             if fetched is None:

@@ -54,6 +54,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from trainexec.keras import scratch
+from trainexec.keras.compat.preemption import non_blocking_handler_class
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
 from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
 
@@ -183,33 +184,6 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
     return callback
 
 
-def _handler_class() -> type:
-    """TensorFlow's PreemptionCheckpointHandler with a clean-up that never blocks.
-
-    TensorFlow's own clean-up (`__del__`, also run when the handler is garbage
-    collected) posts a value for its watcher thread through the coordination
-    service and joins it. Once a peer has ended (a worker that finished first
-    and exited) those calls can block until the service gives up on the peer:
-    measured 19 s at the end of a MultiWorkerMirroredStrategy job whose tasks
-    had been restarted once, with the chief the last pod running. Both watcher
-    threads are daemons, so the process exits without joining them: this one
-    only tells its own-signal poller to stop.
-    """
-    import tensorflow as tf
-
-    class NonBlockingPreemptionCheckpointHandler(
-            tf.distribute.experimental.PreemptionCheckpointHandler):
-        def stop_watching(self) -> None:
-            stop = getattr(self, "_poll_termination_signal_thread_should_stop", None)
-            if stop is not None:
-                stop.set()
-
-        def __del__(self) -> None:
-            self.stop_watching()
-
-    return NonBlockingPreemptionCheckpointHandler
-
-
 @contextlib.contextmanager
 def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
     import tensorflow as tf
@@ -226,7 +200,7 @@ def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
     # our own (its non-chief temp directory goes beside it, in the same place).
     counter_dir = scratch.make("trainexec-preemption-")
     try:
-        handler = _handler_class()(
+        handler = non_blocking_handler_class()(
             strategy.cluster_resolver, tf.train.Checkpoint(),
             checkpoint_dir=f"{counter_dir}/counter",
             termination_config=tf.distribute.experimental.TerminationConfig(

@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.formatting import format_rate, format_secs
+from trainexec.keras.compat.fit_loop import mark_takes_tf_logs
+from trainexec.keras.compat.optimizers import learning_rate_schedule
 from trainexec.keras.log_values import log_values
 
 __all__ = ["Progress", "ProgressTracker", "describe_progress", "log_progress",
@@ -162,7 +164,7 @@ def _learning_rate(optimizer: Any) -> float | None:
     schedule_types = tuple(t for t in (
         getattr(getattr(tf.keras.optimizers, "schedules", None), "LearningRateSchedule", None),
     ) if isinstance(t, type))
-    scheduled = getattr(optimizer, "_learning_rate", None)
+    scheduled = learning_rate_schedule(optimizer)
     if not schedule_types or not isinstance(scheduled, schedule_types):
         return None
     try:
@@ -206,7 +208,7 @@ def progress_callback(tracker: ProgressTracker) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            self._supports_tf_logs = True
+            mark_takes_tf_logs(self)
             self.tracker = tracker
             self._epochs = 0
             self._fit_start = 0

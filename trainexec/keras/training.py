@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterator, Sequence
 from trainexec.records import checkpoints
 from trainexec.errors import ConfigError
 from trainexec.keras import scratch
+from trainexec.keras.compat.optimizers import optimizer_built
 from trainexec.keras.coordinator_release import release_coordinator
 from trainexec.keras.distributed_fit import DistributedFit
 from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
@@ -133,8 +134,7 @@ def current_step(model: Any) -> int:
 def _build_optimizer(model: Any) -> None:
     """Creates the optimizer's variables (slots), so a restore fills them at once."""
     optimizer = model.optimizer
-    built = getattr(optimizer, "built", getattr(optimizer, "_built", True))
-    if not built and callable(getattr(optimizer, "build", None)) and model.trainable_variables:
+    if not optimizer_built(optimizer) and callable(getattr(optimizer, "build", None)) and model.trainable_variables:
         optimizer.build(model.trainable_variables)
 
 

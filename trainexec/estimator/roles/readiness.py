@@ -11,7 +11,8 @@ seconds, and in a short run it misses training altogether.
 its block re-check every `secs` instead, unless its creator chose a value.
 TensorFlow logs "Waiting for model to be ready" on every check; the block
 lets that line through at most once per `LOG_EVERY_SECS`. It changes nothing
-else and restores TensorFlow's defaults on exit.
+else and restores TensorFlow's defaults on exit. The patch itself (TensorFlow's private
+`SessionManager.__init__`) is `trainexec.estimator.compat.session_manager`'s.
 
 Example:
     ```python
@@ -23,12 +24,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import functools
-import inspect
 import logging
 import threading
 import time
-from typing import Any, Iterator
+from typing import Callable, Iterator
+
+from trainexec.estimator.compat.session_manager import patch_recovery_wait_secs
 
 __all__ = ["model_readiness_checks_every"]
 
@@ -39,7 +40,7 @@ WAITING_MESSAGE = "Waiting for model to be ready"
 
 _lock = threading.Lock()
 _active = 0  # blocks currently inside; the patch stays while any is
-_original_init: Any = None
+_restore: Callable[[], None] | None = None  # puts TensorFlow's SessionManager back
 
 
 class _WaitingLogLimiter(logging.Filter):
@@ -79,38 +80,21 @@ def model_readiness_checks_every(secs: float) -> Iterator[None]:
 
 
 def _enter(secs: float) -> None:
-    global _active, _original_init
+    global _active, _restore
     with _lock:
         _active += 1
         if _active > 1:
             return
-        try:
-            from tensorflow.python.training import session_manager
-            original = session_manager.SessionManager.__init__
-            # Where recovery_wait_secs sits among the arguments after `self`.
-            position = list(inspect.signature(original).parameters).index(
-                "recovery_wait_secs") - 1
-        except (ImportError, AttributeError, ValueError):  # no TF1 sessions
-            logger.debug("SessionManager not found; readiness checks keep TF's interval")
-            return
-
-        @functools.wraps(original)
-        def init(self, *args, **kwargs):
-            if len(args) <= position:
-                kwargs.setdefault("recovery_wait_secs", secs)
-            original(self, *args, **kwargs)
-
-        _original_init = original
-        session_manager.SessionManager.__init__ = init
-        logging.getLogger("tensorflow").addFilter(_limiter)
+        _restore = patch_recovery_wait_secs(secs)
+        if _restore is not None:
+            logging.getLogger("tensorflow").addFilter(_limiter)
 
 
 def _exit() -> None:
-    global _active, _original_init
+    global _active, _restore
     with _lock:
         _active -= 1
-        if _active == 0 and _original_init is not None:
-            from tensorflow.python.training import session_manager
-            session_manager.SessionManager.__init__ = _original_init
-            _original_init = None
+        if _active == 0 and _restore is not None:
+            _restore()
+            _restore = None
             logging.getLogger("tensorflow").removeFilter(_limiter)

@@ -1,0 +1,50 @@
+"""The private attributes a part of `trainexec/` reads or writes, found with `ast`.
+
+Counted: `obj._name` where `obj` is not `self` / `cls` (reads, writes, calls), and a
+string `"_name"` handed to `getattr` / `hasattr` / `setattr`. Dunder names are not
+private. Used by the inventory tests (tests/*/test_compat.py): a private attribute of a
+trainer's modules must be in its compat inventory, so a new one cannot be added quietly.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_PRIVATE = re.compile(r"^_[a-z][A-Za-z0-9_]*$")
+
+
+def private_uses(paths) -> dict[str, list[str]]:
+    """{attribute: ["file:line", ...]} over the Python files `paths`."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(tree):
+            name = None
+            if isinstance(node, ast.Attribute) and _PRIVATE.match(node.attr):
+                owner = node.value
+                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                    name = node.attr
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id in ("getattr", "hasattr", "setattr")
+                  and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                  and isinstance(node.args[1].value, str)
+                  and _PRIVATE.match(node.args[1].value)):
+                name = node.args[1].value
+            if name is not None:
+                found.setdefault(name, []).append(f"{where}:{node.lineno}")
+    return found
+
+
+def uses_outside(package: str, inventory, ignored=()) -> list[str]:
+    """The private attributes used in `trainexec/<package>/` outside its `compat/`
+    that `inventory` does not list (nor `ignored`: trainexec's own names)."""
+    base = ROOT / "trainexec" / package
+    paths = [path for path in sorted(base.rglob("*.py"))
+             if (base / "compat") not in path.parents]
+    listed = {internal.attribute for internal in inventory} | set(ignored)
+    return sorted(f"{use}: {name}" for name, uses in private_uses(paths).items()
+                  if name not in listed for use in uses)
