@@ -33,6 +33,7 @@ from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, Clust
 from trainexec.cluster.verdicts import estimator_without_chief
 from trainexec.errors import ConfigError
 from trainexec.estimator.availability import check_trainable
+from trainexec.estimator.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator.run_config_cluster import choose_cluster
 from trainexec.estimator.hooks import EstimatorHooks
 from trainexec.tasks.roles import run_role
@@ -96,7 +97,7 @@ class EstimatorTrainer:
 
     def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
         config = getattr(self.estimator, "config", None)
-        if cluster.is_distributed and getattr(config, "_distribute_coordinator_mode", None):
+        if cluster.is_distributed and distribute_coordinator_mode(config):
             strategy = getattr(config, "train_distribute", None)
             raise ConfigError(
                 f"RunConfig(train_distribute={type(strategy).__name__}) with a TF_CONFIG "

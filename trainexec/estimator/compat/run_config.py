@@ -29,8 +29,8 @@ INTERNALS = (
              attribute="_distribute_coordinator_mode", lines=(LINE_TF_2_15,),
              when_missing="a train_distribute RunConfig in a TF_CONFIG cluster is not "
                           "refused up front", kind=ASSIGNED,
-             used_in="trainexec/estimator/trainer.py (EstimatorTrainer."
-                     "_check_not_distribute_coordinator)"),
+             used_in="trainexec/estimator/compat/run_config.py "
+                     "(distribute_coordinator_mode, for EstimatorTrainer.plan_role)"),
 )
 
 
