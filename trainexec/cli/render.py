@@ -19,7 +19,7 @@ __all__ = ["add_render_parser"]
 
 
 def add_render_parser(commands: Any) -> argparse.ArgumentParser:
-    """Adds `trainexec render tfjob|vertex` to the `trainexec` subcommands."""
+    """Adds `trainexec render tfjob|vertex|sbatch` to the `trainexec` subcommands."""
     parser = commands.add_parser(
         "render", help="print a job as a Kubeflow TFJob or a Vertex AI CustomJob",
         description="Print the job that `trainexec launch` runs here, for a cluster: a "
@@ -34,9 +34,11 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
     roles.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                        help="an environment variable of every replica; repeat for several")
     roles.set_defaults(run=_run_render, command=[])
-    tfjob = targets.add_parser(
-        TFJOB, parents=[roles], help="a Kubeflow TFJob (kubeflow.org/v1) as YAML",
-        usage="trainexec render tfjob NAME --image IMAGE [options] -- COMMAND [ARG ...]",
+    image = argparse.ArgumentParser(add_help=False)
+    image.add_argument("--image", required=True, help="the container image every task runs")
+    tfjob = _add_target(
+        targets, TFJOB, [roles, image], "--image IMAGE",
+        help="a Kubeflow TFJob (kubeflow.org/v1) as YAML",
         description="Print a kubeflow.org/v1 TFJob: one replica spec per role (Chief, "
         "Worker, PS, Evaluator), each running COMMAND in a container named tensorflow with "
         "a port named tfjob-port; restartPolicy ExitCode by default (trainexec's exit "
@@ -44,7 +46,6 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
         "successPolicy chosen for the job's shape, the reasons in comments; and a "
         "NetworkPolicy admitting the TF port only from the job's own pods. Try it here "
         "first with `trainexec launch --from FILE.yaml`, then `kubectl apply -f FILE.yaml`.")
-    tfjob.add_argument("--image", required=True, help="the container image every task runs")
     tfjob.add_argument("--namespace", default=None, metavar="NS",
                        help="the namespace (default: kubectl's current one)")
     tfjob.add_argument("--port", type=int, default=DEFAULT_PORT, metavar="P",
@@ -56,22 +57,19 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
                        help="add a NetworkPolicy admitting ingress to the job's pods on the "
                        "TF port only from its own pods (default: on): TensorFlow's gRPC "
                        "servers have no authentication")
-    vertex = targets.add_parser(
-        VERTEX, parents=[roles], help="a Vertex AI CustomJob as JSON",
-        usage="trainexec render vertex NAME --image IMAGE --machine-type TYPE [options] "
-        "-- COMMAND [ARG ...]",
+    vertex = _add_target(
+        targets, VERTEX, [roles, image], "--image IMAGE --machine-type TYPE",
+        help="a Vertex AI CustomJob as JSON",
         description="Print a Vertex AI CustomJob: displayName and jobSpec.workerPoolSpecs in "
         "Vertex's order (chief, workers, parameter servers, evaluator; an empty pool {} for "
         "a role left out), each with replicaCount, machineSpec.machineType and "
         "containerSpec (imageUri, command, args, env). Vertex AI writes each replica's "
         "TF_CONFIG from the pools.")
-    vertex.add_argument("--image", required=True, help="the container image every task runs")
     vertex.add_argument("--machine-type", required=True, metavar="TYPE",
                         help="the machine type of every pool, e.g. n1-standard-4")
-    sbatch = targets.add_parser(
-        SBATCH, parents=[roles], help="a Slurm batch script",
-        usage="trainexec render sbatch NAME --nodes N --model-dir DIR [options] "
-        "-- COMMAND [ARG ...]",
+    sbatch = _add_target(
+        targets, SBATCH, [roles], "--nodes N --model-dir DIR",
+        help="a Slurm batch script",
         description="Print a Slurm batch script that runs COMMAND as every task of one srun "
         "step (block distribution), with TRAINEXEC_SLURM_ROLES set so each task builds its "
         "cluster from the step, through `trainexec slurm-exec` (a TF_CONFIG for COMMAND, "
@@ -98,6 +96,14 @@ def add_render_parser(commands: Any) -> argparse.ArgumentParser:
     sbatch.add_argument("--output", default=None, metavar="PATTERN",
                         help="the log file (default NAME-%%j.out; %%j is the job id)")
     return parser
+
+
+def _add_target(targets: Any, name: str, parents: list[argparse.ArgumentParser],
+                required: str, *, help: str, description: str) -> argparse.ArgumentParser:
+    """Adds `trainexec render NAME`, its usage line naming its `required` options."""
+    return targets.add_parser(
+        name, parents=parents, help=help, description=description,
+        usage=f"trainexec render {name} NAME {required} [options] -- COMMAND [ARG ...]")
 
 
 def _run_render(args: argparse.Namespace) -> int:
