@@ -1,4 +1,4 @@
-"""trainexec/testing/gcs.py: TensorFlow's own gs:// file system and google-cloud-storage
+"""trainexec/testing/gcs/: TensorFlow's own gs:// file system and google-cloud-storage
 against the GCS emulator, as on a cluster whose model_dir is on GCS.
 
 The emulator and its clients run in a network namespace of this test's own (named
