@@ -51,6 +51,8 @@ import subprocess
 import sys
 from typing import Callable
 
+from trainexec.records.liveness import read_text_or_none as _read_setting
+
 __all__ = ["HOST", "NETWORKS", "PRIVATE", "PrivateNetwork", "Unavailable", "diagnose",
            "host_warning", "open_network", "PRIVATE_NOTE"]
 
@@ -135,14 +137,6 @@ _USERNS_SWITCHES = (
      "AppArmor restricts unprivileged user namespaces: "
      "kernel.apparmor_restrict_unprivileged_userns = 1"),
 )
-
-
-def _read_setting(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def diagnose(failure: str, as_root: bool,

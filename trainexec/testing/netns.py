@@ -51,7 +51,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from trainexec.testing.storage import SharedDir
@@ -167,6 +167,28 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return result
 
 
+def wire_hosts(bridge: str, hosts: Iterable[Any], prefixlen: int,
+               made: list[tuple[str, Any]]) -> None:
+    """Makes the bridge `bridge` and, for each host (anything with `netns`, `veth` and
+    `address`), its network namespace and a veth pair: `eth0` inside, with the host's
+    address (`/prefixlen`) and `lo` up, its peer `veth` on the bridge. Appends
+    `("link", name)` and `("netns", name)` to `made` as each is made, so that the caller
+    removes them (in reverse) also when a later step fails. `SlurmBed` shares it."""
+    _ip("link", "add", bridge, "type", "bridge")
+    made.append(("link", bridge))
+    _ip("link", "set", bridge, "up")
+    for host in hosts:
+        _ip("netns", "add", host.netns)
+        made.append(("netns", host.netns))
+        _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
+            "netns", host.netns)
+        made.append(("link", host.veth))
+        _ip("link", "set", host.veth, "master", bridge, "up")
+        _ip("-n", host.netns, "addr", "add", f"{host.address}/{prefixlen}", "dev", "eth0")
+        _ip("-n", host.netns, "link", "set", "eth0", "up")
+        _ip("-n", host.netns, "link", "set", "lo", "up")
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -220,7 +242,30 @@ def remove_leftovers() -> list[str]:
     return removed
 
 
-class TestBed:
+class MadeOnEnter:
+    """A context manager that makes what it holds on entry (`_make()`) and removes it on
+    exit (`close()`), also when making it fails halfway: `close()` removes whatever was
+    made by then. `TestBed` and `trainexec.testing.slurm.SlurmBed` are such."""
+
+    def _make(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        try:
+            self._make()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class TestBed(MadeOnEnter):
     """Hosts, each in its own network, UTS, pid and mount namespaces, on a private
     bridge (see the module doc).
 
@@ -267,39 +312,16 @@ class TestBed:
         self._holders: dict[str, tuple[subprocess.Popen, int]] = {}
 
     # -- making and removing ----------------------------------------------------------
-    def __enter__(self) -> "TestBed":
-        try:
-            self._make()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
     def _make(self) -> None:
         remove_leftovers()
-        _ip("link", "add", self.bridge, "type", "bridge")
-        self._made.append(("link", self.bridge))
-        _ip("link", "set", self.bridge, "up")
+        wire_hosts(self.bridge, self.hosts.values(), SUBNET.prefixlen, self._made)
         hosts_text = self.hosts_text()
         for host in self.hosts.values():
-            _ip("netns", "add", host.netns)
-            self._made.append(("netns", host.netns))
             etc = os.path.join(_NETNS_ETC, host.netns)
             os.makedirs(etc, exist_ok=True)
             self._made.append(("etc", etc))
             with open(os.path.join(etc, "hosts"), "w") as f:
                 f.write(hosts_text)
-            _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-                "netns", host.netns)
-            self._made.append(("link", host.veth))
-            _ip("link", "set", host.veth, "master", self.bridge, "up")
-            _ip("-n", host.netns, "addr", "add", f"{host.address}/{SUBNET.prefixlen}",
-                "dev", "eth0")
-            _ip("-n", host.netns, "link", "set", "eth0", "up")
-            _ip("-n", host.netns, "link", "set", "lo", "up")
         if self.shared_dir is not None:
             self._made += [("dir", d) for d in self.shared_dir.prepare()]
         for host in self.hosts.values():

@@ -56,6 +56,8 @@ import tempfile
 import time
 from typing import Mapping, Sequence
 
+from trainexec.testing.netns import MadeOnEnter, wire_hosts
+
 __all__ = ["CONTROLLER", "NODES", "SUBNET", "SlurmBed", "SlurmHost", "unavailable"]
 
 logger = logging.getLogger(__name__)
@@ -146,7 +148,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class SlurmBed:
+class SlurmBed(MadeOnEnter):
     """A Slurm controller and nodes in network namespaces (see the module doc)."""
 
     __test__ = False
@@ -175,17 +177,6 @@ class SlurmBed:
         self._daemons: dict[str, subprocess.Popen] = {}
 
     # -- making and removing ----------------------------------------------------------
-    def __enter__(self) -> "SlurmBed":
-        try:
-            self._make()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
     @property
     def env(self) -> dict[str, str]:
         """The environment for client commands: SLURM_CONF names the bed's config."""
@@ -206,25 +197,12 @@ class SlurmBed:
             f"{h.name}={h.address}" for h in self.hosts.values()))
 
     def _make_network(self) -> None:
-        _ip("link", "add", self.bridge, "type", "bridge")
-        self._made.append(("link", self.bridge))
-        _ip("link", "set", self.bridge, "up")
         hosts = os.path.join(self.dir, "hosts")
         with open(hosts, "w") as f:
             f.write("127.0.0.1 localhost\n" + "".join(
                 f"{h.address} {h.name}\n" for h in self.hosts.values()))
         os.chmod(hosts, 0o644)
-        for host in self.hosts.values():
-            _ip("netns", "add", host.netns)
-            self._made.append(("netns", host.netns))
-            _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-                "netns", host.netns)
-            self._made.append(("link", host.veth))
-            _ip("link", "set", host.veth, "master", self.bridge, "up")
-            _ip("-n", host.netns, "addr", "add", f"{host.address}/{SUBNET.prefixlen}",
-                "dev", "eth0")
-            _ip("-n", host.netns, "link", "set", "eth0", "up")
-            _ip("-n", host.netns, "link", "set", "lo", "up")
+        wire_hosts(self.bridge, self.hosts.values(), SUBNET.prefixlen, self._made)
 
     def _write_config(self) -> None:
         d = self.dir
