@@ -160,7 +160,8 @@ def unavailable() -> str | None:
     return None
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run_ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Runs `ip ARGS...`; a RuntimeError with its message when it fails and `check`."""
     result = subprocess.run(["ip", *args], capture_output=True, text=True)
     if check and result.returncode != 0:
         raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
@@ -174,19 +175,19 @@ def wire_hosts(bridge: str, hosts: Iterable[Any], prefixlen: int,
     address (`/prefixlen`) and `lo` up, its peer `veth` on the bridge. Appends
     `("link", name)` and `("netns", name)` to `made` as each is made, so that the caller
     removes them (in reverse) also when a later step fails. `SlurmBed` shares it."""
-    _ip("link", "add", bridge, "type", "bridge")
+    run_ip("link", "add", bridge, "type", "bridge")
     made.append(("link", bridge))
-    _ip("link", "set", bridge, "up")
+    run_ip("link", "set", bridge, "up")
     for host in hosts:
-        _ip("netns", "add", host.netns)
+        run_ip("netns", "add", host.netns)
         made.append(("netns", host.netns))
-        _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
+        run_ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
             "netns", host.netns)
         made.append(("link", host.veth))
-        _ip("link", "set", host.veth, "master", bridge, "up")
-        _ip("-n", host.netns, "addr", "add", f"{host.address}/{prefixlen}", "dev", "eth0")
-        _ip("-n", host.netns, "link", "set", "eth0", "up")
-        _ip("-n", host.netns, "link", "set", "lo", "up")
+        run_ip("link", "set", host.veth, "master", bridge, "up")
+        run_ip("-n", host.netns, "addr", "add", f"{host.address}/{prefixlen}", "dev", "eth0")
+        run_ip("-n", host.netns, "link", "set", "eth0", "up")
+        run_ip("-n", host.netns, "link", "set", "lo", "up")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -218,8 +219,8 @@ def remove_leftovers() -> list[str]:
     from trainexec.testing import storage
 
     removed = []
-    listed = _ip("netns", "list", check=False).stdout.split()
-    links = _ip("-o", "link", "show", check=False).stdout
+    listed = run_ip("netns", "list", check=False).stdout.split()
+    links = run_ip("-o", "link", "show", check=False).stdout
     names = {n for n in listed if n.startswith(PREFIX)}
     for line in links.splitlines():
         parts = line.split(":")
@@ -234,24 +235,37 @@ def remove_leftovers() -> list[str]:
         if not owner or _pid_alive(int(owner)) or "probe" in name:
             continue
         if name in listed:
-            _ip("netns", "del", name, check=False)
-        _ip("link", "del", name, check=False)
+            run_ip("netns", "del", name, check=False)
+        run_ip("link", "del", name, check=False)
         shutil.rmtree(os.path.join(_NETNS_ETC, name), ignore_errors=True)
         removed.append(name)
     removed += storage.remove_leftovers(lambda pid: _pid_alive(pid))
     return removed
 
 
-class MadeOnEnter:
-    """A context manager that makes what it holds on entry (`_make()`) and removes it on
-    exit (`close()`), also when making it fails halfway: `close()` removes whatever was
-    made by then. `TestBed` and `trainexec.testing.slurm.SlurmBed` are such."""
+class BridgeBed:
+    """Hosts on a private bridge, each with a link to it (`host(name).veth`), made on
+    entry (`_make()`) and removed on exit (`close()`), also when making them fails
+    halfway: `close()` removes whatever was made by then. `TestBed` and
+    `trainexec.testing.slurm.SlurmBed` are such."""
 
     def _make(self) -> None:
         raise NotImplementedError
 
     def close(self) -> None:
         raise NotImplementedError
+
+    def host(self, name: str) -> Any:
+        raise NotImplementedError
+
+    def link_down(self, host: str) -> None:
+        """Cuts `host` off the bridge: nothing reaches it, it reaches nothing."""
+        run_ip("link", "set", self.host(host).veth, "down")
+        logger.info("Link of %s is down", host)
+
+    def link_up(self, host: str) -> None:
+        run_ip("link", "set", self.host(host).veth, "up")
+        logger.info("Link of %s is up", host)
 
     def __enter__(self) -> Any:
         try:
@@ -265,7 +279,7 @@ class MadeOnEnter:
         self.close()
 
 
-class TestBed(MadeOnEnter):
+class TestBed(BridgeBed):
     """Hosts, each in its own network, UTS, pid and mount namespaces, on a private
     bridge (see the module doc).
 
@@ -360,9 +374,9 @@ class TestBed(MadeOnEnter):
             if kind == "holder":
                 self._end_holder(str(name))
             elif kind == "netns":
-                _ip("netns", "del", str(name), check=False)
+                run_ip("netns", "del", str(name), check=False)
             elif kind == "link":
-                _ip("link", "del", str(name), check=False)
+                run_ip("link", "del", str(name), check=False)
             elif kind == "etc":
                 shutil.rmtree(str(name), ignore_errors=True)
             elif kind == "dir":
@@ -441,15 +455,6 @@ class TestBed(MadeOnEnter):
             proc.communicate()
             raise
         return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
-
-    def link_down(self, host: str) -> None:
-        """Cuts `host` off the bridge: nothing reaches it, it reaches nothing."""
-        _ip("link", "set", self.host(host).veth, "down")
-        logger.info("Link of %s is down", host)
-
-    def link_up(self, host: str) -> None:
-        _ip("link", "set", self.host(host).veth, "up")
-        logger.info("Link of %s is up", host)
 
     @contextlib.contextmanager
     def partitioned(self, host: str):

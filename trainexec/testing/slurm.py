@@ -56,7 +56,7 @@ import tempfile
 import time
 from typing import Mapping, Sequence
 
-from trainexec.testing.netns import MadeOnEnter, wire_hosts
+from trainexec.testing.netns import BridgeBed, run_ip, wire_hosts
 
 __all__ = ["CONTROLLER", "NODES", "SUBNET", "SlurmBed", "SlurmHost", "unavailable"]
 
@@ -119,13 +119,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
-    return result
-
-
 def _kill_and_wait(pids: Sequence[int], timeout: float = 10.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
@@ -148,7 +141,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class SlurmBed(MadeOnEnter):
+class SlurmBed(BridgeBed):
     """A Slurm controller and nodes in network namespaces (see the module doc)."""
 
     __test__ = False
@@ -310,7 +303,7 @@ class SlurmBed(MadeOnEnter):
                 pass
         own = {proc.pid for proc in reapers.values()}
         for host in self.hosts.values():  # daemons, slurmstepd, tasks left in the namespace
-            pids = _ip("netns", "pids", host.netns, check=False).stdout.split()
+            pids = run_ip("netns", "pids", host.netns, check=False).stdout.split()
             _kill_and_wait([int(p) for p in pids if p.isdigit() and int(p) not in own],
                            timeout=10)
         for proc in reapers.values():  # they exit once all they reap is gone
@@ -322,9 +315,9 @@ class SlurmBed(MadeOnEnter):
             munged.wait()
         for kind, name in reversed(self._made):
             if kind == "netns":
-                _ip("netns", "del", name, check=False)
+                run_ip("netns", "del", name, check=False)
             elif kind == "link":
-                _ip("link", "del", name, check=False)
+                run_ip("link", "del", name, check=False)
             elif kind == "dir" and self._given_dir is None and not os.environ.get(
                     "TRAINEXEC_KEEP_SLURM_BED"):
                 shutil.rmtree(name, ignore_errors=True)
@@ -412,12 +405,3 @@ class SlurmBed(MadeOnEnter):
             time.sleep(1.0)
         raise TimeoutError(f"job {job_id} not in {list(states)} after {timeout:.0f} s: "
                            f"{record.get('JobState')}")
-
-    def link_down(self, node: str) -> None:
-        """Cuts `node` off the bridge: nothing reaches it, it reaches nothing."""
-        _ip("link", "set", self.host(node).veth, "down")
-        logger.info("Link of %s is down", node)
-
-    def link_up(self, node: str) -> None:
-        _ip("link", "set", self.host(node).veth, "up")
-        logger.info("Link of %s is up", node)
