@@ -51,7 +51,9 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from trainexec.testing.bridge import BridgeBed, run_ip, wire_hosts
 
 if TYPE_CHECKING:
     from trainexec.testing.storage import SharedDir
@@ -160,36 +162,6 @@ def unavailable() -> str | None:
     return None
 
 
-def run_ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Runs `ip ARGS...`; a RuntimeError with its message when it fails and `check`."""
-    result = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
-    return result
-
-
-def wire_hosts(bridge: str, hosts: Iterable[Any], prefixlen: int,
-               made: list[tuple[str, Any]]) -> None:
-    """Makes the bridge `bridge` and, for each host (anything with `netns`, `veth` and
-    `address`), its network namespace and a veth pair: `eth0` inside, with the host's
-    address (`/prefixlen`) and `lo` up, its peer `veth` on the bridge. Appends
-    `("link", name)` and `("netns", name)` to `made` as each is made, so that the caller
-    removes them (in reverse) also when a later step fails. `SlurmBed` shares it."""
-    run_ip("link", "add", bridge, "type", "bridge")
-    made.append(("link", bridge))
-    run_ip("link", "set", bridge, "up")
-    for host in hosts:
-        run_ip("netns", "add", host.netns)
-        made.append(("netns", host.netns))
-        run_ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-            "netns", host.netns)
-        made.append(("link", host.veth))
-        run_ip("link", "set", host.veth, "master", bridge, "up")
-        run_ip("-n", host.netns, "addr", "add", f"{host.address}/{prefixlen}", "dev", "eth0")
-        run_ip("-n", host.netns, "link", "set", "eth0", "up")
-        run_ip("-n", host.netns, "link", "set", "lo", "up")
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -203,12 +175,7 @@ def _pid_alive(pid: int) -> bool:
 def _owner(name: str) -> str:
     """The pid in a bed's name (te<pid>h3, te<pid>v3, te<pid>b, te<pid>-shared)."""
     rest = name[len(PREFIX):]
-    digits = ""
-    for char in rest:
-        if not char.isdigit():
-            break
-        digits += char
-    return digits
+    return rest[:len(rest) - len(rest.lstrip("0123456789"))]
 
 
 def remove_leftovers() -> list[str]:
@@ -241,42 +208,6 @@ def remove_leftovers() -> list[str]:
         removed.append(name)
     removed += storage.remove_leftovers(lambda pid: _pid_alive(pid))
     return removed
-
-
-class BridgeBed:
-    """Hosts on a private bridge, each with a link to it (`host(name).veth`), made on
-    entry (`_make()`) and removed on exit (`close()`), also when making them fails
-    halfway: `close()` removes whatever was made by then. `TestBed` and
-    `trainexec.testing.slurm.SlurmBed` are such."""
-
-    def _make(self) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def host(self, name: str) -> Any:
-        raise NotImplementedError
-
-    def link_down(self, host: str) -> None:
-        """Cuts `host` off the bridge: nothing reaches it, it reaches nothing."""
-        run_ip("link", "set", self.host(host).veth, "down")
-        logger.info("Link of %s is down", host)
-
-    def link_up(self, host: str) -> None:
-        run_ip("link", "set", self.host(host).veth, "up")
-        logger.info("Link of %s is up", host)
-
-    def __enter__(self) -> Any:
-        try:
-            self._make()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
 
 class TestBed(BridgeBed):

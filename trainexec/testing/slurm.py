@@ -56,7 +56,7 @@ import tempfile
 import time
 from typing import Mapping, Sequence
 
-from trainexec.testing.netns import BridgeBed, run_ip, wire_hosts
+from trainexec.testing.bridge import BridgeBed, run_ip, wire_hosts
 
 __all__ = ["CONTROLLER", "NODES", "SUBNET", "SlurmBed", "SlurmHost", "unavailable"]
 
