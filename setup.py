@@ -12,11 +12,25 @@ Two TensorFlow lines are supported and tested:
 ``trainexec launch --from FILE.yaml`` (Kubeflow TFJob manifests).
 """
 
+import pathlib
+import re
+
 from setuptools import find_packages, setup
+
+
+def package_version() -> str:
+    """`__version__` from trainexec/__init__.py, read as text (importing the package
+    would need its dependencies installed first): the one place the version is set."""
+    init = pathlib.Path(__file__).resolve().parent / "trainexec" / "__init__.py"
+    match = re.search(r'^__version__ = "([^"]+)"', init.read_text(encoding="utf-8"), re.M)
+    if match is None:
+        raise RuntimeError(f'{init}: no line __version__ = "X.Y.Z"')
+    return match.group(1)
+
 
 setup(
     name="trainexec",
-    version="0.2.0",
+    version=package_version(),
     description="Run TensorFlow training as a cluster: TF_CONFIG roles, "
     "continuous evaluation and a local cluster launcher.",
     packages=find_packages(include=["trainexec", "trainexec.*"]),

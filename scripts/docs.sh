@@ -10,24 +10,13 @@
 # reads docstrings statically and imports neither TensorFlow nor trainexec's package
 # dependencies beyond portpicker, so it takes seconds.
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON="${PYTHON:-python3.11}"
-command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"  # ROOT, PYTHON, ensure_venv
 VENV="${TRAINEXEC_DOCS_VENV:-$ROOT/.venv-docs}"
 REQUIREMENTS="$ROOT/docs/requirements.txt"
 export NO_MKDOCS_2_WARNING=1
 
-if [ ! -x "$VENV/bin/python" ]; then
-  echo "[docs] creating the docs environment in $VENV" >&2
-  "$PYTHON" -m venv "$VENV" >&2
-fi
-stamp="$VENV/.docs-installed"
-if [ ! -f "$stamp" ] || [ "$REQUIREMENTS" -nt "$stamp" ]; then
-  echo "[docs] installing $REQUIREMENTS into $VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-  "$VENV/bin/python" -m pip install --quiet -r "$REQUIREMENTS" >&2
-  touch "$stamp"
-fi
+ensure_venv docs docs "$VENV" "$VENV/.docs-installed" "$REQUIREMENTS" "$REQUIREMENTS" \
+  -r "$REQUIREMENTS"
 
 cd "$ROOT"
 case "${1:-build}" in

@@ -1,6 +1,6 @@
-# Sourced by the scripts in this folder. Defines `trainexec_env LINE`, which
-# creates (if missing) the virtual environment of one TensorFlow line, installs
-# trainexec into it and prints its directory:
+# Sourced by the scripts in this folder. Defines `ensure_venv` (below, also docs.sh's) and
+# `trainexec_env LINE`, which creates (if missing) the virtual environment of one
+# TensorFlow line, installs trainexec into it and prints its directory:
 #
 #   current  .venv          newest TensorFlow (Keras 3 as tf.keras) + tf_keras
 #   tf2.15   .venv-tf2.15   TensorFlow 2.15 + tensorflow-estimator 2.15 (Estimators)
@@ -12,6 +12,24 @@ PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
+# ensure_venv TAG NAME VENV STAMP SOURCE WHAT PIP-INSTALL-ARGS...: creates VENV if missing
+# and runs `pip install PIP-INSTALL-ARGS` in it when SOURCE is newer than STAMP, saying
+# so on stderr as "[TAG] ..." (NAME and WHAT name the environment and what goes in).
+ensure_venv() {
+  local tag="$1" name="$2" venv="$3" stamp="$4" source="$5" what="$6"
+  shift 6
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "[$tag] creating the $name environment in $venv" >&2
+    "$PYTHON" -m venv "$venv" >&2
+  fi
+  if [ ! -f "$stamp" ] || [ "$source" -nt "$stamp" ]; then
+    echo "[$tag] installing $what into $venv" >&2
+    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
+    "$venv/bin/python" -m pip install --quiet "$@" >&2
+    touch "$stamp"
+  fi
+}
+
 trainexec_env() {
   local line="$1" venv extras
   case "$line" in
@@ -20,16 +38,7 @@ trainexec_env() {
     *) echo "trainexec_env: unknown TensorFlow line '$line' (current or tf2.15)" >&2
        return 2 ;;
   esac
-  if [ ! -x "$venv/bin/python" ]; then
-    echo "[setup] creating the $line environment in $venv" >&2
-    "$PYTHON" -m venv "$venv" >&2
-  fi
-  local stamp="$venv/.trainexec-installed"
-  if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
-    echo "[setup] installing trainexec[$extras] into $venv (a few minutes the first time)" >&2
-    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$venv/bin/python" -m pip install --quiet -e "$ROOT[$extras]" >&2
-    touch "$stamp"
-  fi
+  ensure_venv setup "$line" "$venv" "$venv/.trainexec-installed" "$ROOT/setup.py" \
+    "trainexec[$extras] (a few minutes the first time)" -e "$ROOT[$extras]"
   echo "$venv"
 }

@@ -135,6 +135,30 @@ class ClockedLog:
         return [(t, m) for t, _, m in self.lines if m.startswith(prefix)]
 
 
+class FakeServer:
+    """`tf.distribute.Server` as `trainexec.cluster.server.start_standard_server` makes it
+    (`server_factory=FakeServer`): it keeps its arguments (`args`, the cluster spec as a
+    dict), and whether it was started and joined. `made` lists every one made (clear it
+    first), `last` is the last one joined (reset it to None first)."""
+
+    made: list["FakeServer"] = []
+    last: "FakeServer | None" = None
+
+    def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
+        self.args = dict(cluster_spec=cluster_spec.as_dict(), job_name=job_name,
+                         task_index=task_index, protocol=protocol, start=start)
+        self.job_name, self.task_index = job_name, task_index
+        self.started = self.joined = False
+        FakeServer.made.append(self)
+
+    def start(self):
+        self.started = True
+
+    def join(self):
+        self.joined = True
+        FakeServer.last = self
+
+
 class StubEstimator:
     """What the executor uses of an Estimator; 'evaluation' reads the step."""
 

@@ -1,4 +1,4 @@
-"""trainexec/cli.py: the `trainexec` command. `trainexec tfconfig` shows how TF_CONFIG is
+"""trainexec/cli/: the `trainexec` command. `trainexec tfconfig` shows how TF_CONFIG is
 understood (exit 2 when malformed); `trainexec launch` refuses bad arguments with exit 2.
 `trainexec launch` running real jobs (its output, summary, exit codes 0, 1, 130/143 on
 signals, and no survivors) is tests/cluster/test_cli_launch.py.

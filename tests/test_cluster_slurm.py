@@ -31,33 +31,31 @@ def test_host_lists_expand_in_slurms_order(text, hosts):
     assert expand_hostlist(text) == hosts
 
 
-@pytest.mark.parametrize("text, words", [
-    ("n[9-11", "not a Slurm host list"),
-    ("n[x-2]", "not a list of numbers"),
-    ("n[5-3]", "runs backwards"),
-])
-def test_bad_host_lists_are_named(text, words):
-    with pytest.raises(ConfigError, match="SLURM_STEP_NODELIST") as err:
-        expand_hostlist(text)
+# (parse, text, the variable the message names, the words that say what to fix)
+BAD_INPUT = [
+    (expand_hostlist, "n[9-11", "SLURM_STEP_NODELIST", "not a Slurm host list"),
+    (expand_hostlist, "n[x-2]", "SLURM_STEP_NODELIST", "not a list of numbers"),
+    (expand_hostlist, "n[5-3]", "SLURM_STEP_NODELIST", "runs backwards"),
+    (parse_roles, "chief=1,master=1", "TRAINEXEC_SLURM_ROLES",
+     "ROLE one of chief, worker, ps, evaluator"),
+    (parse_roles, "chief=2", "TRAINEXEC_SLURM_ROLES", "at most one chief"),
+    (parse_roles, "worker=two", "TRAINEXEC_SLURM_ROLES", "not a task count"),
+    (parse_roles, "chief=1,chief=1", "TRAINEXEC_SLURM_ROLES", "twice"),
+    (parse_roles, "ps=1,evaluator=1", "TRAINEXEC_SLURM_ROLES", "nothing trains"),
+]
+
+
+@pytest.mark.parametrize("parse, text, variable, words", BAD_INPUT,
+                         ids=[f"{row[0].__name__}-{row[1]}" for row in BAD_INPUT])
+def test_bad_host_lists_and_roles_are_named_with_the_fix(parse, text, variable, words):
+    with pytest.raises(ConfigError, match=variable) as err:
+        parse(text)
     assert words in str(err.value)
 
 
 def test_tasks_per_node_and_ports_expand():
     assert expand_tasks_per_node("2(x3),1") == (2, 2, 2, 1)
     assert expand_ports("21001-21003,21010") == (21001, 21002, 21003, 21010)
-
-
-@pytest.mark.parametrize("text, words", [
-    ("chief=1,master=1", "ROLE one of chief, worker, ps, evaluator"),
-    ("chief=2", "at most one chief"),
-    ("worker=two", "not a task count"),
-    ("chief=1,chief=1", "twice"),
-    ("ps=1,evaluator=1", "nothing trains"),
-])
-def test_bad_roles_are_named_with_the_fix(text, words):
-    with pytest.raises(ConfigError, match="TRAINEXEC_SLURM_ROLES") as err:
-        parse_roles(text)
-    assert words in str(err.value)
 
 
 def test_roles_take_trainexecs_order_not_the_written_or_alphabetical_one():

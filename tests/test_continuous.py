@@ -304,17 +304,26 @@ def test_max_steps_final_export(tmp_path):
                                                              "recorder")
 
 
-def test_never_evaluates_half_written_checkpoint(tmp_path):
-    clock = FakeClock(0.0)
-    prefix = write_checkpoint(str(tmp_path), 10)
-    os.rename(prefix + ".index", str(tmp_path / "held.index"))  # data written, index not yet
+def half_written_checkpoint(tmp_path, step=10):
+    """A checkpoint at `step` whose data is written but not its index, named by the state
+    file: (its prefix, `finish()`, which writes the index and records the run complete
+    at it, once)."""
+    prefix = write_checkpoint(str(tmp_path), step)
+    held = str(tmp_path / "held.index")
+    os.rename(prefix + ".index", held)  # data written, index not yet
     point_state_file_at(str(tmp_path), prefix)
 
-    def finish_writing(c):
-        if c.now() >= 20 and not os.path.exists(prefix + ".index"):
-            os.rename(str(tmp_path / "held.index"), prefix + ".index")
-            record_training_complete(str(tmp_path), prefix, 10, None)
-    clock.on_sleep = finish_writing
+    def finish():
+        if not os.path.exists(prefix + ".index"):
+            os.rename(held, prefix + ".index")
+            record_training_complete(str(tmp_path), prefix, step, None)
+    return prefix, finish
+
+
+def test_never_evaluates_half_written_checkpoint(tmp_path):
+    clock = FakeClock(0.0)
+    prefix, finish = half_written_checkpoint(tmp_path)
+    clock.on_sleep = lambda c: c.now() >= 20 and finish()
     # The state file already names it: tf.train.latest_checkpoint needs the index,
     # so use a target that trusts the state file like a copy-based file system.
     target, loop = make_loop(tmp_path, clock, LoopPolicy(throttle_secs=0))
@@ -346,9 +355,7 @@ def test_checkpoint_left_incomplete_is_skipped_and_named(tmp_path, caplog):
 def test_incomplete_checkpoint_whose_files_change_is_waited_for(tmp_path):
     # A slow writer: the shard grows for 100 s, beyond unreadable_timeout_secs.
     clock = FakeClock(0.0)
-    prefix = write_checkpoint(str(tmp_path), 10)
-    os.rename(prefix + ".index", str(tmp_path / "held.index"))
-    point_state_file_at(str(tmp_path), prefix)
+    prefix, finish = half_written_checkpoint(tmp_path)
     shard = prefix + ".data-00000-of-00001"
 
     def keep_writing(c):
@@ -356,9 +363,8 @@ def test_incomplete_checkpoint_whose_files_change_is_waited_for(tmp_path):
             with open(shard, "ab") as f:
                 f.write(b"")  # same size, but a new modification time
             os.utime(shard, ns=(int(c.now() * 1e9) + 1, int(c.now() * 1e9) + 1))
-        elif not os.path.exists(prefix + ".index"):
-            os.rename(str(tmp_path / "held.index"), prefix + ".index")
-            record_training_complete(str(tmp_path), prefix, 10, None)
+        else:
+            finish()
     clock.on_sleep = keep_writing
     target, loop = make_loop(tmp_path, clock, LoopPolicy(unreadable_timeout_secs=30))
     target.latest_checkpoint = lambda: prefix

@@ -16,7 +16,7 @@ from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalS
                        train_and_evaluate)
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer
-from fakes import FakeClock, FakeEstimator, FakeTrainer, RecordingExporter
+from fakes import FakeClock, FakeEstimator, FakeServer, FakeTrainer, RecordingExporter
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
@@ -115,17 +115,6 @@ def test_run_a_role_asks_the_trainer_for_that_role(method, task_type):
 
 # -- the Estimator's roles ---------------------------------------------------------------
 
-class FakeServer:
-    def __init__(self, *args, **kwargs):
-        self.kwargs = kwargs
-        self.joined = False
-
-    def start(self):
-        pass
-
-    def join(self):
-        self.joined = True
-        FakeServer.last = self
 
 
 def executor(trainer, task_type=None, index=0, eval_spec=None, clock=None, **kw):
@@ -204,7 +193,7 @@ def test_run_config_max_worker_delay_is_honoured(tmp_path):
 
 def test_ps_serves_forever_when_asked(tmp_path):
     executor(FakeEstimator(tmp_path, "ps"), "ps", ps_serves_forever=True).run()
-    assert FakeServer.last.joined and FakeServer.last.kwargs["job_name"] == "ps"
+    assert FakeServer.last.joined and FakeServer.last.args["job_name"] == "ps"
 
 
 def age_records(model_dir, secs):
@@ -446,29 +435,20 @@ def test_run_config_protocol_is_used_for_the_server(tmp_path):
     trainer = FakeEstimator(tmp_path, "ps")
     trainer.config.protocol = "grpc+custom"
     executor(trainer, "ps", ps_serves_forever=True).run()
-    assert FakeServer.last.kwargs["protocol"] == "grpc+custom"
+    assert FakeServer.last.args["protocol"] == "grpc+custom"
 
 
 # -- TF_CONFIGs real cluster managers write (Kubeflow TFJob) ------------------------------
-class RecordingServer(FakeServer):
-    made = []
-
-    def __init__(self, cluster_spec, **kwargs):
-        super().__init__(cluster_spec, **kwargs)
-        self.cluster_spec = cluster_spec.as_dict()
-        RecordingServer.made.append(self)
-
-
 def run_task(tmp_path, cluster, task_type, index=0, clock=None, **options):
     """Runs one task of `cluster` (a TF_CONFIG cluster, as written) with a FakeEstimator."""
     config = ClusterConfig.from_dict({"cluster": cluster,
                                       "task": {"type": task_type, "index": index}})
     trainer = FakeEstimator(tmp_path, task_type, index)
-    RecordingServer.made = []
+    FakeServer.made.clear()
     result = TrainingExecutor(
         trainer, TrainSpec(input_fn, max_steps=20),
         EvalSpec(input_fn, throttle_secs=0, start_delay_secs=0), cluster=config,
-        clock=clock or FakeClock(), server_factory=RecordingServer,
+        clock=clock or FakeClock(), server_factory=FakeServer,
         worker_delay=WorkerDelay(0), **options).run()
     return trainer, result
 
@@ -480,7 +460,7 @@ def test_chief_of_a_tfjob_with_zero_worker_replicas_trains(tmp_path):
     assert read_training_complete(str(tmp_path)).global_step == 20
     # RunConfig gives this chief a gRPC master (the empty jobs count as jobs), so
     # its server runs; the empty jobs are not part of it.
-    assert [s.cluster_spec for s in RecordingServer.made] == [{"chief": ["127.0.0.1:1"]}]
+    assert [s.args["cluster_spec"] for s in FakeServer.made] == [{"chief": ["127.0.0.1:1"]}]
 
 
 def test_ps_of_a_tfjob_with_zero_worker_replicas_waits_for_the_chief_only(tmp_path):
@@ -489,7 +469,7 @@ def test_ps_of_a_tfjob_with_zero_worker_replicas_waits_for_the_chief_only(tmp_pa
     cluster = {"chief": ["127.0.0.1:1"], "worker": [], "ps": ["127.0.0.1:4"]}
     run_task(tmp_path, cluster, "ps", clock=clock, poll_secs=0.5)
     assert clock.sleeps == [0.5]  # exits on the first look after chief:0 finished
-    assert [s.cluster_spec for s in RecordingServer.made] == [
+    assert [s.args["cluster_spec"] for s in FakeServer.made] == [
         {"chief": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]}]
 
 
@@ -499,7 +479,7 @@ def test_master_trains_and_evaluates_beside_an_evaluator_job(tmp_path):
     assert [os.path.basename(p) for p in trainer.evaluated] == ["model.ckpt-10",
                                                                 "model.ckpt-20"]
     assert read_training_complete(str(tmp_path)).global_step == 20
-    assert [s.cluster_spec for s in RecordingServer.made] == [
+    assert [s.args["cluster_spec"] for s in FakeServer.made] == [
         {"master": ["127.0.0.1:1"], "ps": ["127.0.0.1:4"]}]  # the evaluator stands outside
 
 

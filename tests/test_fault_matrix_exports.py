@@ -23,7 +23,7 @@ import time
 import pytest
 import tensorflow as tf
 
-from fakes import FakeClock, FinalOnlyExporter, RecordingExporter, StubEstimator, write_checkpoint
+from fakes import FakeClock, FakeServer, FinalOnlyExporter, RecordingExporter, StubEstimator, write_checkpoint
 from finished_runs import finished_keras_run, finished_run, input_fn, loss_at
 from processes import wait_until
 from tf_configs import ps_cluster
@@ -242,14 +242,6 @@ def test_exporter_named_to_escape_its_directory_is_refused_everywhere(tmp_path, 
 
 
 # == 5. The ps stops once the completion record shows training is over ====================
-
-
-class FakeServer:
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def start(self):
-        pass
 
 
 def run_ps(model_dir, clock, max_steps=20, poll_secs=1.0):

@@ -12,7 +12,7 @@ import sys
 import pytest
 import tensorflow as tf
 
-from fakes import ClockedLog, FakeClock, serve_as_keras_task, write_checkpoint
+from fakes import ClockedLog, FakeClock, FakeServer, serve_as_keras_task, write_checkpoint
 from processes import ROOT
 from tf_configs import keras_plan
 from trainexec.cluster.config import ClusterConfig
@@ -115,16 +115,6 @@ def test_run_keras_job_rejects(tmp_path, change, words):
 
 # -- serving (PSS workers and ps) ----------------------------------------------------
 
-class FakeServer:
-    started = 0
-
-    def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
-        self.job_name, self.task_index = job_name, task_index
-
-    def start(self):
-        FakeServer.started += 1
-
-
 PSS_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:3"]}
 
 
@@ -145,11 +135,11 @@ def test_a_worker_serves_until_the_chief_finishes_saying_what_it_waits_for(tmp_p
             clock.done = True
             record_task_finished(model_dir, "chief:0")
     clock.on_sleep = chief_finishes
-    before = FakeServer.started
+    FakeServer.made.clear()
     with ClockedLog(clock) as log:
         server = serve_as_keras_task(_serving_plan("worker:0"), model_dir, 200,
                                      poll_secs=1.0, clock=clock, server_factory=FakeServer)
-    assert FakeServer.started == before + 1 and server.job_name == "worker"
+    assert [s.started for s in FakeServer.made] == [True] and server.job_name == "worker"
     assert 130 <= clock.now() - start <= 132
     messages = [(t - start, m) for t, m in log.messages("worker:0")]
     assert messages[0][0] == 0 and "until chief:0 records" in messages[0][1]

@@ -131,6 +131,7 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec",
         "trainexec.__main__",
         "trainexec.cli",
+        "trainexec.cli.*",
         "trainexec.exporters",
         "trainexec.keras_strategy",
         "trainexec.examples.*",

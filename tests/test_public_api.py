@@ -1,7 +1,13 @@
 """The public surface: every exported name loads, without tensorflow_estimator."""
 
+import importlib.metadata
+import json
+import pathlib
 import subprocess
 import sys
+import urllib.parse
+
+import pytest
 
 import trainexec
 
@@ -25,3 +31,36 @@ def test_unknown_name_is_an_attribute_error():
         assert "NoSuchThing" in str(err)
     else:
         raise AssertionError("expected AttributeError")
+
+
+# -- one version: trainexec/__init__.py sets it, setup.py and the installed package say it --
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _installed_from_this_tree() -> str | None:
+    """Why the installed trainexec's metadata is not this tree's (None when it is)."""
+    try:
+        dist = importlib.metadata.distribution("trainexec")
+    except importlib.metadata.PackageNotFoundError:
+        return "trainexec is not installed"
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    if direct.get("dir_info", {}).get("editable"):
+        source = pathlib.Path(urllib.parse.urlparse(direct["url"]).path).resolve()
+        return None if source == ROOT else f"trainexec is installed editable from {source}"
+    installed = dist.locate_file("trainexec/__init__.py")
+    return (None if pathlib.Path(installed).resolve() == pathlib.Path(trainexec.__file__).resolve()
+            else f"the installed trainexec is {installed}, the imported one {trainexec.__file__}")
+
+
+def test_setup_py_reads_the_packages_version():
+    done = subprocess.run([sys.executable, "setup.py", "--version"], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == trainexec.__version__
+
+
+def test_installed_version_is_the_packages():
+    reason = _installed_from_this_tree()
+    if reason:
+        pytest.skip(f"{reason}: its metadata is not this tree's (setup.py's is checked above)")
+    assert trainexec.__version__ == importlib.metadata.version("trainexec")

@@ -3,22 +3,10 @@
 import portpicker
 import pytest
 
+from fakes import FakeServer
 from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.cluster.server import WorkerDelay, start_standard_server
-
-
-class FakeServer:
-    made = []
-
-    def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
-        self.args = dict(cluster_spec=cluster_spec.as_dict(), job_name=job_name,
-                         task_index=task_index, protocol=protocol, start=start)
-        self.started = False
-        FakeServer.made.append(self)
-
-    def start(self):
-        self.started = True
 
 
 @pytest.mark.parametrize("task_type,index,delay,run_config_max,expected", [

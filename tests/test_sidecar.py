@@ -166,11 +166,7 @@ def test_checkpoint_still_being_written_is_waited_for(tmp_path, written_last):
     def finish_writing():
         shutil.copy(str(staging / f"ckpt-1.{written_last}"), str(ckpts))
         record_training_complete(str(ckpts), prefix, STEPS_PER_EPOCH, None)
-    clock = FakeClock(0.0)
-    clock.on_sleep = Schedule((5, finish_writing))
-    metrics = sidecar(ckpts, clock).start()
-    assert metrics["loss"] == pytest.approx(trainer.loss(), rel=1e-5)
-    assert clock.now() >= 5 and len(metrics_log(ckpts)) == 1
+    assert_waited_then_evaluated_once(ckpts, finish_writing, trainer.loss())
 
 
 def test_keras_archive_still_being_written_is_waited_for(tmp_path):
@@ -185,10 +181,16 @@ def test_keras_archive_still_being_written_is_waited_for(tmp_path):
     def finish_writing():
         path.write_bytes(whole)
         record_training_complete(str(ckpts), str(path), STEPS_PER_EPOCH, None)
+    assert_waited_then_evaluated_once(ckpts, finish_writing, staging.loss())
+
+
+def assert_waited_then_evaluated_once(ckpts, finish_writing, loss):
+    """A sidecar over `ckpts` while the writer finishes at t=5 (`finish_writing`) waits
+    for it, then evaluates once, with the whole checkpoint's `loss`."""
     clock = FakeClock(0.0)
     clock.on_sleep = Schedule((5, finish_writing))
     metrics = sidecar(ckpts, clock).start()
-    assert metrics["loss"] == pytest.approx(staging.loss(), rel=1e-5)
+    assert metrics["loss"] == pytest.approx(loss, rel=1e-5)
     assert clock.now() >= 5 and len(metrics_log(ckpts)) == 1
 
 

@@ -61,7 +61,7 @@ _EXPORTS = {
     "train_and_evaluate": "trainexec.executor",
 }
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the only place it is set: setup.py reads it
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -1,4 +1,4 @@
-"""trainexec/cli.py's `trainexec launch` running real jobs: its output, summary, exit codes
+"""trainexec/cli/launch.py's `trainexec launch` running real jobs: its output, summary, exit codes
 (0, 1, 130/143 on signals, a second Ctrl-C skipping the grace period) and no survivors.
 Its argument errors (exit 2, no process started) and `trainexec tfconfig` are
 tests/test_cli.py.

@@ -134,19 +134,26 @@ def _workers_only(restart_policy: str, backoff_limit: int | None) -> dict:
     return document
 
 
+def _run_with_worker_1_crashing_once(tmp_path, document: dict) -> subprocess.CompletedProcess:
+    """`trainexec launch --from` the manifest `document`, worker:1 exiting 1 on its first
+    run (a marker under tmp_path/markers remembers it)."""
+    path = _write(tmp_path, document)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    return subprocess.run([sys.executable, "-m", "trainexec", "launch", "--from", path,
+                           "--grace", "1", "--", *role("worker:1=crash-once:1")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MARKER_DIR": str(markers)})
+
+
 @pytest.mark.parametrize("restart_policy, code, words", [
     ("OnFailure", 0, "job succeeded"),             # exit 1 restarted, within backoffLimit 1
     ("ExitCode", 1, "job failed: worker:1 failed with exit code 1"),  # 1 is permanent
 ])
 def test_each_replicas_restart_policy_decides_as_the_operators(restart_policy, code, words,
                                                                tmp_path):
-    path = _write(tmp_path, _workers_only(restart_policy, backoff_limit=1))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "trainexec", "launch", "--from", path,
-                           "--grace", "1", "--", *role("worker:1=crash-once:1")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "MARKER_DIR": str(markers)})
+    proc = _run_with_worker_1_crashing_once(
+        tmp_path, _workers_only(restart_policy, backoff_limit=1))
     assert proc.returncode == code, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert words in proc.stdout + proc.stderr
     assert "succeeds when worker:0 and worker:1 exit 0 (successPolicy AllWorkers" in proc.stdout
@@ -157,13 +164,8 @@ def test_each_replicas_restart_policy_decides_as_the_operators(restart_policy, c
 def test_on_failure_without_a_backoff_limit_restarts_as_the_operator_would(tmp_path):
     # The operator's `simple` example: restartPolicy OnFailure, no backoffLimit. The
     # operator restarts the failed pod (no bound); here up to 6 times, said in a note.
-    path = _write(tmp_path, _workers_only("OnFailure", backoff_limit=None))
-    markers = tmp_path / "markers"
-    markers.mkdir()
-    proc = subprocess.run([sys.executable, "-m", "trainexec", "launch", "--from", path,
-                           "--grace", "1", "--", *role("worker:1=crash-once:1")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "MARKER_DIR": str(markers)})
+    proc = _run_with_worker_1_crashing_once(
+        tmp_path, _workers_only("OnFailure", backoff_limit=None))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "no runPolicy.backoffLimit" in proc.stderr and "up to 6 times" in proc.stderr
     assert "no restarts allowed" not in proc.stdout + proc.stderr

@@ -1,8 +1,9 @@
-"""trainexec/testing/gcs.py: TensorFlow's own gs:// file system and google-cloud-storage
+"""trainexec/testing/gcs/: TensorFlow's own gs:// file system and google-cloud-storage
 against the GCS emulator, as on a cluster whose model_dir is on GCS.
 
 The emulator and its clients run in a network namespace of this test's own (named
-tg<pid>, removed afterwards, also on failure), whose /etc/hosts maps
+te<pid>g, with a test bed's prefix, so that `trainexec.testing.netns.remove_leftovers`
+removes a killed run's; removed afterwards, also on failure), whose /etc/hosts maps
 www.googleapis.com and storage.googleapis.com to the emulator on 127.0.0.1:443. The
 client programs are tests/gcs_programs/: one TensorFlow process runs every gfile,
 checkpoint and SavedModel scenario (TensorFlow loads once), each test checks one.
@@ -15,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,11 +26,12 @@ import pytest
 
 from trainexec.testing import gcs
 from trainexec.testing.gcs import GcsEmulator
+from trainexec.testing.netns import PREFIX as BED_PREFIX
+from trainexec.testing.netns import remove_leftovers
 
 pytestmark = pytest.mark.cluster
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "gcs_programs"
-PREFIX = "tg"
 NETNS_ETC = "/etc/netns"
 
 
@@ -62,37 +63,15 @@ needs_storage_client = pytest.mark.skipif(
     reason="needs google-cloud-storage (pip install 'trainexec[gcs]')")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
 def _remove_netns(name: str) -> None:
     subprocess.run(["ip", "netns", "del", name], capture_output=True)
     shutil.rmtree(os.path.join(NETNS_ETC, name), ignore_errors=True)
 
 
-def _remove_leftovers() -> None:
-    """Namespaces a killed run of this file left (tg<pid> of a dead pid)."""
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    names = {line.split()[0] for line in listed.splitlines() if line.strip()}
-    if os.path.isdir(NETNS_ETC):
-        names |= set(os.listdir(NETNS_ETC))
-    for name in names:
-        match = re.fullmatch(rf"{PREFIX}(\d+)", name)
-        if match and not _pid_alive(int(match.group(1))):
-            _remove_netns(name)
-
-
 @pytest.fixture(scope="module")
 def netns():
-    _remove_leftovers()
-    name = f"{PREFIX}{os.getpid()}"
+    remove_leftovers()  # a killed run's (te<pid>g of a dead pid), as a test bed's
+    name = f"{BED_PREFIX}{os.getpid()}g"
     _remove_netns(name)
     try:
         subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)

@@ -10,12 +10,14 @@ them, which still write the real files.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
+import types
 
 import pytest
 
-from fakes import FakeClock, FakeEstimator
+from fakes import FakeClock, FakeEstimator, FakeServer
 from trainexec.cluster.config import ClusterConfig
 from trainexec.evaluation.evaluate_on_save import OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener
@@ -234,19 +236,13 @@ def test_every_role_takes_its_steps_in_order(tmp_path, journal, trainer, cluster
 
 
 def test_ps_serves_forever_when_asked(tmp_path, journal):
-    class Server:
-        joined = False
-
-        def join(self):
-            Server.joined = True
-
     hooks = JournalingHooks(tmp_path, journal)
-    hooks.start_server = lambda: journal.append("start server") or Server()
+    server = FakeServer(types.SimpleNamespace(as_dict=dict), "ps", 0, None, None, True)
+    hooks.start_server = lambda: journal.append("start server") or server
     plan, config = estimator_plan(ESTIMATOR_CLUSTER, "ps:0")
-    settings = _settings(config)
-    import dataclasses
-    roles.run_role(plan, hooks, dataclasses.replace(settings, ps_serves_forever=True))
-    assert journal == ["begin", "start server", "close"] and Server.joined
+    settings = dataclasses.replace(_settings(config), ps_serves_forever=True)
+    roles.run_role(plan, hooks, settings)
+    assert journal == ["begin", "start server", "close"] and server.joined
 
 
 def test_a_failing_step_still_closes_the_hooks_and_writes_no_later_record(tmp_path, journal):
@@ -297,16 +293,8 @@ def _records_of_a_chief(journal, trainer, model_dir):
                      EvalSpec(input_fn, throttle_secs=0),
                      cluster=ClusterConfig(cluster=LONE_CHIEF, task_type="chief",
                                            task_index=0),
-                     clock=FakeClock(), server_factory=_Server).run()
+                     clock=FakeClock(), server_factory=FakeServer).run()
     return [entry for entry in journal if entry.startswith("record: ")]
-
-
-class _Server:
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def start(self):
-        pass
 
 
 def test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order(

@@ -56,12 +56,14 @@ warning. See `trainexec.launch.network`.
 
 Its modules:
 
-* `cluster`: LocalCluster: builds the tasks; starts, stops, restarts them;
+* `cluster`: LocalCluster: starts, stops, restarts the tasks; waits for the job;
+* `cluster_plan`: ClusterPlan: what a LocalCluster runs, from a JobShape (its tasks,
+  which of them decide the job, restart groups and policies), decided before any starts;
 * `options`: the checks of the launcher's options (LocalCluster and CLI);
 * `spec`: free ports, the cluster spec, one TF_CONFIG per task (the launcher's
   shape, or the TFJob operator's);
 * `task`: Task: one task's runs and output;
-* `processes`: starting a task, its output, exits, group signals, reaping;
+* `processes`: starting a task, its output, exits, group signals, stopping, reaping;
 * `network`: the tasks' private network namespace (only loopback; the default), or
   the host's network, and why;
 * `orphan_reaper`: the process that kills the task groups if the launcher dies;

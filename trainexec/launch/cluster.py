@@ -1,8 +1,8 @@
-"""`LocalCluster`: the launcher users hold: builds the tasks, starts, stops and restarts them.
+"""`LocalCluster`: the launcher users hold: starts, stops and restarts the tasks.
 
-The facade only: its options are checked by `options`, the tasks and their
-TF_CONFIG come from `spec`, their processes are handled by `processes` (and
-the `orphan_reaper`), and `wait()` hands the running job to the `supervisor`,
+The facade only: its options are checked by `options`, the tasks, their
+TF_CONFIG and the rules that run them come from `cluster_plan` (over `spec`),
+their processes are handled by `processes` (and the `orphan_reaper`), and `wait()` hands the running job to the `supervisor`,
 which carries out the pure `policy.decide` with the restart groups of
 `restart_groups` and returns a `result.JobResult`. The package doc
 (`trainexec.launch`) describes the exit policy.
@@ -11,36 +11,31 @@ which carries out the pure `policy.decide` with the restart groups of
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
-from trainexec.cluster.config import EVALUATOR, TF_CONFIG
-from trainexec.errors import ConfigError
-from trainexec.contract.exit_codes import ExitCodes
+from trainexec.cluster.config import TF_CONFIG
 from trainexec.jobs.policies import RunPolicies, local_success
 from trainexec.jobs.shape import JobShape
 from trainexec.launch import processes
-from trainexec.launch.network import (HOST, PRIVATE, PRIVATE_NOTE, PrivateNetwork, Unavailable,
-                                      host_warning)
+from trainexec.launch.network import HOST, PRIVATE, PrivateNetwork, open_network
+from trainexec.launch.cluster_plan import ClusterPlan, check_job_runs
 from trainexec.launch.options import (check_network, check_options, check_run_options,
-                                      default_wait_for, expand_restart_groups,
-                                      expand_restart_policy, expand_wait_for)
+                                      default_wait_for)
 from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
 from trainexec.launch.quiet_start import LEVEL_ENV, CppLogFilter, task_environment
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
-from trainexec.launch.spec import LAUNCH, TFJOB, plan_job
+from trainexec.launch.spec import LAUNCH, TFJOB
 from trainexec.launch.supervisor import Supervisor, TaskActions
 from trainexec.launch.task import Task
 from trainexec.contract.task_logging import LAUNCHED_TASK_ENV
@@ -149,13 +144,7 @@ class LocalCluster:
         ConfigError naming the role (its `where`). `network` as for `LocalCluster`.
         """
         check_run_options(max_restarts=max_restarts, grace_secs=grace_secs)
-        if not job.trains:
-            raise ConfigError(f"job {job.name or '(unnamed)'} has no training task: give it a "
-                              "chief, a master or a worker")
-        missing = job.without_command()
-        if missing:
-            raise ConfigError(f"{', '.join(r.where or r.task_type for r in missing)}: no "
-                              "command to run: give the role a command")
+        check_job_runs(job)
         cluster = cls.__new__(cls)
         cluster._setup(job, tf_config, host=host, env=env, max_restarts=max_restarts,
                        grace_secs=grace_secs, output=output,
@@ -173,24 +162,18 @@ class LocalCluster:
                restart_groups: Sequence[Sequence[str] | str],
                restart_policy: str | Mapping[str, str], network: str) -> None:
         check_network(network, host)
-        first = next(role for role in job.roles if role.count)
-        self.command = [str(arg) for arg in first.command or ()]
-        self.job = job
-        self.env = {str(k): str(v) for k, v in (env or {}).items()}
+        plan = ClusterPlan.build(job, tf_config, host=host, env=env, wait_for=wait_for,
+                                 restart_groups=restart_groups, restart_policy=restart_policy)
+        self._plan = plan
+        self.job, self.tf_config_shape, self.command = job, tf_config, plan.command
+        self.env, self.evaluator, self.cluster_spec = plan.env, plan.evaluator, plan.cluster_spec
+        self._tasks: list[Task] = plan.tasks
+        self.primary, self.restart_groups = plan.primary, plan.restart_groups
+        self.restart_policies, self.exit_codes = plan.restart_policies, plan.exit_codes
         self.max_restarts = max_restarts
         self.grace_secs = float(grace_secs)
         self.output = output
-        self.evaluator = job.count(EVALUATOR) > 0
-        self.tf_config_shape = tf_config
-        spec, tasks = plan_job(job, host, tf_config)  # validates
-        self._tasks: list[Task] = tasks
-        self.cluster_spec: dict[str, list[str]] = spec
         self._wait_for_announced = wait_for_ending
-        self.primary = expand_wait_for(wait_for, self._tasks)
-        self.restart_groups = expand_restart_groups(restart_groups,
-                                                    [t.name for t in self._tasks])
-        self.restart_policies = expand_restart_policy(restart_policy, self._tasks)
-        self.exit_codes = ExitCodes.from_env({**os.environ, **self.env})
         self._launch_dir: str | None = None  # TRAINEXEC_LAUNCH_DIR, made by start()
         self._supervisor: Supervisor | None = None  # made by start()
         self._lock = threading.RLock()
@@ -228,31 +211,13 @@ class LocalCluster:
     def describe(self) -> str:
         """One line: the cluster spec, the evaluator if outside it, and the command
         (each job's, when they differ)."""
-        extra = (" + evaluator:0 (outside the cluster)"
-                 if self.evaluator and self.tf_config_shape == LAUNCH else "")
-        commands = {}
-        for task in self._tasks:
-            commands.setdefault(task.task_type, subprocess.list2cmdline(self._command(task)))
-        if len(set(commands.values())) == 1:
-            text = f"command: {next(iter(commands.values()))}"
-        else:
-            text = "commands: " + "; ".join(f"{job}: {cmd}" for job, cmd in commands.items())
-        return f"cluster {json.dumps(self.cluster_spec)}{extra}; {text}"
+        return self._plan.describe()
 
     def plan(self) -> list[dict[str, Any]]:
         """What `start()` runs, task by task, starting nothing: `{"task": "worker:0",
         "command": [...], "env": {...}}`, `env` being what the task adds to this
         process's environment, its TF_CONFIG included (`trainexec launch --dry-run`)."""
-        plans = []
-        for task in self._tasks:
-            env = {**self.env, **task.env}
-            if task.tf_config is not None:
-                env[TF_CONFIG] = task.tf_config
-            plans.append({"task": task.name, "command": self._command(task), "env": env})
-        return plans
-
-    def _command(self, task: Task) -> list[str]:
-        return list(task.command) or list(self.command)
+        return self._plan.task_plans()
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> "LocalCluster":
@@ -277,7 +242,8 @@ class LocalCluster:
                                "available on %s: if the launcher is killed, only its watcher "
                                "process stops the tasks", sys.platform)
             try:
-                self.network_used = self._open_network()
+                self._private_network = open_network(self.network)
+                self.network_used = HOST if self._private_network is None else PRIVATE
                 for task in self._tasks:
                     self._spawn(task)
             except BaseException:
@@ -290,18 +256,15 @@ class LocalCluster:
             self._sweep(task)  # the previous run's group, before its id can be reused
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
-        env.update(self.env)
-        env.update(task.env)
+        env.update(self._plan.added_env(task))
         if task.tf_config is None:  # a one-task TFJob: the operator sets none
             env.pop(TF_CONFIG, None)
-        else:
-            env[TF_CONFIG] = task.tf_config
         env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
         if self._launch_dir:
             env[LAUNCH_DIR_ENV] = self._launch_dir
         env = task_environment(env)  # TF_CPP_MIN_LOG_LEVEL=1 unless set (quiet_start)
         self._hidden[f"[{task.name}] "] = CppLogFilter.for_level(env[LEVEL_ENV])
-        proc = processes.start(task, self._command(task), env, self._preexec(), self._reaper,
+        proc = processes.start(task, self._plan.command_of(task), env, self._preexec(), self._reaper,
                                self._write)
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
@@ -309,19 +272,6 @@ class LocalCluster:
             task.started_at = time.monotonic()
         logger.info("started %s (pid %s) %s", task.name, proc.pid,
                     task.address or "outside the cluster")
-
-    def _open_network(self) -> str:
-        """Makes the tasks' private network namespace, or says why they get the host's."""
-        if self.network == HOST:
-            logger.warning(host_warning())
-            return HOST
-        try:
-            self._private_network = PrivateNetwork.make()
-        except Unavailable as err:
-            logger.warning(host_warning(str(err)))
-            return HOST
-        logger.info(PRIVATE_NOTE)
-        return PRIVATE
 
     def _preexec(self) -> Callable[[], None] | None:
         """What a task does between fork and exec: enter the private network, then
@@ -356,28 +306,7 @@ class LocalCluster:
 
     def _stop_tasks(self, tasks: Sequence[Task], grace: float) -> None:
         with self._lock:
-            live = []
-            for task in tasks:
-                if task._proc is None or task._swept:
-                    continue
-                if processes.poll(task) is None:
-                    task.stopped = True
-                    live.append(task)
-                    if grace > 0:
-                        logger.info("stopping %s (SIGTERM)", task.name)
-                        processes.signal_group(task, signal.SIGTERM)
-                # else it ended on its own: its real code is kept
-            deadline = time.monotonic() + grace
-            while (grace > 0 and not self._force and time.monotonic() < deadline
-                   and any(processes.poll(t) is None for t in live)):
-                time.sleep(_POLL_SECS)
-            for task in tasks:  # SIGKILL stragglers and any processes left in the group
-                if task._proc is None or task._swept:
-                    continue
-                if task in live and processes.poll(task) is None and grace > 0:
-                    logger.warning("%s still running %.1fs after SIGTERM: SIGKILL",
-                                   task.name, grace)
-                self._sweep(task)
+            processes.stop_tasks(tasks, grace, self._reaper, forced=lambda: self._force)
 
     def stop(self, name: str) -> Task:
         """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""

@@ -44,14 +44,20 @@ naming why, and the launcher falls back to the host's network with a warning.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import selectors
 import subprocess
 import sys
 from typing import Callable
 
+from trainexec.records.liveness import read_text_or_none as _read_setting
+
 __all__ = ["HOST", "NETWORKS", "PRIVATE", "PrivateNetwork", "Unavailable", "diagnose",
-           "host_warning", "PRIVATE_NOTE"]
+           "host_warning", "open_network", "PRIVATE_NOTE"]
+
+# The launcher's records keep the one logger name they had before the split.
+logger = logging.getLogger("trainexec.launch")
 
 PRIVATE = "private"
 HOST = "host"
@@ -131,14 +137,6 @@ _USERNS_SWITCHES = (
      "AppArmor restricts unprivileged user namespaces: "
      "kernel.apparmor_restrict_unprivileged_userns = 1"),
 )
-
-
-def _read_setting(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def diagnose(failure: str, as_root: bool,
@@ -247,3 +245,18 @@ def _end(helper: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         helper.kill()
         helper.wait()
+
+
+def open_network(network: str) -> PrivateNetwork | None:
+    """The tasks' private network namespace for `network` PRIVATE (None: they get the
+    host's, because `network` is HOST or, logged with the reason, none can be made)."""
+    if network == HOST:
+        logger.warning(host_warning())
+        return None
+    try:
+        private = PrivateNetwork.make()
+    except Unavailable as err:
+        logger.warning(host_warning(str(err)))
+        return None
+    logger.info(PRIVATE_NOTE)
+    return private

@@ -44,7 +44,7 @@ from trainexec.launch.task import Task
 
 __all__ = ["FORKING_THREAD", "ForkingThread", "Output", "die_with_parent", "exit_code",
            "join_reader", "killpg", "load_prctl", "poll", "pump", "signal_group", "start",
-           "sweep", "write_line"]
+           "stop_tasks", "sweep", "write_line"]
 
 # The launcher's records keep the one logger name they had before the split.
 logger = logging.getLogger("trainexec.launch")
@@ -52,6 +52,7 @@ logger = logging.getLogger("trainexec.launch")
 Output = Union[TextIO, Callable[[str], Any]]
 
 _READER_JOIN_SECS = 1.0  # a grandchild may hold the pipe open after its parent exits
+_POLL_SECS = 0.02  # how often stop_tasks looks whether the tasks ended
 _OUTPUT_LOCK = threading.Lock()  # one line at a time, across clusters and threads
 
 
@@ -278,3 +279,31 @@ def sweep(task: Task, reaper: orphan_reaper.OrphanReaper) -> None:
 def join_reader(task: Task) -> None:
     if task._reader is not None:
         task._reader.join(_READER_JOIN_SECS)
+
+
+def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.OrphanReaper,
+               forced: Callable[[], bool] = lambda: False) -> None:
+    """Stops `tasks`: SIGTERM to each running task's group, up to `grace` seconds for them
+    to end (less once `forced()`), then SIGKILL to every group not swept yet (a task that
+    ended on its own keeps its real code); grace 0 SIGKILLs at once."""
+    live = []
+    for task in tasks:
+        if task._proc is None or task._swept:
+            continue
+        if poll(task) is None:
+            task.stopped = True
+            live.append(task)
+            if grace > 0:
+                logger.info("stopping %s (SIGTERM)", task.name)
+                signal_group(task, signal.SIGTERM)
+        # else it ended on its own: its real code is kept
+    deadline = time.monotonic() + grace
+    while (grace > 0 and not forced() and time.monotonic() < deadline
+           and any(poll(t) is None for t in live)):
+        time.sleep(_POLL_SECS)
+    for task in tasks:  # SIGKILL stragglers and any processes left in the group
+        if task._proc is None or task._swept:
+            continue
+        if task in live and poll(task) is None and grace > 0:
+            logger.warning("%s still running %.1fs after SIGTERM: SIGKILL", task.name, grace)
+        sweep(task, reaper)

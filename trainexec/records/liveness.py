@@ -34,7 +34,7 @@ import os
 import socket
 import uuid
 
-__all__ = ["ALIVE", "GONE", "POD_UID_VARIABLE", "UNKNOWN", "Owner"]
+__all__ = ["ALIVE", "GONE", "POD_UID_VARIABLE", "UNKNOWN", "Owner", "read_text_or_none"]
 
 ALIVE, GONE, UNKNOWN = "alive", "gone", "unknown"
 
@@ -47,7 +47,9 @@ POD_UID_VARIABLE = "TRAINEXEC_POD_UID"
 _PROCESS_TOKEN = uuid.uuid4().hex[:12]
 
 
-def _read(path: str) -> str | None:
+def read_text_or_none(path: str) -> str | None:
+    """A small file's text, stripped (a /proc or /sys setting, a boot id); None when it
+    cannot be read."""
     try:
         with open(path) as f:
             return f.read().strip()
@@ -60,7 +62,7 @@ def _short_hash(text: str | None) -> str:
 
 
 def _boot_id() -> str:
-    return _short_hash(_read("/proc/sys/kernel/random/boot_id"))
+    return _short_hash(read_text_or_none("/proc/sys/kernel/random/boot_id"))
 
 
 def _pod() -> str:
@@ -76,7 +78,7 @@ def _pid_namespace() -> str:
 
 def _start_ticks(pid: int) -> int | None:
     """When `pid` started (clock ticks after boot, Linux), or None if unknown."""
-    stat = _read(f"/proc/{pid}/stat")
+    stat = read_text_or_none(f"/proc/{pid}/stat")
     if not stat:
         return None
     try:  # the command name (2nd field) may hold spaces: split after its ')'
@@ -94,7 +96,7 @@ def _pid_running(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # someone else's process, but running
-    stat = _read(f"/proc/{pid}/stat")
+    stat = read_text_or_none(f"/proc/{pid}/stat")
     return stat is None or stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]  # a zombie is gone
 
 

@@ -3,6 +3,8 @@
 * `netns`: `TestBed`, separate hosts on one machine (per host its own network
   namespace on a private bridge with its own address, `/etc/hosts` and aliases,
   its own hostname, pid namespace and mounts; root only);
+* `bridge`: what both beds share: hosts' network namespaces on a private Linux
+  bridge, made on entry and removed on exit, `link_down` / `link_up`;
 * `storage`: `SharedDir`, one directory every host sees through its own FUSE
   view with NFS-like caching (`NfsCaching`; needs bindfs);
 * `gcs`: `GcsEmulator`, a local Google Cloud Storage that TensorFlow's own

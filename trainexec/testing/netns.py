@@ -53,6 +53,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from trainexec.testing.bridge import BridgeBed, run_ip, wire_hosts
+
 if TYPE_CHECKING:
     from trainexec.testing.storage import SharedDir
 
@@ -160,13 +162,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
-    return result
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -180,12 +175,7 @@ def _pid_alive(pid: int) -> bool:
 def _owner(name: str) -> str:
     """The pid in a bed's name (te<pid>h3, te<pid>v3, te<pid>b, te<pid>-shared)."""
     rest = name[len(PREFIX):]
-    digits = ""
-    for char in rest:
-        if not char.isdigit():
-            break
-        digits += char
-    return digits
+    return rest[:len(rest) - len(rest.lstrip("0123456789"))]
 
 
 def remove_leftovers() -> list[str]:
@@ -196,8 +186,8 @@ def remove_leftovers() -> list[str]:
     from trainexec.testing import storage
 
     removed = []
-    listed = _ip("netns", "list", check=False).stdout.split()
-    links = _ip("-o", "link", "show", check=False).stdout
+    listed = run_ip("netns", "list", check=False).stdout.split()
+    links = run_ip("-o", "link", "show", check=False).stdout
     names = {n for n in listed if n.startswith(PREFIX)}
     for line in links.splitlines():
         parts = line.split(":")
@@ -212,15 +202,15 @@ def remove_leftovers() -> list[str]:
         if not owner or _pid_alive(int(owner)) or "probe" in name:
             continue
         if name in listed:
-            _ip("netns", "del", name, check=False)
-        _ip("link", "del", name, check=False)
+            run_ip("netns", "del", name, check=False)
+        run_ip("link", "del", name, check=False)
         shutil.rmtree(os.path.join(_NETNS_ETC, name), ignore_errors=True)
         removed.append(name)
     removed += storage.remove_leftovers(lambda pid: _pid_alive(pid))
     return removed
 
 
-class TestBed:
+class TestBed(BridgeBed):
     """Hosts, each in its own network, UTS, pid and mount namespaces, on a private
     bridge (see the module doc).
 
@@ -267,39 +257,16 @@ class TestBed:
         self._holders: dict[str, tuple[subprocess.Popen, int]] = {}
 
     # -- making and removing ----------------------------------------------------------
-    def __enter__(self) -> "TestBed":
-        try:
-            self._make()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
     def _make(self) -> None:
         remove_leftovers()
-        _ip("link", "add", self.bridge, "type", "bridge")
-        self._made.append(("link", self.bridge))
-        _ip("link", "set", self.bridge, "up")
+        wire_hosts(self.bridge, self.hosts.values(), SUBNET.prefixlen, self._made)
         hosts_text = self.hosts_text()
         for host in self.hosts.values():
-            _ip("netns", "add", host.netns)
-            self._made.append(("netns", host.netns))
             etc = os.path.join(_NETNS_ETC, host.netns)
             os.makedirs(etc, exist_ok=True)
             self._made.append(("etc", etc))
             with open(os.path.join(etc, "hosts"), "w") as f:
                 f.write(hosts_text)
-            _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-                "netns", host.netns)
-            self._made.append(("link", host.veth))
-            _ip("link", "set", host.veth, "master", self.bridge, "up")
-            _ip("-n", host.netns, "addr", "add", f"{host.address}/{SUBNET.prefixlen}",
-                "dev", "eth0")
-            _ip("-n", host.netns, "link", "set", "eth0", "up")
-            _ip("-n", host.netns, "link", "set", "lo", "up")
         if self.shared_dir is not None:
             self._made += [("dir", d) for d in self.shared_dir.prepare()]
         for host in self.hosts.values():
@@ -338,9 +305,9 @@ class TestBed:
             if kind == "holder":
                 self._end_holder(str(name))
             elif kind == "netns":
-                _ip("netns", "del", str(name), check=False)
+                run_ip("netns", "del", str(name), check=False)
             elif kind == "link":
-                _ip("link", "del", str(name), check=False)
+                run_ip("link", "del", str(name), check=False)
             elif kind == "etc":
                 shutil.rmtree(str(name), ignore_errors=True)
             elif kind == "dir":
@@ -419,15 +386,6 @@ class TestBed:
             proc.communicate()
             raise
         return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
-
-    def link_down(self, host: str) -> None:
-        """Cuts `host` off the bridge: nothing reaches it, it reaches nothing."""
-        _ip("link", "set", self.host(host).veth, "down")
-        logger.info("Link of %s is down", host)
-
-    def link_up(self, host: str) -> None:
-        _ip("link", "set", self.host(host).veth, "up")
-        logger.info("Link of %s is up", host)
 
     @contextlib.contextmanager
     def partitioned(self, host: str):

@@ -56,6 +56,8 @@ import tempfile
 import time
 from typing import Mapping, Sequence
 
+from trainexec.testing.bridge import BridgeBed, run_ip, wire_hosts
+
 __all__ = ["CONTROLLER", "NODES", "SUBNET", "SlurmBed", "SlurmHost", "unavailable"]
 
 logger = logging.getLogger(__name__)
@@ -117,13 +119,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if check and result.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)} failed: {result.stderr.strip()}")
-    return result
-
-
 def _kill_and_wait(pids: Sequence[int], timeout: float = 10.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
@@ -146,7 +141,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-class SlurmBed:
+class SlurmBed(BridgeBed):
     """A Slurm controller and nodes in network namespaces (see the module doc)."""
 
     __test__ = False
@@ -175,17 +170,6 @@ class SlurmBed:
         self._daemons: dict[str, subprocess.Popen] = {}
 
     # -- making and removing ----------------------------------------------------------
-    def __enter__(self) -> "SlurmBed":
-        try:
-            self._make()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
     @property
     def env(self) -> dict[str, str]:
         """The environment for client commands: SLURM_CONF names the bed's config."""
@@ -206,25 +190,12 @@ class SlurmBed:
             f"{h.name}={h.address}" for h in self.hosts.values()))
 
     def _make_network(self) -> None:
-        _ip("link", "add", self.bridge, "type", "bridge")
-        self._made.append(("link", self.bridge))
-        _ip("link", "set", self.bridge, "up")
         hosts = os.path.join(self.dir, "hosts")
         with open(hosts, "w") as f:
             f.write("127.0.0.1 localhost\n" + "".join(
                 f"{h.address} {h.name}\n" for h in self.hosts.values()))
         os.chmod(hosts, 0o644)
-        for host in self.hosts.values():
-            _ip("netns", "add", host.netns)
-            self._made.append(("netns", host.netns))
-            _ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-                "netns", host.netns)
-            self._made.append(("link", host.veth))
-            _ip("link", "set", host.veth, "master", self.bridge, "up")
-            _ip("-n", host.netns, "addr", "add", f"{host.address}/{SUBNET.prefixlen}",
-                "dev", "eth0")
-            _ip("-n", host.netns, "link", "set", "eth0", "up")
-            _ip("-n", host.netns, "link", "set", "lo", "up")
+        wire_hosts(self.bridge, self.hosts.values(), SUBNET.prefixlen, self._made)
 
     def _write_config(self) -> None:
         d = self.dir
@@ -332,7 +303,7 @@ class SlurmBed:
                 pass
         own = {proc.pid for proc in reapers.values()}
         for host in self.hosts.values():  # daemons, slurmstepd, tasks left in the namespace
-            pids = _ip("netns", "pids", host.netns, check=False).stdout.split()
+            pids = run_ip("netns", "pids", host.netns, check=False).stdout.split()
             _kill_and_wait([int(p) for p in pids if p.isdigit() and int(p) not in own],
                            timeout=10)
         for proc in reapers.values():  # they exit once all they reap is gone
@@ -344,9 +315,9 @@ class SlurmBed:
             munged.wait()
         for kind, name in reversed(self._made):
             if kind == "netns":
-                _ip("netns", "del", name, check=False)
+                run_ip("netns", "del", name, check=False)
             elif kind == "link":
-                _ip("link", "del", name, check=False)
+                run_ip("link", "del", name, check=False)
             elif kind == "dir" and self._given_dir is None and not os.environ.get(
                     "TRAINEXEC_KEEP_SLURM_BED"):
                 shutil.rmtree(name, ignore_errors=True)
@@ -434,12 +405,3 @@ class SlurmBed:
             time.sleep(1.0)
         raise TimeoutError(f"job {job_id} not in {list(states)} after {timeout:.0f} s: "
                            f"{record.get('JobState')}")
-
-    def link_down(self, node: str) -> None:
-        """Cuts `node` off the bridge: nothing reaches it, it reaches nothing."""
-        _ip("link", "set", self.host(node).veth, "down")
-        logger.info("Link of %s is down", node)
-
-    def link_up(self, node: str) -> None:
-        _ip("link", "set", self.host(node).veth, "up")
-        logger.info("Link of %s is up", node)

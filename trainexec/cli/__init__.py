@@ -1,0 +1,49 @@
+"""The `trainexec` command (also `python -m trainexec`).
+
+Subcommands:
+  tfconfig   show how this process's TF_CONFIG is understood (exit 2 if malformed)
+  launch     start a whole cluster on this machine (see `trainexec launch --help`),
+             or a Kubeflow TFJob manifest's (`--from FILE.yaml`)
+  render     print a job as a Kubeflow TFJob (with a NetworkPolicy), a Vertex AI
+             CustomJob or a Slurm batch script (see `trainexec render tfjob --help`)
+  slurm-exec     run COMMAND as one task of a Slurm step, with TF_CONFIG from the step
+                 and its verdict recorded (`trainexec.launch.slurm_exec`)
+  slurm-verdict  in a batch script after srun: succeed, fail or requeue, from the
+                 tasks' verdicts (`trainexec.contract.slurm_outcome`)
+
+Modules:
+
+* `parser`: `build_parser`, the whole command's parser, from each subcommand's module;
+* `tfconfig`: `trainexec tfconfig`;
+* `launch`: `trainexec launch` (role flags or `--from FILE.yaml`), running a `LocalCluster`
+  to its end;
+* `render`: `trainexec render tfjob|vertex|sbatch`;
+* `slurm`: `trainexec slurm-exec` and `trainexec slurm-verdict`;
+* `role_flags`: --workers, --ps, --evaluator, --no-chief, shared by launch and render.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from trainexec.cli.parser import build_parser
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = None
+    if argv[:1] in (["render"], ["slurm-exec"]) and "--" in argv:  # NAME is positional: split COMMAND off first
+        split = argv.index("--")
+        argv, command = argv[:split], argv[split + 1:]
+    args = parser.parse_args(argv)
+    if command is not None:
+        args.command = command
+    return args.run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
