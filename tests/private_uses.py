@@ -2,7 +2,7 @@
 
 Counted: `obj._name` where `obj` is not `self` / `cls` (reads, writes, calls), and a
 string `"_name"` handed to `getattr` / `hasattr` / `setattr`. Dunder names are not
-private. Used by the inventory tests (tests/*/test_compat.py): a private attribute of a
+private. Used by the inventory tests (tests/test_estimator_compat.py, tests/test_keras_compat.py): a private attribute of a
 trainer's modules must be in its compat inventory, so a new one cannot be added quietly.
 """
 

@@ -12,7 +12,7 @@ PSS_WORKER = RestartRule("worker:1", ("worker:1",), carry_on=True,
 
 
 def test_announced_rules_are_merged_with_flag_groups():
-    rules = {"worker:1": PSS_WORKER}  # as read back (tests/test_restart_announcements.py)
+    rules = {"worker:1": PSS_WORKER}  # as read back (tests/test_contract_restart_announcements.py)
     merged = merge_rules(rules, [("chief:0", "ps:0")], NAMES)
     assert merged["worker:1"].carry_on and merged["worker:1"].group == ("worker:1",)
     assert rules["worker:1"].ends_by_itself and merged["worker:1"].ends_by_itself

@@ -5,7 +5,7 @@ a few classes) where no public API does the job. Each one lives in a trainer's `
 package (`trainexec.estimator.compat`, `trainexec.keras.compat`), whose `INVENTORY` lists
 them as `Internal` records: the owner (an import path), the attribute, the TensorFlow
 lines it was seen on, and what trainexec does when it is missing. The inventory tests
-(`tests/estimator/test_compat.py`, `tests/keras/test_compat.py`) resolve every record of
+(`tests/test_estimator_compat.py`, `tests/test_keras_compat.py`) resolve every record of
 the line they run on with `missing`, so a TensorFlow or Keras release that renames one
 fails a test instead of quietly turning a fix into a no-op.
 

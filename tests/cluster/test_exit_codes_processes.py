@@ -1,7 +1,7 @@
 """trainexec/contract/exit_codes.py's contract on real processes: one process per row of the README's
 table (tests/exit_programs/ends.py ends each way), and a platform's own codes set through
 TRAINEXEC_EXIT_CODES. The pieces (classification, overrides) are table-tested in
-tests/test_exit_codes.py."""
+tests/test_contract_exit_codes.py."""
 
 # Each row starts a real process (TensorFlow import, a Keras model): marked `cluster`
 # with the other multi-process tests, and `keras` so the tf_keras run covers it too.

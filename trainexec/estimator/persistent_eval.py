@@ -128,17 +128,17 @@ class PersistentEvaluation:
         self._estimator = estimator
         self._built_from = (*internals.model_fn_and_config(estimator), estimator.params)
         self._steps = eval_spec.steps
-        self._output_dir = estimator.eval_dir(eval_spec.name)
+        self.output_dir = estimator.eval_dir(eval_spec.name)  # where the eval summaries go
         self._hooks = list(eval_spec.hooks or ())
         self._writer = None
-        self._graph = tf.Graph()
-        with self._graph.as_default():
+        self.graph = tf.Graph()  # the evaluation graph, finalized below
+        with self.graph.as_default():
             self._build(estimator, eval_spec)
             for hook in self._hooks:
                 hook.begin()
-            self._graph.finalize()  # nothing may add ops now: the graph cannot grow
+            self.graph.finalize()  # nothing may add ops now: the graph cannot grow
         self._session = tf.compat.v1.Session(
-            target=estimator.config.evaluation_master, graph=self._graph,
+            target=estimator.config.evaluation_master, graph=self.graph,
             config=internals.session_config(estimator))
 
     def _build(self, estimator: Any, eval_spec: Any) -> None:
@@ -147,7 +147,7 @@ class PersistentEvaluation:
         mode = tf.estimator.ModeKeys.EVAL
         config = estimator.config
         tf.compat.v1.random.set_random_seed(config.tf_random_seed)
-        global_step = internals.create_and_assert_global_step(estimator, self._graph)
+        global_step = internals.create_and_assert_global_step(estimator, self.graph)
         data = internals.call_input_fn(estimator, eval_spec.input_fn, mode)
         if not isinstance(data, tf.data.Dataset):
             raise NotServable(f"input_fn returned a {type(data).__name__}, not a "
@@ -189,16 +189,6 @@ class PersistentEvaluation:
         self._saver = scaffold.saver
         self._local_init = scaffold.local_init_op
 
-    @property
-    def graph(self) -> Any:
-        """The evaluation graph (finalized)."""
-        return self._graph
-
-    @property
-    def output_dir(self) -> str:
-        """Where the eval summaries go: `estimator.eval_dir(name)`."""
-        return self._output_dir
-
     def changed(self) -> str | None:
         """What about the Estimator changed since the graph was built, or None."""
         model_fn, config, params = self._built_from
@@ -218,7 +208,7 @@ class PersistentEvaluation:
         changed = self.changed()
         if changed is not None:
             raise NotServable(changed + " since the evaluation graph was built")
-        with self._graph.as_default():
+        with self.graph.as_default():
             try:
                 results = self._run(checkpoint_path)
             except RuntimeError as err:
@@ -311,7 +301,7 @@ class PersistentEvaluation:
         step = results[_GLOBAL_STEP]
         logger.info("Saving dict for global step %d: %s", step, _describe(results))
         if self._writer is None:  # first use: it writes the (finalized) graph too
-            self._writer = tf.compat.v1.summary.FileWriterCache.get(self._output_dir)
+            self._writer = tf.compat.v1.summary.FileWriterCache.get(self.output_dir)
         self._writer.add_summary(_metrics_summary(results), step)
         self._writer.flush()
         path_summary = tf.compat.v1.Summary()

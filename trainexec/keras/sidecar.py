@@ -58,7 +58,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import tensorflow as tf
 
@@ -182,6 +182,19 @@ class _Recorder(ContinuousEvalListener):
         self._store.update(skipped=skipped)
 
 
+def _on_target(name: str, convert: Callable[[Any], Any] = lambda value: value) -> property:
+    """A `SidecarEvaluator` attribute kept on its evaluation target (`self.target.<name>`),
+    set through `convert`."""
+
+    def get(self: "SidecarEvaluator") -> Any:
+        return getattr(self.target, name)
+
+    def set_(self: "SidecarEvaluator", value: Any) -> None:
+        setattr(self.target, name, convert(value))
+
+    return property(get, set_, doc=f"`model.evaluate`'s {name}, kept on the target.")
+
+
 class SidecarEvaluator:
     """Evaluates each new checkpoint in `checkpoint_dir` until training is over.
 
@@ -267,37 +280,10 @@ class SidecarEvaluator:
 
     # Keras's attributes of the arguments that reach `model.evaluate`; the target
     # uses them, so a change before `start()` counts, as in Keras.
-    @property
-    def model(self) -> Any:
-        return self.target.model
-
-    @model.setter
-    def model(self, model: Any) -> None:
-        self.target.model = model
-
-    @property
-    def data(self) -> Any:
-        return self.target.data
-
-    @data.setter
-    def data(self, data: Any) -> None:
-        self.target.data = data
-
-    @property
-    def steps(self) -> int | None:
-        return self.target.steps
-
-    @steps.setter
-    def steps(self, steps: int | None) -> None:
-        self.target.steps = steps
-
-    @property
-    def callbacks(self) -> list:
-        return self.target.callbacks
-
-    @callbacks.setter
-    def callbacks(self, callbacks: Sequence[Any] | None) -> None:
-        self.target.callbacks = list(callbacks or [])
+    model = _on_target("model")
+    data = _on_target("data")
+    steps = _on_target("steps")
+    callbacks = _on_target("callbacks", lambda callbacks: list(callbacks or []))
 
     def start(self) -> dict[str, Any] | None:
         """Evaluates until training is over (or a stop condition); returns the

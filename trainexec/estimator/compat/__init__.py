@@ -12,7 +12,7 @@ touches it; callers use the small named functions there:
 * `run_config`: `RunConfig._distribute_coordinator_mode`.
 
 `INVENTORY` lists them all as `trainexec.internals.Internal` records;
-tests/estimator/test_compat.py checks on TensorFlow 2.15 that each is still there.
+tests/test_estimator_compat.py checks on TensorFlow 2.15 that each is still there.
 """
 
 from trainexec.estimator.compat import estimator_internals, exporters, run_config, \

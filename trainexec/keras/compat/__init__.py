@@ -12,7 +12,7 @@ touches it; callers use the small named functions there:
   `_supports_tf_logs`).
 
 `INVENTORY` lists them all as `trainexec.internals.Internal` records;
-tests/keras/test_compat.py checks, on each TensorFlow line, that those listed for it are
+tests/test_keras_compat.py checks, on each TensorFlow line, that those listed for it are
 still there.
 """
 

@@ -28,7 +28,7 @@ from trainexec.tasks.hooks import Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings
 
-PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "keras_programs")
+PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
 
 ESTIMATOR_CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"],
@@ -85,22 +85,22 @@ def _cluster(cluster, task):
     return ClusterConfig(cluster=cluster, task_type=job, task_index=int(index))
 
 
-# (trainer, cluster, task, steps in order)
-TABLE = [
-    ("estimator", ESTIMATOR_CLUSTER, "chief:0", TRAIN_CHIEF),
-    ("estimator", ESTIMATOR_CLUSTER, "worker:0", TRAIN_WORKER),
-    ("estimator", MASTER_CLUSTER, "master:0", TRAIN_MASTER),
-    ("estimator", ESTIMATOR_CLUSTER, "ps:0", SERVE_PS),
-    ("estimator", ESTIMATOR_CLUSTER, "evaluator:0", EVALUATE),
-    ("estimator", None, "local", TRAIN_LOCAL),
-    ("keras", MWMS_CLUSTER, "chief:0", MWMS_CHIEF),
-    ("keras", MWMS_CLUSTER, "worker:0", MWMS_WORKER),
-    ("keras", PSS_CLUSTER, "chief:0", MWMS_CHIEF),
-    ("keras", PSS_CLUSTER, "worker:0", SERVE_WORKER),
-    ("keras", PSS_CLUSTER, "ps:0", SERVE_PS),
-    ("keras", PSS_CLUSTER, "evaluator:0", EVALUATE),
-    ("keras", None, "local", TRAIN_LOCAL),
+# Role by role: the steps in order, and the (trainer, cluster) whose plan for that task
+# takes them; where both trainers share a row, their sequences are the same.
+ROLES = [
+    ("chief:0", TRAIN_CHIEF, [("estimator", ESTIMATOR_CLUSTER)]),
+    ("chief:0", MWMS_CHIEF, [("keras", MWMS_CLUSTER), ("keras", PSS_CLUSTER)]),
+    ("worker:0", TRAIN_WORKER, [("estimator", ESTIMATOR_CLUSTER)]),
+    ("worker:0", MWMS_WORKER, [("keras", MWMS_CLUSTER)]),
+    ("worker:0", SERVE_WORKER, [("keras", PSS_CLUSTER)]),
+    ("master:0", TRAIN_MASTER, [("estimator", MASTER_CLUSTER)]),
+    ("ps:0", SERVE_PS, [("estimator", ESTIMATOR_CLUSTER), ("keras", PSS_CLUSTER)]),
+    ("evaluator:0", EVALUATE, [("estimator", ESTIMATOR_CLUSTER), ("keras", PSS_CLUSTER)]),
+    ("local", TRAIN_LOCAL, [("estimator", None), ("keras", None)]),
 ]
+TABLE = [pytest.param(trainer, cluster, task, steps,
+                      id=f"{trainer}-{task}{'-pss' if cluster is PSS_CLUSTER else ''}")
+         for task, steps, planners in ROLES for trainer, cluster in planners]
 
 
 class JournalingHooks:
@@ -217,9 +217,7 @@ def _settings(cluster, clock=None):
         listener=ContinuousEvalListener())
 
 
-@pytest.mark.parametrize("trainer, cluster, task, steps", TABLE,
-                         ids=[f"{row[0]}-{row[2]}-{'pss' if row[1] is PSS_CLUSTER else ''}"
-                              .rstrip("-") for row in TABLE])
+@pytest.mark.parametrize("trainer, cluster, task, steps", TABLE)
 def test_every_role_takes_its_steps_in_order(tmp_path, journal, trainer, cluster, task,
                                              steps):
     plan, config = (estimator_plan if trainer == "estimator" else keras_plan)(cluster, task)

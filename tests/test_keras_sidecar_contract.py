@@ -12,7 +12,7 @@ import tensorflow as tf
 from fakes import FakeClock
 from sidecar_programs import toy
 from sidecars import sidecar
-from test_sidecar import Schedule, Trainer
+from test_keras_sidecar import Schedule, Trainer
 from trainexec.errors import ConfigError
 from trainexec.keras.sidecar import SidecarEvaluator
 from trainexec.keras.target import (MissingIterationsError, ModelNotCompiledError,
