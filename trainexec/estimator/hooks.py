@@ -28,7 +28,7 @@ from trainexec.estimator.roles.evaluate_on_save import (ESTIMATOR_WORDING,
                                                          EvaluateOnSaveListener)
 from trainexec.estimator.roles.readiness import model_readiness_checks_every
 from trainexec.estimator.target import EstimatorTarget
-from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, evaluate_here
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.cluster.server import start_standard_server
 from trainexec.specs import EvalSpec
@@ -44,16 +44,12 @@ __all__ = ["DRAIN_SECS", "EstimatorHooks"]
 DRAIN_SECS = 30.0
 
 
-def _direct(evaluate: Callable[[], Any]) -> Any:
-    return evaluate()
-
-
 class EstimatorHooks:
     """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc)."""
 
     no_result = None
     no_exports = None
-    run_evaluation = staticmethod(_direct)
+    run_evaluation = staticmethod(evaluate_here)
 
     def __init__(self, estimator: TrainableModel, settings: JobSettings) -> None:
         self.estimator = estimator

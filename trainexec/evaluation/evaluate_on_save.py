@@ -44,7 +44,7 @@ from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
 from trainexec.evaluation.target import EvaluationTarget
 from trainexec.specs import EvalSpec
 
-__all__ = ["EvaluateOnSave", "OnSaveWording"]
+__all__ = ["EvaluateOnSave", "OnSaveWording", "evaluate_here"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,8 @@ class OnSaveWording:
     evaluated: str | None = None
 
 
-def _direct(evaluate: Callable[[], Any]) -> Any:
+def evaluate_here(evaluate: Callable[[], Any]) -> Any:
+    """Runs an evaluation after a save on the calling (training) thread."""
     return evaluate()
 
 
@@ -100,7 +101,7 @@ class EvaluateOnSave:
 
     def __init__(self, target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | None,
                  listener: ContinuousEvalListener, clock: Clock, wording: OnSaveWording,
-                 run_evaluation: Callable[[Callable[[], Any]], Any] = _direct) -> None:
+                 run_evaluation: Callable[[Callable[[], Any]], Any] = evaluate_here) -> None:
         self._evaluator = Evaluator(target, eval_spec.exporters, None, clock)
         self._throttle_secs = eval_spec.throttle_secs
         self._max_steps = max_steps
