@@ -16,7 +16,7 @@ from event_files import scalars
 from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster.config import ClusterConfig
-from trainexec.formatting import format_rate, format_secs
+from trainexec.formatting import format_secs
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
                                       progress_callback, scalar_logs)
 from trainexec.keras.trainer import KerasTrainer, run_keras_job

@@ -406,3 +406,31 @@ def test_a_local_mirrored_run_evaluates_outside_the_training_strategy(tmp_path):
         assert run["steps_evaluated"] == [20, 40, 50]
         fresh = keras_toy.evaluate_checkpoint(run["model"], f"{prefix}-{run['model']}/ckpt-50")
         assert {k: run["metrics"][k] for k in fresh} == pytest.approx(fresh, rel=1e-5)
+
+
+@pytest.mark.estimator
+@pytest.mark.keras
+def test_run_keras_job_takes_tf_estimator_specs_locally_and_on_the_evaluator(tmp_path):
+    """A program written for tf.estimator.train_and_evaluate hands its own
+    tf.estimator TrainSpec and EvalSpec; KerasTrainer's job converts them as
+    the executor does, in the local run and on the evaluator alike."""
+    model_dir = str(tmp_path)
+    train_spec = tf.estimator.TrainSpec(keras_toy.train_input_fn, max_steps=30)
+    eval_spec = tf.estimator.EvalSpec(keras_toy.eval_dataset, steps=None,
+                                      start_delay_secs=0, throttle_secs=0)
+    seen = StepsSeen()
+    trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10)
+    metrics, _ = run_keras_job(trainer, train_spec, eval_spec, LOCAL, listeners=[seen])
+    assert seen.steps == [10, 20, 30]
+    assert metrics["global_step"] == 30
+    assert read_training_complete(model_dir).global_step == 30
+
+    evaluator = ClusterConfig.from_dict({
+        "cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
+        "task": {"type": "evaluator", "index": 0}})
+    on_evaluator = StepsSeen()
+    evaluated, _ = run_keras_job(
+        KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10),
+        train_spec, eval_spec, evaluator, poll_secs=0.05, listeners=[on_evaluator])
+    assert on_evaluator.steps == [30]
+    assert evaluated == pytest.approx(metrics)

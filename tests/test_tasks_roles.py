@@ -9,6 +9,7 @@ them, which still write the real files.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import os
@@ -19,6 +20,7 @@ import pytest
 
 from fakes import FakeClock, FakeEstimator, FakeServer
 from trainexec.cluster.config import ClusterConfig
+from trainexec.errors import ConfigError
 from trainexec.evaluation.evaluate_on_save import OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.records import completion, finished_tasks
@@ -241,6 +243,39 @@ def test_ps_serves_forever_when_asked(tmp_path, journal):
     settings = dataclasses.replace(_settings(config), ps_serves_forever=True)
     roles.run_role(plan, hooks, settings)
     assert journal == ["begin", "start server", "close"] and server.joined
+
+
+@pytest.mark.parametrize("trainer, cluster, task", [
+    ("estimator", ESTIMATOR_CLUSTER, "evaluator:0"), ("estimator", None, "local"),
+    ("keras", PSS_CLUSTER, "evaluator:0"), ("keras", None, "local")])
+def test_an_evaluating_role_without_an_eval_spec_names_the_task_and_the_fix(
+        tmp_path, journal, trainer, cluster, task):
+    plan, config = (estimator_plan if trainer == "estimator" else keras_plan)(cluster, task)
+    settings = dataclasses.replace(_settings(config), eval_spec=None)
+    with pytest.raises(ConfigError, match=rf"eval_spec is None, but {plan.task} evaluates: "
+                                          r"pass an EvalSpec"):
+        roles.run_role(plan, JournalingHooks(tmp_path, journal), settings)
+    assert CLEARED not in journal and "train" not in journal and journal[-1] == "close"
+
+
+def test_job_settings_parse_a_tf_estimator_spec_once_into_trainexecs_own(tmp_path):
+    """A tf.estimator spec (duck-typed here: the same fields) is trainexec's own in
+    every role, however the settings were made."""
+    TheirTrainSpec = collections.namedtuple("TrainSpec", "input_fn max_steps hooks")
+    TheirEvalSpec = collections.namedtuple("EvalSpec", EvalSpec._fields)
+    theirs = TheirEvalSpec(lambda: None, 5, "eval", (), (), 0, 7)
+    settings = JobSettings(train_spec=TheirTrainSpec(lambda: None, 9, ()), eval_spec=theirs,
+                           cluster=ClusterConfig(), clock=FakeClock(), poll_secs=1.0,
+                           idle_timeout_secs=None, listener=ContinuousEvalListener())
+    assert type(settings.train_spec) is TrainSpec and settings.train_spec.max_steps == 9
+    assert type(settings.eval_spec) is EvalSpec
+    assert (settings.eval_spec.steps, settings.eval_spec.name,
+            settings.eval_spec.throttle_secs) == (5, "eval", 7)
+    again = dataclasses.replace(settings, poll_secs=2.0)
+    assert again.eval_spec is settings.eval_spec
+    with pytest.raises(TypeError, match="`eval_spec` must be a trainexec.EvalSpec or "
+                                        "tf.estimator.EvalSpec"):
+        dataclasses.replace(settings, eval_spec="eval")
 
 
 def test_a_failing_step_still_closes_the_hooks_and_writes_no_later_record(tmp_path, journal):

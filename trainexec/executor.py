@@ -38,7 +38,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.cluster.server import WorkerDelay
-from trainexec.specs import as_eval_spec, as_train_spec, check_poll_secs, validate_hooks
+from trainexec.specs import as_eval_spec, check_poll_secs, validate_hooks
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
@@ -99,8 +99,7 @@ class TrainingExecutor:
         if cluster_for is not None:
             cluster = cluster_for(cluster, explicit)
         self._settings = JobSettings(
-            train_spec=as_train_spec(train_spec),
-            eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
+            train_spec=train_spec, eval_spec=eval_spec,  # parsed by JobSettings
             cluster=cluster,
             clock=clock or SystemClock(),
             poll_secs=poll_secs,

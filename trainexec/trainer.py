@@ -33,7 +33,8 @@ from trainexec.clock import Clock
 from trainexec.cluster.config import LOCAL, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster.server import WorkerDelay
-from trainexec.specs import EvalSpec, TrainSpec, check_poll_secs
+from trainexec.errors import ConfigError
+from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec, check_poll_secs
 
 __all__ = ["COORDINATE", "EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings",
            "RolePlan", "TaskAction", "Trainer"]
@@ -146,6 +147,19 @@ class JobSettings:
 
     def __post_init__(self) -> None:
         check_poll_secs(self.poll_secs)
+        # The specs are parsed here, once: a tf.estimator TrainSpec or EvalSpec
+        # becomes trainexec's own, so no role checks their type again.
+        object.__setattr__(self, "train_spec", as_train_spec(self.train_spec))
+        if self.eval_spec is not None:
+            object.__setattr__(self, "eval_spec", as_eval_spec(self.eval_spec))
+
+    def eval_spec_for(self, task: str) -> EvalSpec:
+        """The EvalSpec of `task`, which evaluates; ConfigError if there is none."""
+        if self.eval_spec is None:
+            raise ConfigError(
+                f"eval_spec is None, but {task} evaluates: pass an EvalSpec (trainexec's "
+                "or tf.estimator's) to train_and_evaluate or TrainingExecutor")
+        return self.eval_spec
 
 
 @runtime_checkable

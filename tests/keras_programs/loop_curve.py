@@ -19,7 +19,6 @@ Usage: loop_curve.py --model-dir DIR --out FILE [--bad-train-step]
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np

@@ -31,7 +31,6 @@ from trainexec.estimator.target import EstimatorTarget
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, evaluate_here
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.cluster.server import start_standard_server
-from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import Trained, TrainerWords
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings, RolePlan
@@ -105,10 +104,7 @@ class EstimatorHooks:
 
     def eval_target(self) -> EstimatorTarget:
         """A corrupt-looking checkpoint is retried after `poll_secs` on the job's clock."""
-        eval_spec = self.settings.eval_spec
-        if not isinstance(eval_spec, EvalSpec):
-            raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
-                            f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+        eval_spec = self.settings.eval_spec_for(self.settings.cluster.task_name)
         return EstimatorTarget(self.estimator, eval_spec, clock=self.settings.clock,
                                retry_secs=self.settings.poll_secs)
 

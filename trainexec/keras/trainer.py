@@ -269,9 +269,8 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
     if not isinstance(trainer, KerasTrainer):
         raise TypeError(f"`trainer` must be a trainexec.KerasTrainer, got "
                         f"{type(trainer).__name__}")
-    settings = JobSettings(  # specs as the executor hands them: trainexec's own
-        train_spec=as_train_spec(train_spec),
-        eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
+    settings = JobSettings(  # parses the specs, as in the executor
+        train_spec=train_spec, eval_spec=eval_spec,
         cluster=cluster if cluster is not None else ClusterConfig.from_env(),
         clock=clock or SystemClock(), poll_secs=poll_secs,
         idle_timeout_secs=evaluator_idle_timeout_secs, listener=ListenerList(listeners))

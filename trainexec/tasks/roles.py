@@ -21,7 +21,6 @@ from trainexec.evaluation.evaluator_role import evaluate_until_done
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import TrainerHooks
 from trainexec.tasks.serving import serve_until_training_over
 from trainexec.tasks.training import run_training
@@ -66,10 +65,7 @@ def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> A
 
 def run_evaluating(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
     """An EVALUATE plan: `(metrics, export_results)` of the run's last checkpoint."""
-    eval_spec = settings.eval_spec
-    if not isinstance(eval_spec, EvalSpec):
-        raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
-                        f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+    eval_spec = settings.eval_spec_for(plan.task)
     with hooks.evaluation_listeners() as extra_listeners:
         target = hooks.eval_target()
         try:

@@ -32,7 +32,6 @@ from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import Trained, TrainerHooks
 from trainexec.trainer import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
 
@@ -70,10 +69,7 @@ def _evaluate_on_save(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings
                       extra_listeners: Any) -> EvaluateOnSave:
     """The evaluation after this task's saves: the job's listener follows a local run; a
     master's evaluations go to its log and exporters only, as in tf.estimator."""
-    eval_spec = settings.eval_spec
-    if not isinstance(eval_spec, EvalSpec):
-        raise TypeError("`eval_spec` must have type `tf.estimator.EvalSpec` or "
-                        f"`trainexec.EvalSpec`. Got: {type(eval_spec)}")
+    eval_spec = settings.eval_spec_for(plan.task)
     listener = ListenerList([settings.listener if plan.is_local else None,
                              *extra_listeners])
     return EvaluateOnSave(hooks.eval_target(), eval_spec, settings.train_spec.max_steps,
