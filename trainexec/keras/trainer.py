@@ -37,7 +37,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import dataclasses
 import os
 from typing import Any, Callable, Iterable, Sequence
 
@@ -49,7 +48,6 @@ from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.keras.hooks import KerasHooks
 from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
-from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
@@ -173,9 +171,8 @@ class KerasTrainer:
                 "run: pass Keras callbacks as KerasTrainer(callbacks=[...]) instead")
         strategy = self.strategy_plan(settings.cluster)
         _check_keras_can(plan)
-        train_spec, eval_spec = _check_specs(settings.train_spec, settings.eval_spec, plan)
-        return KerasHooks(self, strategy, dataclasses.replace(
-            settings, train_spec=train_spec, eval_spec=eval_spec))
+        _check_specs(settings, plan)
+        return KerasHooks(self, strategy, settings)
 
     def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple:
         """Carries out `plan` (from `plan_role`): `(metrics, export_results)`
@@ -227,9 +224,9 @@ def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
     return callbacks
 
 
-def _check_specs(train_spec: Any, eval_spec: Any, plan: RolePlan
-                 ) -> tuple[TrainSpec, EvalSpec | None]:
-    train_spec = as_train_spec(train_spec)
+def _check_specs(settings: JobSettings, plan: RolePlan) -> None:
+    """ConfigError for specs KerasTrainer cannot follow (JobSettings has parsed them)."""
+    train_spec, eval_spec = settings.train_spec, settings.eval_spec
     if train_spec.max_steps is None:
         raise ConfigError(
             "TrainSpec max_steps is None: KerasTrainer trains a fixed number of steps; "
@@ -239,17 +236,12 @@ def _check_specs(train_spec: Any, eval_spec: Any, plan: RolePlan
             "TrainSpec hooks and saving_listeners are Estimator SessionRunHooks and "
             "CheckpointSaverListeners, which KerasTrainer does not run: pass Keras "
             "callbacks as KerasTrainer(callbacks=[...]) instead")
-    evaluates = plan.action in (EVALUATE, TRAIN_AND_EVALUATE)
-    if eval_spec is None:
-        if evaluates:
-            raise ConfigError(f"{plan.task} evaluates, so it needs an EvalSpec; got None")
-        return train_spec, None
-    eval_spec = as_eval_spec(eval_spec)
-    if eval_spec.hooks:
+    if plan.action in (EVALUATE, TRAIN_AND_EVALUATE):
+        settings.eval_spec_for(plan.task)
+    if eval_spec is not None and eval_spec.hooks:
         raise ConfigError("EvalSpec hooks are Estimator SessionRunHooks, which KerasTrainer "
                           "does not run; leave them out (Keras callbacks for evaluation "
                           "are not supported yet)")
-    return train_spec, eval_spec
 
 
 def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
