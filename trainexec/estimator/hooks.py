@@ -103,10 +103,11 @@ class EstimatorHooks:
         pass
 
     def eval_target(self) -> EstimatorTarget:
-        """A corrupt-looking checkpoint is retried after `poll_secs` on the job's clock."""
-        eval_spec = self.settings.eval_spec_for(self.settings.cluster.task_name)
-        return EstimatorTarget(self.estimator, eval_spec, clock=self.settings.clock,
-                               retry_secs=self.settings.poll_secs)
+        """A corrupt-looking checkpoint is retried after `poll_secs` on the job's clock.
+        (The sequence has checked there is an EvalSpec: `JobSettings.eval_spec_for`.)"""
+        settings = self.settings
+        return EstimatorTarget(self.estimator, settings.eval_spec, clock=settings.clock,
+                               retry_secs=settings.poll_secs)
 
     def evaluation_listeners(self) -> ContextManager[Sequence[Any]]:
         return contextlib.nullcontext(())

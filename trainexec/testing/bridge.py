@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 __all__ = ["BridgeBed", "run_ip", "wire_hosts"]
 
+
 def run_ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `ip ARGS...`; a RuntimeError with its message when it fails and `check`."""
     result = subprocess.run(["ip", *args], capture_output=True, text=True)
@@ -36,7 +37,7 @@ def wire_hosts(bridge: str, hosts: Iterable[Any], prefixlen: int,
         run_ip("netns", "add", host.netns)
         made.append(("netns", host.netns))
         run_ip("link", "add", host.veth, "type", "veth", "peer", "name", "eth0",
-            "netns", host.netns)
+               "netns", host.netns)
         made.append(("link", host.veth))
         run_ip("link", "set", host.veth, "master", bridge, "up")
         run_ip("-n", host.netns, "addr", "add", f"{host.address}/{prefixlen}", "dev", "eth0")
