@@ -1,4 +1,23 @@
-"""Estimators (TensorFlow 2.15 line): the `Trainer` for a `tf.estimator.Estimator`.
+"""`trainexec.estimator`: Estimators on every TensorFlow line trainexec supports.
+
+Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
+`EstimatorSpec`, `ModeKeys`, `RunConfig`, `WarmStartSettings`, `TrainSpec`, `EvalSpec`,
+`train_and_evaluate`, the exporters, `SessionRunHook` and the standard hooks, and
+`export` (serving input receivers and export outputs), on trainexec's own `model_fn`
+engine (`engine/`: public TensorFlow only, TF 2.15 to 2.21). Names load on first use:
+`import trainexec.estimator` loads neither TensorFlow nor `tensorflow_estimator`.
+
+Example:
+    ```python
+    import trainexec.estimator as estimator   # was: from tensorflow import estimator
+
+    model = estimator.Estimator(model_fn, config=estimator.RunConfig(model_dir="/tmp/m"))
+    estimator.train_and_evaluate(model, estimator.TrainSpec(train_input_fn, max_steps=1000),
+                                 estimator.EvalSpec(eval_input_fn))
+    ```
+
+The package also holds how trainexec runs any Estimator (the native one, and on the
+2.15 line `tf.estimator.Estimator`) in each cluster role:
 
 * `availability`: whether `tf.estimator` exists here, and what trainexec needs of one;
 * `trainer`: `EstimatorTrainer`, the roles of between-graph replication;
@@ -6,9 +25,57 @@
 * `hooks`: `EstimatorHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;
 * `roles/`: the saving listener that evaluates after saves, and the worker's readiness checks;
 * `target`: `EstimatorTarget`, an Estimator's checkpoints for the evaluation engine;
-* `persistent_eval`: one evaluation graph and session for every checkpoint;
-* `compat/`: every private TensorFlow / tf.estimator attribute or patch it relies on,
-  with its inventory.
-
-Nothing here is imported by `import trainexec`.
+* `persistent_eval`: one evaluation graph and session for every checkpoint (tf.estimator's);
+* `export`: the public `export` names;
+* `compat/`: every private TensorFlow / tf.estimator attribute or patch the tf.estimator
+  path relies on, with its inventory (the native engine uses none).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from trainexec.lazy_exports import lazy_exports
+
+_HOOKS = "trainexec.estimator.engine.session_hooks"
+_EXPORTS = {
+    "BestExporter": "trainexec.estimator.engine.exporters",
+    "CheckpointSaverHook": _HOOKS,
+    "CheckpointSaverListener": _HOOKS,
+    "Estimator": "trainexec.estimator.engine.estimator",
+    "EstimatorSpec": "trainexec.estimator.engine.model_spec",
+    "EvalSpec": "trainexec.specs",
+    "FeedFnHook": _HOOKS,
+    "FinalExporter": "trainexec.estimator.engine.exporters",
+    "FinalOpsHook": _HOOKS,
+    "GlobalStepWaiterHook": _HOOKS,
+    "LatestExporter": "trainexec.estimator.engine.exporters",
+    "LoggingTensorHook": _HOOKS,
+    "ModeKeys": "trainexec.estimator.engine.model_spec",
+    "NanLossDuringTrainingError": _HOOKS,
+    "NanTensorHook": _HOOKS,
+    "ProfilerHook": _HOOKS,
+    "RunConfig": "trainexec.estimator.engine.run_config",
+    "SecondOrStepTimer": _HOOKS,
+    "SessionRunArgs": _HOOKS,
+    "SessionRunContext": _HOOKS,
+    "SessionRunHook": _HOOKS,
+    "SessionRunValues": _HOOKS,
+    "StepCounterHook": _HOOKS,
+    "StopAtStepHook": _HOOKS,
+    "SummarySaverHook": _HOOKS,
+    "TrainSpec": "trainexec.specs",
+    "VocabInfo": _HOOKS,
+    "WarmStartSettings": "trainexec.estimator.engine.warm_start",
+    "train_and_evaluate": "trainexec.executor",
+}
+__all__ = sorted([*_EXPORTS, "export"])
+
+_getattr, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "export":  # the submodule, as tf.estimator.export
+        return importlib.import_module(f"{__name__}.export")
+    return _getattr(name)

@@ -1,0 +1,22 @@
+"""trainexec's own `model_fn` engine: tf.estimator's custom-model surface on public
+TensorFlow only (`tf.compat.v1` graphs, sessions, hooks, savers, SavedModel builder),
+on every TensorFlow line trainexec supports. Users import it as `trainexec.estimator`.
+
+* `model_spec`: `ModeKeys`, `EstimatorSpec` (validated);
+* `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
+* `calls`: calling and checking a `model_fn` and an `input_fn`;
+* `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
+* `training`: `Estimator.train` (MonitoredSession, chief and worker sessions);
+* `evaluation`: `Estimator.evaluate` and the persistent evaluation graph;
+* `hook_runner`: one step in a plain session with SessionRunHooks;
+* `eval_summaries`: the eval events under `model_dir/eval[_<name>]`;
+* `prediction`: `Estimator.predict`;
+* `serving_input`, `export_outputs`, `saved_model`: serving SavedModels;
+* `exporters`: `LatestExporter`, `BestExporter`, `FinalExporter`;
+* `warm_start`: `WarmStartSettings`;
+* `session_hooks`: `SessionRunHook` and the standard hooks (TensorFlow's own);
+* `estimator`: `Estimator`.
+
+`tests/test_estimator_engine_public_only.py` checks that nothing here uses
+`tensorflow.python` or any private TensorFlow attribute.
+"""

@@ -1,0 +1,146 @@
+"""`Estimator.train`: the training loop of one task (chief or worker, between-graph).
+
+In a new graph: the input and the `model_fn` in TRAIN mode on this task's devices,
+then a `tf.compat.v1.train.MonitoredSession` that runs `train_op` until a hook asks
+to stop (`StopAtStepHook` for `steps` / `max_steps`, or the input running out).
+The chief creates the session from the newest checkpoint in `model_dir` (or
+initializes, after a warm start), and saves checkpoints (`CheckpointSaverHook`
+with the saving listeners), summaries and the step rate as the RunConfig says; a
+worker waits until the chief has initialized the model, re-checking every
+`readiness_secs` (TensorFlow's SessionManager, public, takes the interval).
+
+Example:
+    ```python
+    loss = run_training(estimator, input_fn, hooks=[], steps=None, max_steps=1000,
+                        saving_listeners=[])
+    ```
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+import tensorflow as tf
+
+from trainexec.estimator.engine.graph import build_graph, saver_for
+from trainexec.estimator.engine.model_spec import ModeKeys
+
+__all__ = ["WorkerSessionCreator", "check_train_arguments", "run_training"]
+
+logger = logging.getLogger(__name__)
+
+
+def _check_positive(field: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"Estimator.train: `{field}` must be an integer > 0 or None, "
+                         f"given: {value!r}")
+
+
+def check_train_arguments(hooks: Any, steps: Any, max_steps: Any,
+                          saving_listeners: Any) -> tuple[list, list]:
+    """The hooks and listeners, checked; ValueError/TypeError naming a bad argument."""
+    if steps is not None and max_steps is not None:
+        raise ValueError(f"Estimator.train: give `steps` ({steps}) or `max_steps` "
+                         f"({max_steps}), not both")
+    _check_positive("steps", steps)
+    _check_positive("max_steps", max_steps)
+    hooks = list(hooks or ())
+    for hook in hooks:
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise TypeError(f"Estimator.train: hooks must be SessionRunHook instances, "
+                            f"given: {hook!r}")
+    listeners = list(saving_listeners or ())
+    for listener in listeners:
+        if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
+            raise TypeError("Estimator.train: saving_listeners must be "
+                            f"CheckpointSaverListener instances, given: {listener!r}")
+    return hooks, listeners
+
+
+class WorkerSessionCreator(tf.compat.v1.train.SessionCreator):
+    """A non-chief's session: waits until the chief has initialized (or restored) the
+    model, re-checking every `recovery_wait_secs`, then runs the local init."""
+
+    def __init__(self, scaffold: Any, master: str, config: Any, max_wait_secs: float,
+                 recovery_wait_secs: float) -> None:
+        self._scaffold, self._master, self._config = scaffold, master, config
+        self._max_wait_secs, self._recovery_wait_secs = max_wait_secs, recovery_wait_secs
+
+    def create_session(self) -> Any:
+        self._scaffold.finalize()
+        manager = tf.compat.v1.train.SessionManager(
+            local_init_op=self._scaffold.local_init_op,
+            local_init_feed_dict=self._scaffold.local_init_feed_dict,
+            ready_op=self._scaffold.ready_op,
+            ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+            graph=tf.compat.v1.get_default_graph(),
+            recovery_wait_secs=self._recovery_wait_secs)
+        return manager.wait_for_session(self._master, config=self._config,
+                                        max_wait_secs=self._max_wait_secs)
+
+
+def _chief_hooks(estimator: Any, scaffold: Any, listeners: list) -> list:
+    config = estimator.config
+    hooks: list = []
+    save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
+    if save_steps or save_secs:
+        hooks.append(tf.compat.v1.train.CheckpointSaverHook(
+            estimator.model_dir, save_secs=save_secs, save_steps=save_steps,
+            scaffold=scaffold, listeners=listeners,
+            save_graph_def=config.checkpoint_save_graph_def))
+    elif listeners:
+        raise ValueError("Estimator.train: saving_listeners are given, but checkpoints are "
+                         "off (RunConfig save_checkpoints_steps and save_checkpoints_secs "
+                         "are both None or 0): set one of them")
+    if config.log_step_count_steps:
+        hooks.append(tf.compat.v1.train.StepCounterHook(
+            every_n_steps=config.log_step_count_steps, output_dir=estimator.model_dir))
+    if config.save_summary_steps:
+        hooks.append(tf.compat.v1.train.SummarySaverHook(
+            save_steps=config.save_summary_steps, output_dir=estimator.model_dir,
+            scaffold=scaffold))
+    return hooks
+
+
+def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
+                 steps: int | None, max_steps: int | None,
+                 saving_listeners: Sequence[Any]) -> Any:
+    """Trains `estimator` (module doc); returns the loss of the last step run (None if
+    no step ran)."""
+    config = estimator.config
+    with tf.Graph().as_default():
+        built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.TRAIN,
+                            input_fn=input_fn)
+        spec = built.spec
+        tf.compat.v1.summary.scalar("loss", spec.loss)
+        if config.is_chief and estimator.latest_checkpoint() is None:
+            estimator.warm_start_if_asked()
+        scaffold = saver_for(spec.scaffold, config)
+        all_hooks = [*built.input_hooks, *hooks, *spec.training_hooks,
+                     tf.compat.v1.train.NanTensorHook(spec.loss),
+                     tf.compat.v1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)]
+        if config.log_step_count_steps:
+            all_hooks.append(tf.compat.v1.train.LoggingTensorHook(
+                {"loss": spec.loss, "step": built.global_step},
+                every_n_iter=config.log_step_count_steps))
+        if config.is_chief:
+            all_hooks += [*spec.training_chief_hooks,
+                          *_chief_hooks(estimator, scaffold, list(saving_listeners))]
+            creator = tf.compat.v1.train.ChiefSessionCreator(
+                scaffold=scaffold, master=config.master, config=config.session_config,
+                checkpoint_dir=estimator.model_dir)
+        else:
+            creator = WorkerSessionCreator(
+                scaffold, config.master, config.session_config,
+                max_wait_secs=config.session_creation_timeout_secs,
+                recovery_wait_secs=estimator.readiness_secs)
+        loss = None
+        with tf.compat.v1.train.MonitoredSession(session_creator=creator,
+                                                 hooks=all_hooks) as session:
+            while not session.should_stop():
+                _, loss = session.run([spec.train_op, spec.loss])
+        logger.info("Loss for final step: %s.", loss)
+        return loss
