@@ -6,7 +6,8 @@
 * the worker's staggered start: `WorkerDelay` with RunConfig's
   `experimental_max_worker_delay_secs`;
 * waiting for the chief: re-check every `poll_secs` (not TensorFlow's 30 s) that the chief
-  has initialized the model (`trainexec.estimator.roles.readiness`);
+  has initialized the model (`Estimator.readiness_checks_every` of trainexec's own
+  Estimator; for tf.estimator's, `trainexec.estimator.roles.readiness`);
 * training: `estimator.train` with the train spec's hooks and the job's `train_hooks`,
   and, where the task writes the checkpoints, the train spec's saving listeners; the
   evaluation after saves is one more saving listener
@@ -79,6 +80,9 @@ class EstimatorHooks:
             getattr(self.estimator.config, "experimental_max_worker_delay_secs", None))
 
     def waiting_for_chief(self) -> ContextManager[Any]:
+        checks_every = getattr(self.estimator, "readiness_checks_every", None)
+        if checks_every is not None:  # trainexec.estimator.Estimator: public, no patch
+            return checks_every(self.settings.poll_secs)
         return model_readiness_checks_every(self.settings.poll_secs)
 
     def train(self, plan: RolePlan, on_save: EvaluateOnSave | None,

@@ -265,44 +265,20 @@ class PersistentEvaluation:
 
     def _run_step(self) -> bool:
         """Runs the metric updates once, with the hooks; True when one asks to stop."""
-        import tensorflow as tf
+        from trainexec.estimator.engine.hook_runner import run_with_hooks
 
-        if not self._hooks:
-            self._session.run(self._update)
-            return False
-        train = tf.compat.v1.train
-        context = train.SessionRunContext(train.SessionRunArgs(self._update),
-                                          self._session)
-        fetches, feeds, options = {}, {}, tf.compat.v1.RunOptions()
-        for index, hook in enumerate(self._hooks):
-            args = hook.before_run(context)
-            if args is None:
-                continue
-            fetches[index] = args.fetches
-            for tensor in args.feed_dict or {}:
-                if tensor in feeds:
-                    raise RuntimeError(f"two hooks feed the same tensor {tensor}")
-            feeds.update(args.feed_dict or {})
-            if args.options:
-                options.MergeFrom(args.options)
-        metadata = tf.compat.v1.RunMetadata()
-        outputs = self._session.run({"update": self._update, "hooks": fetches},
-                                    feed_dict=feeds or None, options=options,
-                                    run_metadata=metadata)
-        for index, hook in enumerate(self._hooks):
-            hook.after_run(context, train.SessionRunValues(
-                results=outputs["hooks"].get(index), options=options,
-                run_metadata=metadata))
-        return context.stop_requested
+        return run_with_hooks(self._session, self._update, self._hooks)
 
     def _write_summaries(self, results: dict, checkpoint_path: str) -> None:
         import tensorflow as tf
 
         step = results[_GLOBAL_STEP]
-        logger.info("Saving dict for global step %d: %s", step, _describe(results))
+        from trainexec.estimator.engine.eval_summaries import describe_metrics, metrics_summary
+
+        logger.info("Saving dict for global step %d: %s", step, describe_metrics(results))
         if self._writer is None:  # first use: it writes the (finalized) graph too
             self._writer = tf.compat.v1.summary.FileWriterCache.get(self.output_dir)
-        self._writer.add_summary(_metrics_summary(results), step)
+        self._writer.add_summary(metrics_summary(results), step)
         self._writer.flush()
         path_summary = tf.compat.v1.Summary()
         path_summary.value.add(tag="checkpoint_path", tensor=tf.make_tensor_proto(
@@ -313,42 +289,3 @@ class PersistentEvaluation:
     def close(self) -> None:
         """Closes the session (the summary writer stays in FileWriterCache)."""
         self._session.close()
-
-
-def _describe(results: dict) -> str:
-    return ", ".join(f"{key} = {value}" for key, value in sorted(results.items())
-                     if not isinstance(value, bytes))
-
-
-def _metrics_summary(results: dict) -> Any:
-    """One Summary of the metrics (not the global step), by value type: numbers
-    as scalars, serialized Summary protos as their values (tagged
-    `<metric>/<index>`), arrays as tensors; anything else is skipped, warned."""
-    import numpy as np
-    import tensorflow as tf
-    from google.protobuf import message
-
-    summary = tf.compat.v1.Summary()
-    for key, value in results.items():
-        if value is None or key == _GLOBAL_STEP:
-            continue
-        if isinstance(value, (np.float32, float)):
-            summary.value.add(tag=key, simple_value=float(value))
-        elif isinstance(value, (np.int32, np.int64, int)):
-            summary.value.add(tag=key, simple_value=int(value))
-        elif isinstance(value, bytes):
-            try:
-                parsed = tf.compat.v1.Summary.FromString(value)
-            except message.DecodeError:
-                logger.warning("Skipping summary for %s: not a serialized Summary", key)
-                continue
-            for index, item in enumerate(parsed.value):
-                item.tag = f"{key}/{index}"
-            summary.value.extend(parsed.value)
-        elif isinstance(value, np.ndarray):
-            item = summary.value.add(tag=key, node_name=key)
-            item.tensor.CopyFrom(tf.make_tensor_proto(value))
-        else:
-            logger.warning("Skipping summary for %s: a %s is not a number, an array or "
-                           "a serialized Summary", key, type(value).__name__)
-    return summary

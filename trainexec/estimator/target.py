@@ -33,9 +33,10 @@ class EstimatorTarget:
     `CorruptCheckpointError`. Any other error, a `NotFoundError` for a wrong
     eval input path among them, is raised as it is.
 
-    With `persistent` (the default, unless `TRAINEXEC_PERSISTENT_EVAL=0`) a
-    real Estimator is evaluated through one evaluation graph and session built
-    on first use (`trainexec.estimator.persistent_eval.PersistentEvaluation`): the same
+    With `persistent` (the default, unless `TRAINEXEC_PERSISTENT_EVAL=0`) an
+    Estimator is evaluated through one evaluation graph and session built on first
+    use (trainexec's own Estimator: its public `persistent_evaluation`; tf.estimator's:
+    `trainexec.estimator.persistent_eval.PersistentEvaluation`): the same
     metrics and summaries, without a graph and a session per checkpoint. What
     that path cannot serve exactly goes to `estimator.evaluate`, with one log
     line saying why.
@@ -94,9 +95,14 @@ class EstimatorTarget:
                                 f"({estimator_eval.ENV_VAR}=0 or persistent=False)",
                                 logging.INFO)
                 return False
+            spec = self._eval_spec
             try:
-                self._persistent = estimator_eval.PersistentEvaluation(
-                    self._estimator, self._eval_spec)
+                if hasattr(self._estimator, "persistent_evaluation"):  # trainexec's own
+                    self._persistent = self._estimator.persistent_evaluation(
+                        spec.input_fn, steps=spec.steps, hooks=spec.hooks, name=spec.name)
+                else:
+                    self._persistent = estimator_eval.PersistentEvaluation(
+                        self._estimator, spec)
             except estimator_eval.NotServable as why:
                 self._fall_back(str(why))
             except Exception as err:  # estimator.evaluate will say it as it does

@@ -2,12 +2,14 @@
 
 The data is generated in-process (three Gaussian classes in 4 dimensions, fixed
 seed), so nothing is downloaded. The same script runs as any cluster role: only
-TF_CONFIG differs. `--api tf` calls `tf.estimator.train_and_evaluate` instead of
-trainexec's drop-in, for side-by-side comparisons.
+TF_CONFIG differs.
 
-It needs tf.estimator: TensorFlow 2.15 with tensorflow-estimator
-(`pip install "trainexec[estimator]"`). Elsewhere the module still imports, and
-the program exits 2 saying so.
+`--engine native` (the default where TensorFlow has no tf.estimator: 2.16 and later)
+trains a custom `model_fn` (a 16-unit hidden layer, written with plain variables, so
+it runs under Keras 3 too) on trainexec's own Estimator (`trainexec.estimator`);
+`--engine tf` (the default on the 2.15 line) trains tf.estimator's DNNClassifier of
+the same shape. `--api tf` calls `tf.estimator.train_and_evaluate` instead of
+trainexec's drop-in, for side-by-side comparisons (2.15 line only).
 
     python -m trainexec.examples.estimator_job --model-dir /tmp/blobs --max-steps 300
 """
@@ -28,22 +30,76 @@ from trainexec.errors import ConfigError
 from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
-from trainexec.estimator.availability import tf_estimator
+from trainexec.estimator.availability import estimator_problem, tf_estimator
 
-__all__ = ["build_specs", "local_training_steps", "make_data", "make_estimator", "main"]
+__all__ = ["ENGINES", "build_specs", "default_engine", "engine_module",
+           "local_training_steps", "make_data", "make_estimator", "model_fn", "main"]
 
-def make_estimator(model_dir: str, save_checkpoints_steps: int = 50,
-                   **run_config: object) -> tf.estimator.Estimator:
-    """A DNNClassifier for the blobs; ConfigError where there is no tf.estimator."""
-    tfe = tf_estimator()
-    config = tfe.RunConfig(
+ENGINES = ("native", "tf")
+HIDDEN_UNITS = 16
+LEARNING_RATE = 0.05
+
+
+def default_engine() -> str:
+    """`tf` where tf.estimator exists (the 2.15 line), else `native`."""
+    return "tf" if estimator_problem() is None else "native"
+
+
+def engine_module(engine: str | None = None):
+    """`trainexec.estimator` (native) or `tf.estimator` (tf; ConfigError where there
+    is none)."""
+    engine = engine or default_engine()
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine {engine!r}: choose native (trainexec.estimator) or "
+                          "tf (tf.estimator, TensorFlow 2.15)")
+    if engine == "tf":
+        return tf_estimator()
+    import trainexec.estimator
+    return trainexec.estimator
+
+
+def model_fn(features, labels, mode, params):
+    """The blobs classifier as a custom model_fn (no layers: it runs under Keras 3)."""
+    api = engine_module(params["engine"])
+    glorot = tf.compat.v1.glorot_uniform_initializer
+    x = features["x"]
+    w1 = tf.compat.v1.get_variable("hidden/kernel", [FEATURES, HIDDEN_UNITS],
+                                   initializer=glorot())
+    b1 = tf.compat.v1.get_variable("hidden/bias", [HIDDEN_UNITS],
+                                   initializer=tf.compat.v1.zeros_initializer())
+    w2 = tf.compat.v1.get_variable("logits/kernel", [HIDDEN_UNITS, CLASSES],
+                                   initializer=glorot())
+    b2 = tf.compat.v1.get_variable("logits/bias", [CLASSES],
+                                   initializer=tf.compat.v1.zeros_initializer())
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    classes = tf.argmax(logits, axis=1)
+    predictions = {"class_ids": classes, "probabilities": tf.nn.softmax(logits),
+                   "logits": logits}
+    if mode == api.ModeKeys.PREDICT:
+        return api.EstimatorSpec(mode, predictions=predictions)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step())
+    return api.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
+        "accuracy": tf.compat.v1.metrics.accuracy(labels, classes)})
+
+
+def make_estimator(model_dir: str, save_checkpoints_steps: int = 50, engine: str | None = None,
+                   **run_config: object):
+    """The blobs classifier: trainexec.estimator's Estimator of `model_fn` (native), or
+    tf.estimator's DNNClassifier (tf; ConfigError where there is no tf.estimator)."""
+    engine = engine or default_engine()
+    api = engine_module(engine)
+    config = api.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps,
         save_summary_steps=50, log_step_count_steps=50, keep_checkpoint_max=20,
         **run_config)
-    return tfe.DNNClassifier(
-        hidden_units=[16], n_classes=CLASSES, config=config,
+    if engine == "native":
+        return api.Estimator(model_fn, config=config, params={"engine": engine})
+    return api.DNNClassifier(
+        hidden_units=[HIDDEN_UNITS], n_classes=CLASSES, config=config,
         feature_columns=[tf.feature_column.numeric_column("x", shape=(FEATURES,))],
-        optimizer=lambda: tf.keras.optimizers.legacy.Adam(learning_rate=0.05))
+        optimizer=lambda: tf.keras.optimizers.legacy.Adam(learning_rate=LEARNING_RATE))
 
 
 def _train_input_fn() -> tf.data.Dataset:
@@ -57,9 +113,9 @@ def _eval_input_fn() -> tf.data.Dataset:
     return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(100)
 
 
-def serving_input_receiver_fn():
+def serving_input_receiver_fn(engine: str | None = None):
     inputs = {"x": tf.compat.v1.placeholder(tf.float32, [None, FEATURES], name="x")}
-    return tf_estimator().export.ServingInputReceiver(inputs, inputs)
+    return engine_module(engine).export.ServingInputReceiver(inputs, inputs)
 
 
 # tf.estimator.SessionRunHook is this class, which every TensorFlow line keeps.
@@ -86,12 +142,14 @@ def local_training_steps(lines: list[str], task: str) -> int | None:
 
 
 def build_specs(max_steps: int | None, start_delay_secs: float = 0,
-                throttle_secs: float = 5, spec_module=None, train_hooks=()):
-    """(train_spec, eval_spec) with a final exporter, from `spec_module`
-    (default tf.estimator; ConfigError where there is none)."""
-    tfe = tf_estimator()
-    spec_module = tfe if spec_module is None else spec_module
-    exporter = tfe.FinalExporter("final", serving_input_receiver_fn)
+                throttle_secs: float = 5, spec_module=None, train_hooks=(),
+                engine: str | None = None):
+    """(train_spec, eval_spec) with the engine's final exporter, from `spec_module`
+    (default: the engine's module; ConfigError for tf where there is no tf.estimator)."""
+    engine = engine or default_engine()
+    api = engine_module(engine)
+    spec_module = api if spec_module is None else spec_module
+    exporter = api.FinalExporter("final", lambda: serving_input_receiver_fn(engine))
     train_spec = spec_module.TrainSpec(_train_input_fn, max_steps=max_steps,
                                        hooks=list(train_hooks))
     eval_spec = spec_module.EvalSpec(
@@ -109,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the chief sleeps this long first, like a chief pod "
                         "scheduled after its workers (for tests and benchmarks)")
     parser.add_argument("--api", choices=("trainexec", "tf"), default="trainexec")
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help="native: trainexec.estimator (the default on TensorFlow 2.16+); "
+                        "tf: tf.estimator (the default on 2.15, its only line)")
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -118,15 +179,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    tf_estimator()  # fails first, before any logging or work, where it is missing
+    engine = "tf" if args.api == "tf" else args.engine or default_engine()
+    if engine == "tf":
+        tf_estimator()  # fails first, before any logging or work, where it is missing
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     tf.get_logger().setLevel(logging.ERROR)
 
-    estimator = make_estimator(args.model_dir, args.save_checkpoints_steps)
+    estimator = make_estimator(args.model_dir, args.save_checkpoints_steps, engine=engine)
     counter = StepCounter()
     train_spec, eval_spec = build_specs(
         None if args.max_steps <= 0 else args.max_steps, args.start_delay_secs,
-        args.throttle_secs, train_hooks=[counter])
+        args.throttle_secs, train_hooks=[counter], engine=engine)
     role = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {}).get("type", "local")
     if role == "chief" and args.late_chief_secs > 0:
         time.sleep(args.late_chief_secs)

@@ -96,12 +96,14 @@ def call_model_fn(model_fn: Callable, features: Any, labels: Any, mode: str, par
 
 
 class Inputs(NamedTuple):
-    """What an input_fn gave: `features`, `labels` (or None), and the hooks that
-    (re)initialize a dataset's iterator in each new session."""
+    """What an input_fn gave: `features`, `labels` (or None), the hooks that
+    (re)initialize a dataset's iterator in each new session, and the op that points
+    that iterator at an empty dataset (None without a dataset)."""
 
     features: Any
     labels: Any
     hooks: tuple
+    release: Any = None
 
 
 def iterator_initializer_hook(initializer: Any) -> Any:
@@ -137,9 +139,17 @@ def call_input_fn(input_fn: Callable, mode: str, params: Any, config: Any) -> In
               (("mode", mode), ("params", params), ("config", config)) if name in args}
     result = input_fn(**kwargs)
     if isinstance(result, tf.data.Dataset):
-        iterator = tf.compat.v1.data.make_initializable_iterator(result)
+        data = tf.compat.v1.data
+        iterator = data.Iterator.from_structure(
+            data.get_output_types(result), data.get_output_shapes(result),
+            output_classes=data.get_output_classes(result))
+        start = iterator.make_initializer(result)
+        # Dropping the data's iterator as soon as a pass ends: tf.data's autotuning
+        # thread sleeps longer the older an idle iterator is, and destroying it later
+        # (the next evaluation's initializer) was once seen to stall for 14 s.
+        release = iterator.make_initializer(result.take(0))
         features, labels = _split(iterator.get_next(), "the input_fn's dataset")
-        return Inputs(features, labels, (iterator_initializer_hook(iterator.initializer),))
+        return Inputs(features, labels, (iterator_initializer_hook(start),), release)
     if isinstance(result, (tuple, list)):
         features, labels = _split(result, "the input_fn")
     else:

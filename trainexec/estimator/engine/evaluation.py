@@ -90,6 +90,7 @@ class EvaluationGraph:
             self._init = scaffold.init_op
             self._local_init = scaffold.local_init_op
             self._input_hooks = list(built.input_hooks)
+            self._input_release = built.input_release
             self._hooks = [*(hooks or ()), *spec.evaluation_hooks]
             for hook in (*self._input_hooks, *self._hooks):
                 hook.begin()
@@ -127,6 +128,8 @@ class EvaluationGraph:
         for hook in self._hooks:
             hook.end(session)
         results = session.run(self._values)
+        if self._input_release is not None:
+            session.run(self._input_release)
         logger.info("Evaluated %s: %d batches", checkpoint_path, done)
         return results
 

@@ -32,22 +32,25 @@ logger = logging.getLogger(__name__)
 
 
 class Built(NamedTuple):
-    """A mode's graph: the model_fn's spec, the global step, the input's hooks."""
+    """A mode's graph: the model_fn's spec, the global step, the input's hooks and
+    the op releasing its data (`calls.Inputs.release`)."""
 
     spec: EstimatorSpec
     global_step: Any
     input_hooks: tuple
+    input_release: Any = None
 
 
 # TensorFlow's standard hooks (step counter, checkpoint saver, summaries) fetch the
-# global step from the read tensor kept in this graph collection, creating one if there
-# is none. Made here first, before the model_fn, as tf.estimator made it, every TRAIN op
-# runs after it, so that the hooks see each step's value before its update.
+# global step from the read tensor kept in this graph collection, creating one after
+# the model if there is none. tf.estimator made it right after the global step, in
+# TRAIN mode; so does `build_graph`, which also keeps the graph's ops in tf.estimator's
+# order: op-level random seeds derive from it, so initial values match tf.estimator's.
 GLOBAL_STEP_READ_COLLECTION = "global_step_read_op_cache"
 
 
 def _global_step_read(global_step: Any) -> Any:
-    """The global step's value, read once per run, ahead of the model's ops."""
+    """The global step's value as the hooks fetch it (0 until it is initialized)."""
     with tf.compat.v1.name_scope(None), tf.compat.v1.name_scope(
             global_step.op.name + "/"):
         value = tf.cond(tf.compat.v1.is_variable_initialized(global_step),
@@ -80,18 +83,18 @@ def build_graph(model_fn: Callable, params: Any, config: Any, mode: str,
     device_fn = device_fn_for(config) if on_devices else None
     with tf.compat.v1.device(device_fn):
         global_step = tf.compat.v1.train.get_or_create_global_step()
+        if mode == ModeKeys.TRAIN:
+            _global_step_read(global_step)
         if input_fn is not None:
             with tf.compat.v1.device("/cpu:0"):
                 inputs = call_input_fn(input_fn, mode, params, config)
-            features, labels, hooks = inputs
+            features, labels, hooks, release = inputs
         else:
-            labels, hooks = None, ()
+            labels, hooks, release = None, (), None
         logger.info("Calling model_fn.")
-        reads = [_global_step_read(global_step)] if mode == ModeKeys.TRAIN else []
-        with tf.control_dependencies(reads):
-            spec = call_model_fn(model_fn, features, labels, mode, params, config)
+        spec = call_model_fn(model_fn, features, labels, mode, params, config)
         logger.info("Done calling model_fn.")
-    return Built(spec, global_step, tuple(hooks))
+    return Built(spec, global_step, tuple(hooks), release)
 
 
 def saver_for(scaffold: Any, config: Any) -> Any:
