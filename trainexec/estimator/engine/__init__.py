@@ -17,6 +17,6 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `session_hooks`: `SessionRunHook` and the standard hooks (TensorFlow's own);
 * `estimator`: `Estimator`.
 
-`tests/test_estimator_engine_public_only.py` checks that nothing here uses
-`tensorflow.python` or any private TensorFlow attribute.
+`tests/test_estimator_engine_estimator.py` (`test_the_engine_uses_public_tensorflow_only`)
+checks that nothing here reaches into TensorFlow's internal modules.
 """

@@ -1,0 +1,178 @@
+"""trainexec.estimator.Estimator on real checkpoints, events and SavedModels, on every
+TensorFlow line (a model with plain variables; the tf.compat.v1.layers model where
+Keras 2 serves those layers)."""
+
+import glob
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import trainexec
+import trainexec.estimator as te
+from engine_models import (data, eval_input_fn, make_model_fn, predict_input_fn,
+                           serving_input_receiver_fn_for, train_input_fn)
+
+
+def make(model_dir, layers=False, **config):
+    config.setdefault("save_checkpoints_steps", 50)
+    config.setdefault("tf_random_seed", 3)
+    return te.Estimator(make_model_fn(te, layers), model_dir=str(model_dir),
+                        params={"lr": 0.05}, config=te.RunConfig(**config))
+
+
+def event_tags(directory):
+    tags = set()
+    for path in glob.glob(os.path.join(directory, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            tags.update(value.tag for value in event.summary.value)
+    return tags
+
+
+def test_train_evaluate_predict_export_round_trip(tmp_path, no_tf_config):
+    estimator = make(tmp_path)
+    assert estimator.train(train_input_fn, max_steps=120) is estimator
+    latest = estimator.latest_checkpoint()
+    assert latest == str(tmp_path / "model.ckpt-120")
+    # tf.estimator's checkpoint state file and names.
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert os.path.basename(state.model_checkpoint_path) == "model.ckpt-120"
+    assert set(estimator.get_variable_names()) == {
+        "global_step", "beta1_power", "beta2_power",
+        *(f"{layer}/{part}{slot}" for layer in ("hidden", "logits")
+          for part in ("kernel", "bias") for slot in ("", "/Adam", "/Adam_1"))}
+    assert estimator.get_variable_value("global_step") == 120
+    # Training events for TensorBoard: the loss and the step rate.
+    assert {"loss", "global_step/sec"} <= event_tags(str(tmp_path))
+
+    metrics = estimator.evaluate(eval_input_fn)
+    assert metrics["global_step"] == 120
+    assert metrics["accuracy"] > 0.9 and metrics["loss"] < 0.4
+    assert {"accuracy", "loss"} <= event_tags(str(tmp_path / "eval"))
+
+    predictions = list(estimator.predict(predict_input_fn))
+    assert len(predictions) == 7 and set(predictions[0]) == {"class", "probabilities"}
+    only = list(estimator.predict(predict_input_fn, predict_keys=["class"]))
+    assert [p["class"] for p in only] == [p["class"] for p in predictions]
+    batches = list(estimator.predict(predict_input_fn, yield_single_examples=False))
+    assert [len(b["class"]) for b in batches] == [4, 3]
+
+    path = estimator.export_saved_model(str(tmp_path / "export"),
+                                        serving_input_receiver_fn_for(te))
+    assert isinstance(path, bytes) and os.path.dirname(path) == str(tmp_path / "export").encode()
+    served = tf.saved_model.load(path.decode()).signatures["serving_default"](
+        x=tf.constant(data(7, 3)[0]))
+    np.testing.assert_array_equal(served["class"].numpy(), [p["class"] for p in predictions])
+    np.testing.assert_allclose(served["probabilities"].numpy(),
+                               [p["probabilities"] for p in predictions], atol=1e-6)
+    # A second export in the same second never overwrites the first.
+    again = estimator.export_saved_model(str(tmp_path / "export"),
+                                         serving_input_receiver_fn_for(te))
+    assert again != path and os.path.isdir(path) and os.path.isdir(again)
+
+
+def test_train_resumes_from_its_checkpoint_and_skips_a_reached_max_steps(tmp_path,
+                                                                         no_tf_config):
+    make(tmp_path).train(train_input_fn, max_steps=60)
+    estimator = make(tmp_path)
+    estimator.train(train_input_fn, steps=40)
+    assert estimator.get_variable_value("global_step") == 100
+    before = os.path.getmtime(estimator.latest_checkpoint() + ".index")
+    estimator.train(train_input_fn, max_steps=80)  # already past: nothing runs
+    assert estimator.latest_checkpoint().endswith("model.ckpt-100")
+    assert os.path.getmtime(estimator.latest_checkpoint() + ".index") == before
+
+
+def test_evaluate_a_named_evaluation_and_a_given_checkpoint(tmp_path, no_tf_config):
+    estimator = make(tmp_path, keep_checkpoint_max=10)
+    estimator.train(train_input_fn, max_steps=100)
+    early = estimator.evaluate(eval_input_fn, checkpoint_path=str(tmp_path / "model.ckpt-50"),
+                               name="early", steps=2)
+    assert early["global_step"] == 50
+    assert os.path.isdir(estimator.eval_dir("early")) and estimator.eval_dir(
+        "early").endswith("eval_early")
+    # One persistent graph gives what evaluate gives, checkpoint after checkpoint.
+    evaluation = estimator.persistent_evaluation(eval_input_fn)
+    try:
+        for step in (50, 100):
+            path = str(tmp_path / f"model.ckpt-{step}")
+            assert evaluation.evaluate(path) == pytest.approx(
+                estimator.evaluate(eval_input_fn, checkpoint_path=path), abs=1e-6)
+    finally:
+        evaluation.close()
+
+
+def test_warm_start_takes_another_runs_variables(tmp_path, no_tf_config):
+    make(tmp_path / "first").train(train_input_fn, max_steps=50)
+    second = te.Estimator(make_model_fn(te), model_dir=str(tmp_path / "second"),
+                          params={"lr": 0.0}, warm_start_from=te.WarmStartSettings(
+                              str(tmp_path / "first"), vars_to_warm_start="hidden.*"),
+                          config=te.RunConfig(save_checkpoints_steps=50))
+    second.train(train_input_fn, steps=1)
+    first = te.Estimator(make_model_fn(te), model_dir=str(tmp_path / "first"),
+                         params={"lr": 0.05})
+    np.testing.assert_array_equal(second.get_variable_value("hidden/kernel"),
+                                  first.get_variable_value("hidden/kernel"))
+    assert not np.array_equal(second.get_variable_value("logits/kernel"),
+                              first.get_variable_value("logits/kernel"))
+
+
+def test_train_and_evaluate_locally_with_the_three_exporters(tmp_path, no_tf_config):
+    receiver = serving_input_receiver_fn_for(te)
+    estimator = make(tmp_path, save_checkpoints_steps=40)
+    metrics, exports = te.train_and_evaluate(
+        estimator, te.TrainSpec(train_input_fn, max_steps=120),
+        te.EvalSpec(eval_input_fn, throttle_secs=0, exporters=[
+            te.FinalExporter("final", receiver), te.LatestExporter("latest", receiver,
+                                                                   exports_to_keep=2),
+            te.BestExporter("best", receiver)]))
+    assert metrics["global_step"] == 120
+    assert len(glob.glob(str(tmp_path / "export/final/[0-9]*"))) == 1
+    assert 1 <= len(glob.glob(str(tmp_path / "export/latest/[0-9]*"))) <= 2
+    assert glob.glob(str(tmp_path / "export/best/[0-9]*"))
+    assert (tmp_path / "export/best/best.json").exists()
+    assert trainexec.train_and_evaluate is te.train_and_evaluate
+
+
+@pytest.mark.keras
+def test_a_model_fn_of_tf_compat_v1_layers(tmp_path, no_tf_config):
+    try:
+        tf.compat.v1.layers.dense
+    except AttributeError as why:  # Keras 3: tf.compat.v1.layers needs tf_keras
+        pytest.skip(f"tf.compat.v1.layers is not served here ({why}); run with "
+                    "TF_USE_LEGACY_KERAS=1 and tf_keras (test line 2)")
+    estimator = make(tmp_path, layers=True)
+    estimator.train(train_input_fn, max_steps=100)
+    assert "hidden/kernel" in estimator.get_variable_names()
+    assert estimator.evaluate(eval_input_fn)["accuracy"] > 0.9
+
+
+def test_importing_it_loads_neither_tensorflow_nor_tensorflow_estimator():
+    code = ("import sys, trainexec, trainexec.estimator as e; e.__all__; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('tensorflow', 'tensorflow_estimator')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+    code = ("import sys, trainexec.estimator as e; e.Estimator; e.export.PredictOutput; "
+            "print('tensorflow_estimator' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().splitlines()[-1] == "False"
+
+
+def test_the_engine_uses_public_tensorflow_only():
+    import trainexec.estimator.engine as engine
+
+    folder = os.path.dirname(engine.__file__)
+    found = []
+    for path in glob.glob(os.path.join(folder, "*.py")):
+        for number, line in enumerate(open(path), 1):
+            code = line.split("#")[0]
+            if "tensorflow.python" in code or "_pywrap" in code or \
+                    "keras.src" in code or ".__dict__" in code:
+                found.append(f"{os.path.basename(path)}:{number}: {line.strip()}")
+    assert found == []
