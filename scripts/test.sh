@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on both TensorFlow lines, creating their environments
 # first if needed:
-#   1. current TensorFlow, Keras 3 as tf.keras (Estimator tests skip: no tf.estimator);
+#   1. current TensorFlow, Keras 3 as tf.keras (tf.estimator tests skip: no tf.estimator;
+#      trainexec.estimator's run, and read a checkpoint tf.estimator wrote in the 2.15
+#      environment, which is made first);
 #   2. current TensorFlow, tf_keras (TF_USE_LEGACY_KERAS=1): the Keras tests again;
 #   3. TensorFlow 2.15 with tensorflow-estimator: everything, no Estimator test may skip.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
@@ -35,8 +37,10 @@ run_line() {  # number, label, venv, [VAR=value...] -- pytest args
 for number in $LINES_TO_RUN; do
   case "$number" in
     1) venv="$(trainexec_env current)"
+       # The cross-line test writes a checkpoint with tf.estimator on 2.15 first.
+       tf215="$(trainexec_env tf2.15)"
        run_line 1 "TensorFlow $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), Keras 3" \
-         "$venv" TF_USE_LEGACY_KERAS=0 -- "$@" ;;
+         "$venv" TF_USE_LEGACY_KERAS=0 TRAINEXEC_TF215_PYTHON="$tf215/bin/python" -- "$@" ;;
     2) venv="$(trainexec_env current)"
        run_line 2 "TensorFlow $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), tf_keras (Keras 2)" \
          "$venv" TF_USE_LEGACY_KERAS=1 TRAINEXEC_KERAS_TESTS_ONLY=1 -- "$@" ;;

@@ -1,0 +1,112 @@
+"""Bad input to trainexec.estimator gets tf.estimator's exception types, with words
+naming the field and the fix, before anything is written."""
+
+import os
+
+import pytest
+import tensorflow as tf
+
+import trainexec.estimator as te
+from engine_models import make_model_fn, train_input_fn
+from trainexec.errors import ConfigError
+
+
+def good_model_fn(features, labels, mode):
+    del features, labels, mode
+
+
+@pytest.mark.parametrize("model_fn, params, error, words", [
+    (lambda labels, mode: None, None, ValueError, "must include a `features` argument"),
+    (lambda features, labels, mode, extra: None, None, ValueError, "cannot fill: extra"),
+    (good_model_fn, {"lr": 1}, ValueError, "no `params` argument"),
+    ("not callable", None, TypeError, "must be callable"),
+])
+def test_model_fn_signature_rows(tmp_path, no_tf_config, model_fn, params, error, words):
+    with pytest.raises(error, match=words):
+        te.Estimator(model_fn, model_dir=str(tmp_path), params=params)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("build, error, words", [
+    (lambda loss, op: te.EstimatorSpec("train", loss=loss), ValueError, "missing `train_op`"),
+    (lambda loss, op: te.EstimatorSpec("train", train_op=op), ValueError, "missing `loss`"),
+    (lambda loss, op: te.EstimatorSpec("eval"), ValueError, "missing `loss`"),
+    (lambda loss, op: te.EstimatorSpec("infer"), ValueError, "missing `predictions`"),
+    (lambda loss, op: te.EstimatorSpec("fit", loss=loss), ValueError, "`mode` .'fit'."),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=tf.ones([3])), ValueError,
+     "must be a scalar"),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=1.0), TypeError, "`loss` must be a Tensor"),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=loss, eval_metric_ops={"a": loss}),
+     TypeError, "must be a .value, update_op. pair"),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=loss, training_hooks=[object()]),
+     TypeError, "SessionRunHook"),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=loss, scaffold=tf.compat.v1.train.Scaffold(
+        saver=tf.train.Checkpoint())), ValueError, "KerasTrainer"),
+    (lambda loss, op: te.EstimatorSpec("infer", predictions={"p": loss},
+                                       export_outputs={"x": loss}), TypeError, "ExportOutput"),
+])
+def test_estimator_spec_rows(build, error, words):
+    with tf.Graph().as_default():
+        loss = tf.constant(1.0)
+        with pytest.raises(error, match=words):
+            build(loss, tf.no_op())
+
+
+def test_estimator_spec_refuses_a_tensor_of_another_graph():
+    with tf.Graph().as_default():
+        other = tf.constant(1.0)
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match="from the default graph"):
+            te.EstimatorSpec("eval", loss=other)
+
+
+@pytest.mark.parametrize("arguments, error, words", [
+    (dict(save_checkpoints_steps=10, save_checkpoints_secs=60), ValueError, "not both|cannot both"),
+    (dict(save_checkpoints_steps=0), ValueError, "save_checkpoints_steps"),
+    (dict(keep_checkpoint_max=-1), ValueError, "keep_checkpoint_max"),
+    (dict(tf_random_seed="7"), ValueError, "tf_random_seed"),
+    (dict(train_distribute=object()), ConfigError, "KerasTrainer"),
+    (dict(eval_distribute=object()), ConfigError, "distribute coordinator"),
+])
+def test_run_config_rows(no_tf_config, arguments, error, words):
+    with pytest.raises(error, match=words):
+        te.RunConfig(**arguments)
+
+
+def test_run_config_reads_tf_config_through_trainexecs_cluster_config(monkeypatch):
+    cluster = {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"], "ps": ["h3:2222"]}
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": %s, "task": {"type": "worker", "index": 1}}'
+                       % str(cluster).replace("'", '"'))
+    config = te.RunConfig()
+    assert (config.task_type, config.task_id, config.is_chief) == ("worker", 1, False)
+    assert config.master == "grpc://h2:2222"
+    assert (config.num_ps_replicas, config.num_worker_replicas) == (1, 3)
+    assert config.cluster_spec.as_dict() == cluster
+    assert list(config.session_config.device_filters) == ["/job:ps", "/job:worker/task:1"]
+    assert config.save_checkpoints_secs == 600 and config.save_checkpoints_steps is None
+    monkeypatch.setenv("TF_CONFIG", '{"cluster": %s, "task": {"type": "worker", "index": 5}}'
+                       % str(cluster).replace("'", '"'))
+    with pytest.raises(ConfigError, match="index 5"):
+        te.RunConfig()
+
+
+def test_estimator_argument_rows(tmp_path, no_tf_config):
+    model_fn = make_model_fn(te)
+    with pytest.raises(ValueError, match="differ"):
+        te.Estimator(model_fn, model_dir=str(tmp_path / "a"),
+                     config=te.RunConfig(model_dir=str(tmp_path / "b")))
+    estimator = te.Estimator(model_fn, model_dir=str(tmp_path), params={"lr": 0.1})
+    with pytest.raises(ValueError, match="not both"):
+        estimator.train(train_input_fn, steps=1, max_steps=2)
+    with pytest.raises(ValueError, match="`steps` must be"):
+        estimator.train(train_input_fn, steps=0)
+    with pytest.raises(TypeError, match="SessionRunHook"):
+        estimator.train(train_input_fn, hooks=[object()], steps=1)
+    with pytest.raises(TypeError, match="input_fn .* returned"):
+        estimator.train(lambda: [1, 2], steps=1)
+    assert os.listdir(tmp_path) == []  # nothing was written
+    with pytest.raises(ValueError, match="no checkpoint"):
+        estimator.export_saved_model(str(tmp_path / "export"), lambda: None)
+    with pytest.raises(ValueError, match="PREDICT"):
+        estimator.export_saved_model(str(tmp_path / "export"), lambda: None,
+                                     experimental_mode="train")
