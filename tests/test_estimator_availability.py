@@ -83,8 +83,9 @@ def test_estimator_job_imports_and_its_builders_name_the_fix(tmp_path):
     assert estimator_job.make_data(5, seed=0)[0].shape == (5, estimator_job.FEATURES)
     assert estimator_job.StepCounter().steps == 0
     needs_a_line_without_estimator()
-    for build in (lambda: estimator_job.make_estimator(str(tmp_path)),
-                  lambda: estimator_job.build_specs(10)):
+    # Its tf.estimator engine (the native one runs here: tests/test_estimator_engine_*).
+    for build in (lambda: estimator_job.make_estimator(str(tmp_path), engine="tf"),
+                  lambda: estimator_job.build_specs(10, engine="tf")):
         with pytest.raises(trainexec.ConfigError, match=r'trainexec\[estimator\]'):
             build()
 
@@ -94,7 +95,7 @@ def test_estimator_job_program_exits_naming_the_fix(tmp_path):
     model_dir = tmp_path / "model"
     env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
     done = subprocess.run(
-        [sys.executable, "-m", "trainexec.examples.estimator_job",
+        [sys.executable, "-m", "trainexec.examples.estimator_job", "--engine", "tf",
          "--model-dir", str(model_dir)],
         capture_output=True, text=True, timeout=120, cwd=str(tmp_path), env=env)
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])

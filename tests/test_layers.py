@@ -134,6 +134,10 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.cli.*",
         "trainexec.exporters",
         "trainexec.keras_strategy",
+        # `trainexec/estimator/__init__.py`: the public `trainexec.estimator` (tf.estimator's
+        # names, `train_and_evaluate` among them), re-exported lazily; what it holds is the
+        # estimator trainer's layer.
+        "trainexec.estimator",
         "trainexec.examples.*",
     )),
 )
