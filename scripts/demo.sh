@@ -8,8 +8,10 @@
 #                                  TF_USE_LEGACY_KERAS=1 for tf_keras, Keras 2)
 #   ./scripts/demo.sh keras-ps     Keras, ParameterServerStrategy: chief, 2 workers, ps,
 #                                  evaluator
-#   ./scripts/demo.sh estimator    the Estimator job: chief, 2 workers, ps, evaluator
-#                                  (TensorFlow 2.15 line)
+#   ./scripts/demo.sh estimator    the Estimator job: chief, 2 workers, ps, evaluator, on
+#                                  current TensorFlow (trainexec.estimator's own engine)
+#   ./scripts/demo.sh estimator-tf2.15
+#                                  the same job with tf.estimator (TensorFlow 2.15 line)
 #
 # Further arguments go to the job (e.g. --max-steps 500). MODEL_DIR and MAX_STEPS
 # may be set in the environment. Every task ends by itself; the launcher waits for
@@ -17,9 +19,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 MODE="keras"
 case "${1:-}" in
-  keras|keras-ps|estimator) MODE="$1"; shift ;;
+  keras|keras-ps|estimator|estimator-tf2.15) MODE="$1"; shift ;;
   -*|"") ;;
-  *) echo "demo.sh: unknown job '$1' (keras, keras-ps or estimator)" >&2; exit 2 ;;
+  *) echo "demo.sh: unknown job '$1' (keras, keras-ps, estimator or estimator-tf2.15)" >&2
+     exit 2 ;;
 esac
 cd "$ROOT"
 # The launcher's quiet start (TF_CPP_MIN_LOG_LEVEL=1 unless set) hides TensorFlow's C++
@@ -36,8 +39,9 @@ MODEL_DIR="${MODEL_DIR:-$ROOT/runs/demo-$MODE-$(date +%Y%m%d-%H%M%S)}"
 echo "[demo] $MODE job, model_dir: $MODEL_DIR"
 status=0
 case "$MODE" in
-  estimator)
-    VENV="$(trainexec_env tf2.15)"
+  estimator|estimator-tf2.15)
+    if [ "$MODE" = estimator ]; then VENV="$(trainexec_env current)"
+    else VENV="$(trainexec_env tf2.15)"; fi
     export PATH="$VENV/bin:$PATH"
     trainexec launch --workers 2 --ps 1 --evaluator --timeout 900 \
       --wait-for chief --wait-for worker --wait-for ps --wait-for evaluator -- \
