@@ -18,10 +18,13 @@ from trainexec.records import checkpoints
 from trainexec.testing.kubelet import Replicas, TFJobSpec
 
 __all__ = ["FAULTS", "FAULT_SECS", "MAX_STEPS", "MODES", "Progress", "demo_job",
-           "keras_line", "late_pods", "newest_step", "pod_lags", "report"]
+           "keras_line", "late_pods", "mode_skip", "newest_step", "pod_lags", "report"]
 
 MAX_STEPS = 1200
-MODES = ("mwms", "pss", "estimator")  # MultiWorkerMirrored, ParameterServer, Estimator
+# MultiWorkerMirrored, ParameterServer, tf.estimator's Estimator (2.15 line), and
+# trainexec.estimator's own (the current line).
+MODES = ("mwms", "pss", "estimator", "native-estimator")
+ESTIMATOR_MODES = ("estimator", "native-estimator")
 
 
 def keras_line() -> str | None:
@@ -36,6 +39,23 @@ def keras_line() -> str | None:
     return None
 
 
+def mode_skip(mode: str) -> str | None:
+    """Why `mode`'s job does not run on this line (None: it does)."""
+    import tensorflow as tf
+
+    from tf_lines import estimator_missing
+
+    if mode == "estimator":
+        missing = estimator_missing()
+        return f"needs tf.estimator: {missing}" if missing else None
+    if mode == "native-estimator":
+        if tf.__version__.startswith("2.15"):
+            return ("trainexec.estimator's job runs on separate hosts on the current "
+                    "TensorFlow line; this line runs tf.estimator's")
+        return None
+    return keras_line()
+
+
 def demo_job(mode: str, model_dir: str, env: Mapping[str, str] = {},
              result_file: str | None = None) -> TFJobSpec:
     """The demo job of `mode` as a TFJob: a chief, two workers, an evaluator (and a ps
@@ -44,12 +64,13 @@ def demo_job(mode: str, model_dir: str, env: Mapping[str, str] = {},
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: use one of {MODES}")
     replicas = {"Chief": Replicas(1), "Worker": Replicas(2), "Evaluator": Replicas(1)}
-    if mode in ("pss", "estimator"):
+    if mode in ("pss", *ESTIMATOR_MODES):
         replicas["PS"] = Replicas(1)
     job_env = {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": os.getcwd(), **env}
     result = result_file or os.path.join(model_dir, "final_result.json")
-    if mode == "estimator":
+    if mode in ESTIMATOR_MODES:
         command = [sys.executable, "-m", "trainexec.examples.estimator_job",
+                   "--engine", "tf" if mode == "estimator" else "native",
                    "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
                    "--throttle-secs", "5", "--worker-delay-secs", "2",
                    "--result-file", result]

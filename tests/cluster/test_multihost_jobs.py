@@ -17,9 +17,8 @@ import time
 
 import pytest
 
-from multihost_jobs import (FAULT_SECS, FAULTS, MAX_STEPS, Progress, demo_job, keras_line,
-                            late_pods, newest_step, report)
-from tf_lines import estimator_missing
+from multihost_jobs import (FAULT_SECS, FAULTS, MAX_STEPS, Progress, demo_job, late_pods,
+                            mode_skip, newest_step, report)
 from trainexec.testing.kubelet import SUCCEEDED, TFJobRun
 from trainexec.testing.netns import TestBed, unavailable
 
@@ -48,27 +47,31 @@ ROWS = [
     pytest.param("pss", ("kill", "ps", 0), id="pss-kill-ps", marks=pytest.mark.keras),
     pytest.param("estimator", ("kill", "worker", 1), id="estimator-kill-worker",
                  marks=pytest.mark.estimator),
+    # trainexec.estimator's own engine on the current line (no marker: mode_skip says
+    # where it runs).
+    pytest.param("native-estimator", ("kill", "worker", 1), id="native-estimator-kill-worker"),
+    pytest.param("native-estimator", ("kill", "ps", 0), id="native-estimator-kill-ps"),
+    pytest.param("native-estimator", None, id="native-estimator-no-fault", marks=_full),
 ]
+_MARKERS = {"estimator": [pytest.mark.estimator], "native-estimator": [],
+            "mwms": [pytest.mark.keras], "pss": [pytest.mark.keras]}
+_ESTIMATOR_TASKS = (("chief", 0), ("worker", 1), ("ps", 0), ("evaluator", 0))
 for _mode, _tasks in (("mwms", (("chief", 0), ("worker", 1), ("evaluator", 0))),
                       ("pss", (("chief", 0), ("worker", 1), ("ps", 0), ("evaluator", 0))),
-                      ("estimator", (("chief", 0), ("worker", 1), ("ps", 0),
-                                     ("evaluator", 0)))):
+                      ("estimator", _ESTIMATOR_TASKS), ("native-estimator", _ESTIMATOR_TASKS)):
     for _fault in FAULTS:
         for _task, _index in _tasks:
             _id = f"{_mode}-{_fault}-{_task}"
             if any(row.id == _id for row in ROWS):
                 continue
-            _marker = pytest.mark.estimator if _mode == "estimator" else pytest.mark.keras
             ROWS.append(pytest.param(_mode, (_fault, _task, _index), id=_id,
-                                     marks=[_marker, _full]))
+                                     marks=[*_MARKERS[_mode], _full]))
 
 
 @pytest.mark.parametrize("mode, fault", ROWS)
 def test_a_tfjob_on_separate_hosts_survives_the_fault(tmp_path, mode, fault):
-    if mode == "estimator" and estimator_missing():
-        pytest.skip(f"needs tf.estimator: {estimator_missing()}")
-    if mode != "estimator" and keras_line():
-        pytest.skip(keras_line())
+    if mode_skip(mode):
+        pytest.skip(mode_skip(mode))
     model_dir = str(tmp_path / "model")
     os.makedirs(model_dir)
     job = demo_job(mode, model_dir)

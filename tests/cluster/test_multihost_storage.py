@@ -26,9 +26,8 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 import pytest
 
-from multihost_jobs import (FAULTS, MAX_STEPS, Progress, demo_job, keras_line, late_pods,
+from multihost_jobs import (FAULTS, MAX_STEPS, Progress, demo_job, late_pods, mode_skip,
                             newest_step, pod_lags, report)
-from tf_lines import estimator_missing
 from trainexec.records import checkpoints
 from trainexec.testing import gcs
 from trainexec.testing import storage as storage_views
@@ -148,16 +147,21 @@ _keras, _estimator = pytest.mark.keras, pytest.mark.estimator
 # The default run: two rows per storage (a Keras row for the current line, an Estimator
 # row for 2.15); `-m multihost` runs every row on both.
 DEFAULT_ROWS = {("nfs", "mwms-kill-worker"), ("nfs", "estimator-kill-evaluator"),
-                ("gs", "pss-kill-ps"), ("gs", "estimator-no-fault")}
+                ("gs", "pss-kill-ps"), ("gs", "estimator-no-fault"),
+                ("nfs", "native-estimator-kill-evaluator"),
+                ("gs", "native-estimator-no-fault")}
+_MARKERS = {"estimator": [_estimator], "native-estimator": [], "mwms": [_keras],
+            "pss": [_keras]}
 ROWS = []
 for _storage in STORAGES:
     for _mode, _tasks in (("mwms", (("worker", 1), ("evaluator", 0))),
                           ("pss", (("worker", 1), ("ps", 0), ("evaluator", 0))),
-                          ("estimator", (("worker", 1), ("ps", 0), ("evaluator", 0)))):
+                          ("estimator", (("worker", 1), ("ps", 0), ("evaluator", 0))),
+                          ("native-estimator", (("worker", 1), ("ps", 0), ("evaluator", 0)))):
         for _fault in [None] + [("kill", task, index) for task, index in _tasks]:
             _id = (f"{_mode}-"
                    f"{'no-fault' if _fault is None else '-'.join(map(str, _fault[:2]))}")
-            _marks = [_estimator if _mode == "estimator" else _keras]
+            _marks = list(_MARKERS[_mode])
             if (_storage, _id) not in DEFAULT_ROWS:
                 _marks.append(_full)
             ROWS.append(pytest.param(_storage, _mode, _fault, id=f"{_storage}-{_id}",
@@ -173,10 +177,8 @@ def _pods_log(tmp_path) -> Iterator:
 @pytest.mark.parametrize("storage_id, mode, fault", ROWS)
 def test_a_tfjob_with_shared_storage_succeeds_and_every_pod_ends(tmp_path, storage_id, mode,
                                                                   fault):
-    if mode == "estimator" and estimator_missing():
-        pytest.skip(f"needs tf.estimator: {estimator_missing()}")
-    if mode != "estimator" and keras_line():
-        pytest.skip(keras_line())
+    if mode_skip(mode):
+        pytest.skip(mode_skip(mode))
     store: Storage = STORAGES[storage_id](tmp_path)
     settle_secs = SETTLE_SECS + store.staleness_secs
     fault_at = None

@@ -78,10 +78,12 @@ def model_fn(features, labels, mode, params):
     if mode == api.ModeKeys.PREDICT:
         return api.EstimatorSpec(mode, predictions=predictions)
     loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == api.ModeKeys.EVAL:
+        return api.EstimatorSpec(mode, loss=loss, eval_metric_ops={
+            "accuracy": tf.compat.v1.metrics.accuracy(labels, classes)})
     train_op = tf.compat.v1.train.AdamOptimizer(LEARNING_RATE).minimize(
         loss, global_step=tf.compat.v1.train.get_global_step())
-    return api.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={
-        "accuracy": tf.compat.v1.metrics.accuracy(labels, classes)})
+    return api.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
 def make_estimator(model_dir: str, save_checkpoints_steps: int = 50, engine: str | None = None,
