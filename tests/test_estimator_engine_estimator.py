@@ -176,3 +176,57 @@ def test_the_engine_uses_public_tensorflow_only():
                     "keras.src" in code or ".__dict__" in code:
                 found.append(f"{os.path.basename(path)}:{number}: {line.strip()}")
     assert found == []
+
+
+class CountingHook(tf.compat.v1.train.SessionRunHook):
+    def __init__(self):
+        self.calls = {"begin": 0, "after_run": 0, "end": 0}
+
+    def begin(self):
+        self.calls["begin"] += 1
+
+    def after_run(self, run_context, run_values):
+        self.calls["after_run"] += 1
+
+    def end(self, session):
+        self.calls["end"] += 1
+
+
+def test_arguments_and_hooks_reach_the_users_functions(tmp_path, no_tf_config):
+    seen = {}
+    from_spec = CountingHook()
+    inner = make_model_fn(te)
+
+    def input_fn(mode, params, config):
+        seen["input"] = (mode, params["lr"], config.model_dir)
+        return train_input_fn()
+
+    def model_fn(features, labels, mode, params, config):
+        seen.setdefault("modes", []).append(mode)
+        spec = inner(features, labels, mode, params)
+        if mode == te.ModeKeys.TRAIN:
+            return spec._replace(training_hooks=(from_spec,))
+        return spec
+
+    estimator = te.Estimator(model_fn, model_dir=str(tmp_path), params={"lr": 0.05})
+    estimator.train(input_fn, steps=7)
+    assert seen["input"] == (te.ModeKeys.TRAIN, 0.05, str(tmp_path))
+    assert from_spec.calls == {"begin": 1, "after_run": 7, "end": 1}
+    eval_hook = CountingHook()
+    estimator.evaluate(eval_input_fn, hooks=[eval_hook])
+    assert eval_hook.calls == {"begin": 1, "after_run": 4, "end": 1}  # 200 examples / 50
+    predict_hook = CountingHook()
+    assert len(list(estimator.predict(predict_input_fn, hooks=[predict_hook]))) == 7
+    assert predict_hook.calls["after_run"] == 2 and seen["modes"] == [
+        te.ModeKeys.TRAIN, te.ModeKeys.EVAL, te.ModeKeys.PREDICT]
+
+
+def test_without_a_checkpoint_evaluate_and_predict_use_initial_values(tmp_path, no_tf_config,
+                                                                       caplog):
+    estimator = make(tmp_path)
+    metrics = estimator.evaluate(eval_input_fn)
+    assert metrics["global_step"] == 0 and 0.0 <= metrics["accuracy"] <= 1.0
+    assert len(list(estimator.predict(predict_input_fn))) == 7
+    assert estimator.latest_checkpoint() is None
+    with pytest.raises(ValueError, match="no checkpoint"):
+        estimator.get_variable_names()
