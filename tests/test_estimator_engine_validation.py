@@ -62,7 +62,7 @@ def test_estimator_spec_refuses_a_tensor_of_another_graph():
 
 @pytest.mark.parametrize("arguments, error, words", [
     (dict(save_checkpoints_steps=10, save_checkpoints_secs=60), ValueError, "not both|cannot both"),
-    (dict(save_checkpoints_steps=0), ValueError, "save_checkpoints_steps"),
+    (dict(save_checkpoints_steps=-1), ValueError, "save_checkpoints_steps"),
     (dict(keep_checkpoint_max=-1), ValueError, "keep_checkpoint_max"),
     (dict(tf_random_seed="7"), ValueError, "tf_random_seed"),
     (dict(train_distribute=object()), ConfigError, "KerasTrainer"),

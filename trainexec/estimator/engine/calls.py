@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, NamedTuple
 
@@ -34,13 +35,14 @@ _INPUT_FN_ARGS = ("mode", "params", "config")
 
 def fn_args(fn: Callable) -> tuple[str, ...]:
     """The names of `fn`'s parameters (`self` of a bound method left out; a
-    functools.partial's bound ones too)."""
+    functools.partial's bound ones too, keyword ones included)."""
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError) as err:
         raise TypeError(f"{fn!r} is not a function whose arguments can be read: {err}")
+    bound = set(fn.keywords) if isinstance(fn, functools.partial) else set()
     return tuple(name for name, p in parameters.items()
-                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name not in bound)
 
 
 def _name(fn: Callable) -> str:
@@ -85,8 +87,8 @@ def call_model_fn(model_fn: Callable, features: Any, labels: Any, mode: str, par
     if "config" in args:
         kwargs["config"] = config
     spec = model_fn(features=features, **kwargs)
-    if not isinstance(spec, EstimatorSpec):
-        raise TypeError(f"model_fn ({_name(model_fn)}) must return a "
+    if not isinstance(spec, EstimatorSpec):  # ValueError, as tf.estimator raised
+        raise ValueError(f"model_fn ({_name(model_fn)}) must return a "
                         f"trainexec.estimator.EstimatorSpec, returned: {spec!r}")
     if spec.mode != mode:
         raise ValueError(f"model_fn ({_name(model_fn)}) was called in mode {mode!r} but "

@@ -93,7 +93,7 @@ class Estimator:
         check_model_fn(model_fn, params)
         self._model_dir, self._config = _model_dir(model_dir, config)
         self._model_fn = model_fn
-        self._params = copy.deepcopy(dict(params or {}))
+        self._params = copy.deepcopy(params) if params is not None else {}
         self._warm_start = as_warm_start_settings(warm_start_from)
         self.readiness_secs = DEFAULT_READINESS_SECS
         logger.info("Using config: %r", self._config)
@@ -108,7 +108,7 @@ class Estimator:
         return copy.copy(self._config)
 
     @property
-    def params(self) -> dict:
+    def params(self) -> Any:
         return copy.deepcopy(self._params)
 
     @property
@@ -145,6 +145,11 @@ class Estimator:
               saving_listeners: Sequence[Any] | None = None) -> "Estimator":
         """Trains for `steps` more steps, or up to global step `max_steps`, or until
         `input_fn`'s data ends; returns the Estimator."""
+        if self._config.task_type in ("evaluator", "ps"):
+            raise ValueError(
+                f"Estimator.train on a {self._config.task_type} task: evaluators and "
+                "parameter servers do not train. Run the cluster's roles with "
+                "trainexec.estimator.train_and_evaluate, which gives each task its role")
         hooks, listeners = check_train_arguments(hooks, steps, max_steps, saving_listeners)
         if max_steps is not None:
             latest = self.latest_checkpoint()
@@ -175,8 +180,19 @@ class Estimator:
                               name: str | None = None) -> EvaluationGraph:
         """One evaluation graph and session for many checkpoints: its
         `evaluate(checkpoint_path)` gives what `evaluate` gives, without building a
-        graph each time; `close()` it when done."""
-        return EvaluationGraph(self, input_fn, steps=steps, hooks=hooks, name=name)
+        graph each time; `close()` it when done.
+
+        Raises ValueError when the input cannot be rewound for the next checkpoint (an
+        `input_fn` returning tensors or queues instead of a `tf.data.Dataset`): call
+        `evaluate` for each checkpoint then."""
+        evaluation = EvaluationGraph(self, input_fn, steps=steps, hooks=hooks, name=name)
+        if not evaluation.rewindable:
+            evaluation.close()
+            raise ValueError(
+                "persistent_evaluation: the input_fn returns no tf.data.Dataset (tensors "
+                "or queues), which one graph cannot read again for the next checkpoint; "
+                "return a tf.data.Dataset, or evaluate() each checkpoint")
+        return evaluation
 
     def predict(self, input_fn: Callable, predict_keys: Sequence[str] | None = None,
                 hooks: Sequence[Any] | None = None, checkpoint_path: str | None = None,

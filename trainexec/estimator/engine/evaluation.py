@@ -85,12 +85,23 @@ class EvaluationGraph:
             self._update = [tf.group(*[pair[1] for pair in metric_ops.values()]),
                             tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
             scaffold = saver_for(spec.scaffold, config)
+            if scaffold.local_init_op is not None:
+                # The model's own local init op, and the local variables added since
+                # (the metrics', the eval step), as tf.estimator ran them.
+                scaffold = tf.compat.v1.train.Scaffold(
+                    local_init_op=tf.group(scaffold.local_init_op,
+                                           tf.compat.v1.train.Scaffold.default_local_init_op()),
+                    copy_from_scaffold=scaffold)
             scaffold.finalize()
             self._saver = scaffold.saver
             self._init = scaffold.init_op
             self._local_init = scaffold.local_init_op
             self._input_hooks = list(built.input_hooks)
             self._input_release = built.input_release
+            self._queue_runners = bool(tf.compat.v1.get_collection(
+                tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
+            # A dataset is rewound by its initializer; tensors or queues cannot be.
+            self.rewindable = built.input_release is not None and not self._queue_runners
             self._hooks = [*(hooks or ()), *spec.evaluation_hooks]
             for hook in (*self._input_hooks, *self._hooks):
                 hook.begin()
@@ -116,6 +127,8 @@ class EvaluationGraph:
         coordinator = tf.compat.v1.train.Coordinator()
         for hook in (*self._input_hooks, *self._hooks):
             hook.after_create_session(session, coordinator)
+        threads = (tf.compat.v1.train.start_queue_runners(session, coord=coordinator)
+                   if self._queue_runners else [])
         done = 0
         try:
             while self._steps is None or done < self._steps:
@@ -125,6 +138,10 @@ class EvaluationGraph:
                     break
         except tf.errors.OutOfRangeError:
             pass  # the input is exhausted: the evaluation is complete
+        finally:
+            if threads:
+                coordinator.request_stop()
+                coordinator.join(threads, stop_grace_period_secs=10)
         for hook in self._hooks:
             hook.end(session)
         results = session.run(self._values)

@@ -89,6 +89,8 @@ def build_graph(model_fn: Callable, params: Any, config: Any, mode: str,
             with tf.compat.v1.device("/cpu:0"):
                 inputs = call_input_fn(input_fn, mode, params, config)
             features, labels, hooks, release = inputs
+            if mode == ModeKeys.PREDICT:
+                labels = None  # a prediction sees no labels, as in tf.estimator
         else:
             labels, hooks, release = None, (), None
         logger.info("Calling model_fn.")

@@ -95,7 +95,7 @@ class RunConfig:
                 f"({secs}) cannot both be set: give one of them")
         if not steps_given and not secs_given:
             secs = _DEFAULT_SAVE_SECS
-        _check_count("save_checkpoints_steps", steps)
+        _check_count("save_checkpoints_steps", steps, allow_zero=True)
         _check_secs("save_checkpoints_secs", secs)
         _check_count("save_summary_steps", save_summary_steps, allow_zero=True)
         _check_count("keep_checkpoint_max", keep_checkpoint_max, allow_zero=True)
@@ -126,14 +126,21 @@ class RunConfig:
 
     def replace(self, **changes: Any) -> "RunConfig":
         """A copy with `changes` (any of the constructor's fields but the cluster)."""
+        for field in ("train_distribute", "eval_distribute", "experimental_distribute"):
+            if field in changes:
+                if changes.pop(field) is not None:  # refused, with the constructor's words
+                    RunConfig(cluster=self._cluster, **{field: object()})
         unknown = sorted(set(changes) - set(_FIELDS))
         if unknown:
             raise ValueError(f"RunConfig.replace: {', '.join(unknown)} cannot be replaced; "
                              f"the fields are {', '.join(_FIELDS)}")
         values = dict(self._values)
-        if "save_checkpoints_steps" in changes and "save_checkpoints_secs" not in changes:
+        # Setting one way of saving turns the other off, as in tf.estimator.
+        if changes.get("save_checkpoints_steps") is not None and \
+                "save_checkpoints_secs" not in changes:
             values["save_checkpoints_secs"] = None
-        if "save_checkpoints_secs" in changes and "save_checkpoints_steps" not in changes:
+        if changes.get("save_checkpoints_secs") is not None and \
+                "save_checkpoints_steps" not in changes:
             values["save_checkpoints_steps"] = None
         values.update(changes)
         return RunConfig(cluster=self._cluster, **values)

@@ -62,14 +62,20 @@ def signature_outputs(export_outputs: Mapping[str, ExportOutput] | None,
 
 
 def _signature_defs(outputs: Mapping[str, ExportOutput], receiver: Any) -> dict:
-    defs = {key: output.as_signature_def(receiver.receiver_tensors)
-            for key, output in outputs.items()}
-    for alternative, tensors in receiver.receiver_tensors_alternatives.items():
+    """One SignatureDef per output and receiver; an output that cannot take a
+    receiver's inputs is left out with a warning, as tf.estimator did, but the
+    default signature must be there."""
+    receivers = {None: receiver.receiver_tensors, **receiver.receiver_tensors_alternatives}
+    defs = {}
+    for alternative, tensors in receivers.items():
         for key, output in outputs.items():
+            name = key if alternative is None else f"{alternative}:{key}"
             try:
-                defs[f"{alternative}:{key}"] = output.as_signature_def(tensors)
-            except ValueError as why:  # an output that cannot take these inputs
-                logger.warning("No signature %s:%s: %s", alternative, key, why)
+                defs[name] = output.as_signature_def(tensors)
+            except ValueError as why:  # e.g. a Classify output over raw float inputs
+                if name == DEFAULT_SIGNATURE:
+                    raise
+                logger.warning("Export: no signature %s: %s", name, why)
     return defs
 
 
@@ -113,7 +119,9 @@ def write_saved_model(estimator: Any, export_dir_base: str,
         defs = _signature_defs(signature_outputs(spec.export_outputs, spec.predictions),
                                receiver)
         saver = spec.scaffold.saver or tf.compat.v1.train.Saver(sharded=True)
-        local_init = tf.group(tf.compat.v1.local_variables_initializer(),
+        local_init = tf.group(*([spec.scaffold.local_init_op]
+                                if spec.scaffold.local_init_op is not None else []),
+                              tf.compat.v1.local_variables_initializer(),
                               tf.compat.v1.tables_initializer())
         assets = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS)
 

@@ -28,16 +28,19 @@ _RECEIVER_KEY = "input"     # the key of a single Tensor given as `receiver_tens
 _EXAMPLES_KEY = "examples"  # the parsing receiver's input
 
 
-def _tensor_dict(field: str, value: Any, single_key: str, allow_sparse: bool) -> dict:
+def _tensor_dict(field: str, value: Any, single_key: str, int_keys: bool) -> dict:
+    """`value` as a dict of Tensors, SparseTensors or RaggedTensors by string key (also
+    int keys, for `features`)."""
     import tensorflow as tf
 
-    kinds = (tf.Tensor, tf.SparseTensor) if allow_sparse else (tf.Tensor,)
+    kinds = (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)
     if not isinstance(value, Mapping):
         value = {single_key: value}
     if not value:
         raise ValueError(f"`{field}` must hold at least one Tensor")
+    key_kinds = (str, int) if int_keys else (str,)
     for key, tensor in value.items():
-        if not isinstance(key, str):
+        if not isinstance(key, key_kinds) or isinstance(key, bool):
             raise ValueError(f"`{field}` keys must be strings, given: {key!r}")
         if not isinstance(tensor, kinds):
             raise ValueError(f"`{field}[{key!r}]` must be a Tensor, given: {tensor!r}")
@@ -51,7 +54,7 @@ def _alternatives(value: Any) -> dict:
         raise ValueError("`receiver_tensors_alternatives` must be a dict of name -> "
                          f"receiver tensors, given: {value!r}")
     return {name: _tensor_dict(f"receiver_tensors_alternatives[{name!r}]", tensors,
-                               _RECEIVER_KEY, allow_sparse=True)
+                               _RECEIVER_KEY, int_keys=False)
             for name, tensors in value.items()}
 
 
@@ -64,9 +67,9 @@ class ServingInputReceiver(NamedTuple("ServingInputReceiver", [
     def __new__(cls, features: Any, receiver_tensors: Any,
                 receiver_tensors_alternatives: Any = None) -> "ServingInputReceiver":
         return super().__new__(
-            cls, _tensor_dict("features", features, _FEATURE_KEY, allow_sparse=True),
+            cls, _tensor_dict("features", features, _FEATURE_KEY, int_keys=True),
             _tensor_dict("receiver_tensors", receiver_tensors, _RECEIVER_KEY,
-                         allow_sparse=False),
+                         int_keys=False),
             _alternatives(receiver_tensors_alternatives))
 
 
@@ -80,13 +83,13 @@ class TensorServingInputReceiver(NamedTuple("TensorServingInputReceiver", [
                 receiver_tensors_alternatives: Any = None) -> "TensorServingInputReceiver":
         import tensorflow as tf
 
-        if not isinstance(features, (tf.Tensor, tf.SparseTensor)):
+        if not isinstance(features, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)):
             raise ValueError("TensorServingInputReceiver `features` must be a single "
                              f"Tensor, given: {features!r} (for a dict, use "
                              "ServingInputReceiver)")
         return super().__new__(
             cls, features, _tensor_dict("receiver_tensors", receiver_tensors,
-                                        _RECEIVER_KEY, allow_sparse=False),
+                                        _RECEIVER_KEY, int_keys=False),
             _alternatives(receiver_tensors_alternatives))
 
 

@@ -82,19 +82,39 @@ class WorkerSessionCreator(tf.compat.v1.train.SessionCreator):
                                         max_wait_secs=self._max_wait_secs)
 
 
-def _chief_hooks(estimator: Any, scaffold: Any, listeners: list) -> list:
+def _has_saver_hook(hooks: Sequence[Any]) -> bool:
+    return any(isinstance(hook, tf.compat.v1.train.CheckpointSaverHook) for hook in hooks)
+
+
+def _checkpoint_hooks(estimator: Any, scaffold: Any, listeners: list,
+                      user_hooks: Sequence[Any]) -> list:
+    """The chief's CheckpointSaverHook (with the saving listeners), unless the user
+    gave one of their own."""
     config = estimator.config
-    hooks: list = []
+    if _has_saver_hook(user_hooks):
+        if listeners:
+            raise ValueError(
+                "Estimator.train: saving_listeners are given, and the hooks already hold a "
+                "CheckpointSaverHook of your own: give the listeners to that hook "
+                "(CheckpointSaverHook(..., listeners=...)), or leave checkpoint saving to "
+                "the Estimator (RunConfig save_checkpoints_steps / _secs)")
+        return []
     save_steps, save_secs = config.save_checkpoints_steps, config.save_checkpoints_secs
     if save_steps or save_secs:
-        hooks.append(tf.compat.v1.train.CheckpointSaverHook(
+        return [tf.compat.v1.train.CheckpointSaverHook(
             estimator.model_dir, save_secs=save_secs, save_steps=save_steps,
             scaffold=scaffold, listeners=listeners,
-            save_graph_def=config.checkpoint_save_graph_def))
-    elif listeners:
+            save_graph_def=config.checkpoint_save_graph_def)]
+    if listeners:
         raise ValueError("Estimator.train: saving_listeners are given, but checkpoints are "
                          "off (RunConfig save_checkpoints_steps and save_checkpoints_secs "
                          "are both None or 0): set one of them")
+    return []
+
+
+def _summary_hooks(estimator: Any, scaffold: Any) -> list:
+    config = estimator.config
+    hooks: list = []
     if config.log_step_count_steps:
         hooks.append(tf.compat.v1.train.StepCounterHook(
             every_n_steps=config.log_step_count_steps, output_dir=estimator.model_dir))
@@ -115,24 +135,35 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
         built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.TRAIN,
                             input_fn=input_fn)
         spec = built.spec
-        tf.compat.v1.summary.scalar("loss", spec.loss)
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+        if not any(summary.op.name == "loss" for summary in summaries):
+            tf.compat.v1.summary.scalar("loss", spec.loss)
         if config.is_chief and estimator.latest_checkpoint() is None:
             estimator.warm_start_if_asked()
         scaffold = saver_for(spec.scaffold, config)
-        all_hooks = [*built.input_hooks, *hooks, *spec.training_hooks,
-                     tf.compat.v1.train.NanTensorHook(spec.loss),
-                     tf.compat.v1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)]
+        # In tf.estimator's order: the chief's own hooks first (so the final checkpoint is
+        # saved before a user hook's end() runs), then every task's.
+        worker_hooks = [*built.input_hooks, *hooks]
+        if steps is not None or max_steps is not None:
+            worker_hooks.append(tf.compat.v1.train.StopAtStepHook(num_steps=steps,
+                                                                  last_step=max_steps))
+        worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
         if config.log_step_count_steps:
-            all_hooks.append(tf.compat.v1.train.LoggingTensorHook(
+            worker_hooks.append(tf.compat.v1.train.LoggingTensorHook(
                 {"loss": spec.loss, "step": built.global_step},
                 every_n_iter=config.log_step_count_steps))
+        worker_hooks += spec.training_hooks
         if config.is_chief:
-            all_hooks += [*spec.training_chief_hooks,
-                          *_chief_hooks(estimator, scaffold, list(saving_listeners))]
+            user_hooks = [*worker_hooks, *spec.training_chief_hooks]
+            all_hooks = [*_checkpoint_hooks(estimator, scaffold, list(saving_listeners),
+                                            user_hooks),
+                         *spec.training_chief_hooks, *worker_hooks,
+                         *_summary_hooks(estimator, scaffold)]
             creator = tf.compat.v1.train.ChiefSessionCreator(
                 scaffold=scaffold, master=config.master, config=config.session_config,
                 checkpoint_dir=estimator.model_dir)
         else:
+            all_hooks = worker_hooks
             creator = WorkerSessionCreator(
                 scaffold, config.master, config.session_config,
                 max_wait_secs=config.session_creation_timeout_secs,
