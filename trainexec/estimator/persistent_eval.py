@@ -178,13 +178,9 @@ class PersistentEvaluation:
         eval_step = internals.get_or_create_eval_step()
         self._update = [tf.group(*[metric_ops[name][1] for name in names]),
                         tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
-        scaffold = spec.scaffold or tf.compat.v1.train.Scaffold()
-        if scaffold.local_init_op is not None:
-            # The model's own local init op, and the local variables added since.
-            scaffold = tf.compat.v1.train.Scaffold(
-                local_init_op=tf.group(scaffold.local_init_op,
-                                       tf.compat.v1.train.Scaffold.default_local_init_op()),
-                copy_from_scaffold=scaffold)
+        from trainexec.estimator.engine.graph import with_local_variables_init
+
+        scaffold = with_local_variables_init(spec.scaffold or tf.compat.v1.train.Scaffold())
         scaffold.finalize()
         self._saver = scaffold.saver
         self._local_init = scaffold.local_init_op

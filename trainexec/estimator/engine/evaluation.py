@@ -27,7 +27,8 @@ from typing import Any, Callable, Sequence
 import tensorflow as tf
 
 from trainexec.estimator.engine.eval_summaries import GLOBAL_STEP, write_eval_summaries
-from trainexec.estimator.engine.graph import build_graph, saver_for
+from trainexec.estimator.engine.graph import (build_graph, saver_for,
+                                              with_local_variables_init)
 from trainexec.estimator.engine.hook_runner import run_with_hooks
 from trainexec.estimator.engine.model_spec import ModeKeys
 
@@ -84,14 +85,7 @@ class EvaluationGraph:
                              tf.compat.v1.GraphKeys.EVAL_STEP])
             self._update = [tf.group(*[pair[1] for pair in metric_ops.values()]),
                             tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
-            scaffold = saver_for(spec.scaffold, config)
-            if scaffold.local_init_op is not None:
-                # The model's own local init op, and the local variables added since
-                # (the metrics', the eval step), as tf.estimator ran them.
-                scaffold = tf.compat.v1.train.Scaffold(
-                    local_init_op=tf.group(scaffold.local_init_op,
-                                           tf.compat.v1.train.Scaffold.default_local_init_op()),
-                    copy_from_scaffold=scaffold)
+            scaffold = with_local_variables_init(saver_for(spec.scaffold, config))
             scaffold.finalize()
             self._saver = scaffold.saver
             self._init = scaffold.init_op

@@ -26,7 +26,7 @@ import tensorflow as tf
 from trainexec.estimator.engine.calls import call_input_fn, call_model_fn
 from trainexec.estimator.engine.model_spec import EstimatorSpec, ModeKeys
 
-__all__ = ["Built", "build_graph", "device_fn_for", "saver_for"]
+__all__ = ["Built", "build_graph", "device_fn_for", "saver_for", "with_local_variables_init"]
 
 logger = logging.getLogger(__name__)
 
@@ -111,3 +111,15 @@ def saver_for(scaffold: Any, config: Any) -> Any:
         defer_build=True, save_relative_paths=True)
     tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SAVERS, saver)
     return scaffold
+
+
+def with_local_variables_init(scaffold: Any) -> Any:
+    """`scaffold`, whose own `local_init_op` (if any) also initializes the local
+    variables made after it (an evaluation's metrics and eval step), as tf.estimator
+    ran them."""
+    if scaffold.local_init_op is None:
+        return scaffold
+    return tf.compat.v1.train.Scaffold(
+        local_init_op=tf.group(scaffold.local_init_op,
+                               tf.compat.v1.train.Scaffold.default_local_init_op()),
+        copy_from_scaffold=scaffold)
