@@ -49,8 +49,9 @@ ROWS = [
                  marks=pytest.mark.estimator),
     # trainexec.estimator's own engine on the current line (no marker: mode_skip says
     # where it runs).
-    pytest.param("native-estimator", ("kill", "worker", 1), id="native-estimator-kill-worker"),
     pytest.param("native-estimator", ("kill", "ps", 0), id="native-estimator-kill-ps"),
+    pytest.param("native-estimator", ("kill", "worker", 1), id="native-estimator-kill-worker",
+                 marks=_full),
     pytest.param("native-estimator", None, id="native-estimator-no-fault", marks=_full),
 ]
 _MARKERS = {"estimator": [pytest.mark.estimator], "native-estimator": [],

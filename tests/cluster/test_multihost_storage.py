@@ -145,10 +145,10 @@ STORAGES = {"nfs": NfsStorage, "gs": GcsStorage}
 _full = pytest.mark.full_matrix
 _keras, _estimator = pytest.mark.keras, pytest.mark.estimator
 # The default run: two rows per storage (a Keras row for the current line, an Estimator
-# row for 2.15); `-m multihost` runs every row on both.
+# row for 2.15), and trainexec.estimator's job on gs:// for the current line; `-m multihost`
+# runs every row on both.
 DEFAULT_ROWS = {("nfs", "mwms-kill-worker"), ("nfs", "estimator-kill-evaluator"),
                 ("gs", "pss-kill-ps"), ("gs", "estimator-no-fault"),
-                ("nfs", "native-estimator-kill-evaluator"),
                 ("gs", "native-estimator-no-fault")}
 _MARKERS = {"estimator": [_estimator], "native-estimator": [], "mwms": [_keras],
             "pss": [_keras]}
