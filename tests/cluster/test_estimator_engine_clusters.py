@@ -35,7 +35,10 @@ def test_native_estimator_cluster_trains_evaluates_and_exports_once(tmp_path):
     done = read_training_complete(model_dir)
     assert done is not None and done.global_step >= 300
     evaluated = json.loads((tmp_path / "result.json").read_text())
-    assert evaluated["metrics"]["global_step"] == done.global_step
+    # The final checkpoint, or its step plus the worker's last updates: between-graph
+    # training is asynchronous, so the worker may apply a step while the chief saves
+    # model.ckpt-300 (its file named by the step read just before).
+    assert evaluated["metrics"]["global_step"] >= done.global_step
     assert evaluated["metrics"]["accuracy"] > 0.9
     exports = glob.glob(f"{model_dir}/export/final/[0-9]*")
     assert len(exports) == 1
