@@ -92,8 +92,6 @@ def _is_tensor_like(value: Any) -> bool:
 def _check_in_graph(field: str, value: Any, graph: Any) -> None:
     import tensorflow as tf
 
-    if isinstance(value, tf.Variable):
-        value = value.value() if not hasattr(value, "op") else value
     if not _is_tensor_like(value):
         raise TypeError(f"EstimatorSpec `{field}` must be a Tensor or Operation, given: "
                         f"{value!r}")

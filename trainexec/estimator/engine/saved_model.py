@@ -96,9 +96,9 @@ def _free_path(files: ExportFileManager) -> str:
 def write_saved_model(estimator: Any, export_dir_base: str,
                       serving_input_receiver_fn: Callable[[], Any],
                       assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
-                      checkpoint_path: str | None = None, path: str | None = None) -> str:
-    """Writes the SavedModel (module doc) and returns its directory: `path` if given
-    (under `export_dir_base`), else `<export_dir_base>/<timestamp>`."""
+                      checkpoint_path: str | None = None) -> str:
+    """Writes the SavedModel (module doc) and returns its directory,
+    `<export_dir_base>/<timestamp>`."""
     if not callable(serving_input_receiver_fn):
         raise TypeError("export_saved_model: `serving_input_receiver_fn` must be callable, "
                         f"given: {serving_input_receiver_fn!r}")
@@ -137,7 +137,7 @@ def write_saved_model(estimator: Any, export_dir_base: str,
                 builder.save(as_text)
             _copy_assets_extra(assets_extra, directory)
 
-        target = path or _free_path(files)
+        target = _free_path(files)
         if not files.write(target, write):
             raise FileExistsError(f"export_saved_model: {target} exists already; it is "
                                   "never overwritten")
