@@ -17,7 +17,7 @@ import yaml
 from job_manifests import SHAPED_LIKE_KUBEFLOW, manifest, schema_errors
 from trainexec import cli
 from trainexec.errors import ConfigError
-from trainexec.jobs.manifest import parse_manifest, require_commands
+from trainexec.jobs.manifest import parse_manifest, read_manifest, require_commands
 from trainexec.jobs.manifest_rules import check_tfjob
 from trainexec.jobs.render import render_shape, tfjob_yaml
 
@@ -276,6 +276,36 @@ def test_every_problem_is_told_at_once():
 def test_a_file_that_is_not_one_tfjob_exits_2(text, words, tmp_path, capsys):
     code, lines, err = _launch("--from", _write(tmp_path, text), "--dry-run", capsys=capsys)
     assert (code, lines) == (2, []) and words in err
+
+
+@pytest.mark.parametrize("flags, limit", [([], 6), (["--max-restarts", "2"], 2),
+                                           (["--max-restarts", "0"], 0)])
+def test_a_rendered_tfjob_launches_from_its_file_without_a_backoff_limit_note(
+        flags, limit, tmp_path, capsys):
+    """`trainexec render tfjob ... > job.yaml; trainexec launch --from job.yaml`: the
+    manifest says its backoffLimit, so the launcher takes it without the note it prints for
+    a manifest that has none (shown by taking the field out)."""
+    assert cli.main(["render", "tfjob", "demo", "--image", "i:1", "--workers", "2",
+                     "--evaluator", *flags, "--", "python", "t.py"]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    at = lines.index(f"    backoffLimit: {limit}")
+    above = at
+    while lines[above - 1].lstrip().startswith("#"):
+        above -= 1
+    assert lines[above].strip().startswith(f"# backoffLimit {limit} (--max-restarts)")
+    path = _write(tmp_path, text)
+    assert read_manifest(path).backoff_limit == limit
+    plans, err = _dry_run(path, capsys=capsys)
+    assert [p["task"] for p in plans] == ["chief:0", "worker:0", "worker:1", "evaluator:0"]
+    assert "backoffLimit" not in err and "restarts up to" not in err
+    assert "trainexec launch: note:" not in err
+    # The same file without the field: the note this test is about.
+    tfjob, policy = yaml.safe_load_all(text)
+    del tfjob["spec"]["runPolicy"]["backoffLimit"]
+    _, err = _dry_run(_write(tmp_path, yaml.safe_dump_all([tfjob, policy]), "bare.yaml"),
+                      capsys=capsys)
+    assert "trainexec launch: note: no runPolicy.backoffLimit" in err
 
 
 def test_a_rendered_file_with_its_network_policy_is_read(tmp_path, capsys):

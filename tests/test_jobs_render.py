@@ -14,6 +14,7 @@ import yaml
 
 from job_manifests import schema_errors
 from trainexec import cli
+from trainexec.jobs.manifest_rules import check_tfjob
 from trainexec.jobs.naming import JOB_NAME_LABEL
 from trainexec.jobs.network_policy import render_network_policy
 from trainexec.jobs.render import render_shape, tfjob_yaml, vertex_json
@@ -40,16 +41,18 @@ def _render(*args: str, capsys) -> tuple[int, str, str]:
 
 
 # -- TFJob ------------------------------------------------------------------------------
-@pytest.mark.parametrize("restart, namespace", [("ExitCode", None), ("OnFailure", "ml")])
+@pytest.mark.parametrize("restart, namespace, max_restarts", [("ExitCode", None, None),
+                                                              ("OnFailure", "ml", 0)])
 @pytest.mark.parametrize("chief, workers, ps, evaluator", COMBINATIONS)
 def test_every_role_combination_renders_a_valid_tfjob_with_what_was_asked(
-        chief, workers, ps, evaluator, restart, namespace, capsys):
+        chief, workers, ps, evaluator, restart, namespace, max_restarts, capsys):
     flags = ["--workers", str(workers), "--ps", str(ps), "--port", "2345",
              "--restart-policy", restart, "--env", "TF_USE_LEGACY_KERAS=1",
              "--env", "MODEL_DIR=gs://bucket/run 1"]
     flags += ["--evaluator"] if evaluator else []
     flags += [] if chief else ["--no-chief"]
     flags += ["--namespace", namespace] if namespace else []
+    flags += ["--max-restarts", str(max_restarts)] if max_restarts is not None else []
     code, out, err = _render("tfjob", "demo-1", "--image", "gcr.io/p/train:7", *flags, "--",
                              *COMMAND, capsys=capsys)
     assert code == 0, err
@@ -72,7 +75,8 @@ def test_every_role_combination_renders_a_valid_tfjob_with_what_was_asked(
             "env": [{"name": "TF_USE_LEGACY_KERAS", "value": "1"},
                     {"name": "MODEL_DIR", "value": "gs://bucket/run 1"}, POD_UID_ENV],
             "ports": [{"name": "tfjob-port", "containerPort": 2345}]}
-    assert tfjob["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
+    assert tfjob["spec"]["runPolicy"] == {  # backoffLimit 6 unless --max-restarts says
+        "cleanPodPolicy": "None", "backoffLimit": 6 if max_restarts is None else max_restarts}
     assert tfjob["spec"]["successPolicy"] == ("" if chief else "AllWorkers")
     assert policy["kind"] == "NetworkPolicy"
 
@@ -83,7 +87,7 @@ def test_render_tfjob_is_plain_data_from_the_shape():
     assert render_tfjob(shape, image="img:1") == {
         "apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "small"},
         "spec": {
-            "runPolicy": {"cleanPodPolicy": "None"},
+            "runPolicy": {"cleanPodPolicy": "None", "backoffLimit": 6},
             "successPolicy": "",
             "tfReplicaSpecs": {
                 job: {"replicas": 1, "restartPolicy": "ExitCode", "template": {"spec": {
@@ -144,11 +148,89 @@ def test_the_policies_reasons_are_comments_above_them(workers, ps, evaluator, ch
     (["demo", "--image", "i", "--port", "0", "--", "python"], "--port 0 is not a port number"),
     (["demo", "--image", "i", "--namespace", "My_NS", "--", "python"],
      "--namespace: 'My_NS' is not a DNS-1123 label"),
+    (["demo", "--image", "i", "--max-restarts", "-1", "--", "python"],
+     "--max-restarts -1 is negative: give 0 (fail on the first retryable exit) or more"),
+    (["demo", "--image", "i", "--volume", "runs", "--", "python"],
+     "--volume 'runs' is not CLAIM:/MOUNT/PATH: give the PersistentVolumeClaim and where to "
+     "mount it, e.g. --volume shared-runs:/runs"),
+    (["demo", "--image", "i", "--volume", "Runs_1:/runs", "--", "python"],
+     "--volume 'Runs_1:/runs': 'Runs_1' is not a PersistentVolumeClaim name"),
+    (["demo", "--image", "i", "--volume", "runs:runs", "--", "python"],
+     "the mount path 'runs' must be absolute, without ':' or '..'"),
+    (["demo", "--image", "i", "--volume", "runs:/a:b", "--", "python"],
+     "the mount path '/a:b' must be absolute, without ':' or '..'"),
+    (["demo", "--image", "i", "--volume", "runs:/", "--", "python"],
+     "a volume cannot be mounted at /"),
+    (["demo", "--image", "i", "--volume", "a:/runs", "--volume", "b:/runs/", "--", "python"],
+     "--volume 'b:/runs/': /runs is already the mount path of --volume a:/runs"),
+    (["demo", "--image", "i", "--gpus", "-1", "--", "python"],
+     "--gpus -1 is not a GPU count: give 0 (none) or more per training replica"),
+    (["demo", "--image", "i", "--service-account", "Trainer_SA", "--", "python"],
+     "--service-account 'Trainer_SA' is not a Kubernetes service account name"),
+    (["demo", "--image", "i", "--annotation", "sidecar.istio.io/inject", "--", "python"],
+     "--annotation 'sidecar.istio.io/inject' has no '=': give KEY=VALUE, e.g. "
+     "--annotation sidecar.istio.io/inject=false"),
+    (["demo", "--image", "i", "--annotation", "bad key=1", "--", "python"],
+     "--annotation 'bad key=1': 'bad key' is not an annotation key"),
+    (["demo", "--image", "i", "--annotation", "/inject=1", "--", "python"],
+     "'/inject' is not an annotation key"),
 ])
 def test_bad_render_tfjob_input_exits_2_naming_it_and_the_fix(args, words, capsys):
     code, out, err = _render("tfjob", *args, capsys=capsys)
     assert (code, out) == (2, "")
     assert err.startswith("trainexec render tfjob: ") and words in err
+
+
+def _pod(replica: dict) -> tuple[dict, dict, dict]:
+    """(template metadata, pod spec, tensorflow container) of one replica spec."""
+    template = replica["template"]
+    (container,) = template["spec"]["containers"]
+    return template.get("metadata", {}), template["spec"], container
+
+
+@pytest.mark.parametrize("workers, ps, evaluator, chief", [(2, 1, True, True),
+                                                           (3, 0, False, False)])
+def test_site_flags_put_volumes_gpus_account_and_annotations_in_every_pod(
+        workers, ps, evaluator, chief, capsys):
+    flags = ["--workers", str(workers), "--ps", str(ps), "--volume", "shared-runs:/runs/",
+             "--volume", "data.v1:/data", "--gpus", "2", "--service-account", "trainer",
+             "--annotation", "sidecar.istio.io/inject=false", "--annotation", "team=ml"]
+    flags += ["--evaluator"] if evaluator else []
+    flags += [] if chief else ["--no-chief"]
+    code, out, err = _render("tfjob", "demo", "--image", "i:1", *flags, "--", "python",
+                             "train.py", "--model-dir", "/runs/demo", capsys=capsys)
+    assert code == 0, err
+    tfjob, _ = yaml.safe_load_all(out)
+    assert schema_errors(tfjob) == [] and check_tfjob(tfjob) == []
+    replicas = tfjob["spec"]["tfReplicaSpecs"]
+    assert set(replicas) == {TYPES[t] for t, n in (("chief", chief), ("worker", workers),
+                                                   ("ps", ps), ("evaluator", evaluator)) if n}
+    for key, replica in replicas.items():
+        metadata, pod, container = _pod(replica)
+        assert metadata == {"annotations": {"sidecar.istio.io/inject": "false",
+                                            "team": "ml"}}
+        assert pod["serviceAccountName"] == "trainer"
+        # a claim that is a label names its volume; data.v1 is not one
+        assert pod["volumes"] == [
+            {"name": "shared-runs", "persistentVolumeClaim": {"claimName": "shared-runs"}},
+            {"name": "volume-1", "persistentVolumeClaim": {"claimName": "data.v1"}}]
+        assert container["volumeMounts"] == [{"name": "shared-runs", "mountPath": "/runs"},
+                                             {"name": "volume-1", "mountPath": "/data"}]
+        # GPUs for the replicas that train; a ps or an evaluator asks for none
+        expected = {"limits": {"nvidia.com/gpu": 2}} if key in ("Chief", "Worker") else None
+        assert container.get("resources") == expected
+        assert container["args"] == ["train.py", "--model-dir", "/runs/demo"]
+
+
+def test_without_site_flags_the_pods_have_none_of_it(capsys):
+    code, out, _ = _render("tfjob", "demo", "--image", "i", "--ps", "1", "--", "python",
+                           capsys=capsys)
+    assert code == 0
+    tfjob, _ = yaml.safe_load_all(out)
+    for replica in tfjob["spec"]["tfReplicaSpecs"].values():
+        metadata, pod, container = _pod(replica)
+        assert (metadata, set(pod)) == ({}, {"containers"})
+        assert not {"resources", "volumeMounts"} & set(container)
 
 
 @pytest.mark.parametrize("args, words", [
@@ -269,3 +351,90 @@ def test_vertex_json_refuses_an_empty_machine_type():
     shape = render_shape("vertex", "demo", ["python"])
     with pytest.raises(Exception, match="--machine-type '' is not a machine type"):
         vertex_json(shape, image="i", machine_type="")
+
+
+def test_vertex_site_flags_give_training_pools_accelerators_and_every_pool_the_share(capsys):
+    code, out, err = _render(
+        "vertex", "demo", "--image", "i:1", "--machine-type", "n1-standard-8", "--workers",
+        "2", "--ps", "1", "--evaluator", "--accelerator", "NVIDIA_TESLA_T4:2",
+        "--service-account", "trainer@my-project.iam.gserviceaccount.com",
+        "--nfs", "10.0.0.2:/vol1:runs", "--network", "projects/12345/global/networks/default",
+        "--", "python", "train.py", "--model-dir", "/mnt/nfs/runs/demo", capsys=capsys)
+    assert code == 0, err
+    job = json.loads(out)["jobSpec"]
+    assert job["serviceAccount"] == "trainer@my-project.iam.gserviceaccount.com"
+    assert job["network"] == "projects/12345/global/networks/default"
+    chief, workers, ps, evaluator = job["workerPoolSpecs"]
+    for pool in (chief, workers):
+        assert pool["machineSpec"] == {"machineType": "n1-standard-8",
+                                       "acceleratorType": "NVIDIA_TESLA_T4",
+                                       "acceleratorCount": 2}
+    for pool in (ps, evaluator):
+        assert pool["machineSpec"] == {"machineType": "n1-standard-8"}
+    for pool in (chief, workers, ps, evaluator):
+        assert pool["nfsMounts"] == [{"server": "10.0.0.2", "path": "/vol1",
+                                      "mountPoint": "runs"}]
+
+
+def test_vertex_without_site_flags_adds_nothing(capsys):
+    code, out, _ = _render("vertex", "demo", "--image", "i", "--machine-type", "n1", "--",
+                           "python", capsys=capsys)
+    assert code == 0
+    job = json.loads(out)["jobSpec"]
+    assert set(job) == {"workerPoolSpecs"}
+    assert set(job["workerPoolSpecs"][0]) == {"replicaCount", "machineSpec", "containerSpec"}
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--accelerator", "nvidia-t4:1"], "--accelerator 'nvidia-t4:1' is not TYPE:COUNT"),
+    (["--accelerator", "NVIDIA_TESLA_T4"], "e.g. --accelerator NVIDIA_TESLA_T4:1"),
+    (["--accelerator", "NVIDIA_TESLA_T4:0"], "(1 or more)"),
+    (["--service-account", "trainer"], "--service-account 'trainer' is not a service "
+     "account's email: give the account the job runs as, e.g. --service-account "
+     "trainer@my-project.iam.gserviceaccount.com"),
+    (["--nfs", "10.0.0.2:/vol1"], "--nfs '10.0.0.2:/vol1' is not SERVER:/PATH:NAME"),
+    (["--nfs", "10.0.0.2:vol1:runs"], "is not SERVER:/PATH:NAME"),
+    (["--nfs", "10.0.0.2:/vol1:a/b"], "'a/b' is not a directory name"),
+    (["--nfs", "s:/a:runs", "--nfs", "s:/b:runs"], "/mnt/nfs/runs is already mounted"),
+    (["--network", ""], "--network '' is not a network name"),
+])
+def test_bad_vertex_site_flags_exit_2_naming_them(args, words, capsys):
+    code, out, err = _render("vertex", "demo", "--image", "i", "--machine-type", "n1", *args,
+                             "--", "python", capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("trainexec render vertex: ") and words in err
+
+
+def _guide_command(page: str, target: str) -> list[str]:
+    """The guide's `trainexec render ... > FILE` line for `target` (with volumes or
+    accelerators), as a reader pastes it, without the shell's redirection."""
+    import pathlib
+    import re
+    import shlex
+
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "guides" / page
+            ).read_text().replace("\\\n", " ")
+    [line] = [m for m in re.findall(rf"^(trainexec render {target} .*?) > \S+$", text, re.M)
+              if "--volume" in m or "--accelerator" in m]
+    return shlex.split(line)[1:]
+
+
+def test_the_kubernetes_guides_site_commands_render_what_it_says(capsys):
+    assert cli.main(_guide_command("kubernetes.md", "tfjob")) == 0
+    tfjob, _ = yaml.safe_load_all(capsys.readouterr().out)
+    assert schema_errors(tfjob) == [] and tfjob["spec"]["runPolicy"]["backoffLimit"] == 6
+    metadata, pod, container = _pod(tfjob["spec"]["tfReplicaSpecs"]["Worker"])
+    assert metadata["annotations"] == {"sidecar.istio.io/inject": "false"}
+    assert pod["volumes"][0]["persistentVolumeClaim"] == {"claimName": "mnist-runs"}
+    mount = container["volumeMounts"][0]["mountPath"]
+    model_dir = container["args"][container["args"].index("--model-dir") + 1]
+    assert model_dir.startswith(mount + "/")  # the model_dir is on the shared volume
+    assert container["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+
+    assert cli.main(_guide_command("kubernetes.md", "vertex")) == 0
+    job = json.loads(capsys.readouterr().out)["jobSpec"]
+    chief = job["workerPoolSpecs"][0]
+    nfs = chief["nfsMounts"][0]
+    model_dir = chief["containerSpec"]["args"][-1]
+    assert model_dir.startswith(f"/mnt/nfs/{nfs['mountPoint']}/")
+    assert chief["machineSpec"]["acceleratorCount"] == 1 and "network" in job

@@ -17,6 +17,8 @@ Its modules:
 * `network_policy`: the NetworkPolicy beside it: the TF port open only to the job's
   pods;
 * `vertex`: a shape as a Vertex AI CustomJob (plain data);
+* `site_options`: what a site adds to the pods: volumes, GPUs, a service account,
+  annotations (TFJob), accelerators, NFS mounts, a service account (Vertex AI);
 * `sbatch`: a shape as a Slurm batch script (`trainexec render sbatch`);
 * `render`: `trainexec render`: its flags into a shape, and the printed texts;
 * `manifest_rules`: the rules a TFJob manifest must keep, each problem at its field;

@@ -4,13 +4,16 @@
 launch`, `--env NAME=VALUE`, `--restart-policy`, the command after `--`) into
 the job's shape, or a ConfigError naming the flag and the fix. `tfjob_yaml`
 prints the TFJob, with the reasons for its run and restart policies as
-comments, and by default a NetworkPolicy as a second document; `vertex_json`
-prints the Vertex AI CustomJob.
+comments (`runPolicy.backoffLimit` from `--max-restarts`), and by default a
+NetworkPolicy as a second document; `vertex_json` prints the Vertex AI
+CustomJob. `pod_options` and `vertex_options` check what a site adds (volumes,
+GPUs, a service account, annotations; `trainexec.jobs.site_options`).
 
 Example:
     ```python
     job = render_shape("tfjob", "demo", ["python", "train.py"], workers=2, evaluator=True)
-    print(tfjob_yaml(job, image="gcr.io/me/train:1"))
+    pods = pod_options(volumes=["shared-runs:/runs"], gpus=1)
+    print(tfjob_yaml(job, image="gcr.io/me/train:1", pods=pods, max_restarts=6))
     ```
 """
 
@@ -23,14 +26,20 @@ from trainexec.errors import ConfigError
 from trainexec.jobs.naming import (DEFAULT_PORT, env_name_problem, label_problem,
                                    name_problem)
 from trainexec.jobs.network_policy import render_network_policy
-from trainexec.jobs.policies import choose_policies, restart_policy_reason
+from trainexec.jobs.policies import (LOCAL_BACKOFF_LIMIT, choose_policies,
+                                     restart_policy_reason)
 from trainexec.jobs.shape import EXIT_CODE, JobShape
+from trainexec.jobs.site_options import (PodOptions, VertexOptions, check_gpus,
+                                         check_k8s_service_account,
+                                         check_vertex_service_account, parse_accelerator,
+                                         parse_annotations, parse_nfs_mounts, parse_volumes)
 from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 from trainexec.jobs.yaml_text import dump_documents
 
-__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_sbatch_name", "check_namespace", "check_port",
-           "parse_env", "render_shape", "tfjob_yaml", "vertex_json"]
+__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_max_restarts",
+           "check_namespace", "check_port", "check_sbatch_name", "parse_env", "pod_options",
+           "render_shape", "tfjob_yaml", "vertex_json", "vertex_options"]
 
 SBATCH = "sbatch"
 TFJOB = "tfjob"
@@ -70,6 +79,38 @@ def check_port(port: int) -> None:
     if not 1 <= port <= 65535:
         raise ConfigError(f"--port {port} is not a port number: give 1..65535, e.g. "
                           f"--port {DEFAULT_PORT}")
+
+
+def check_max_restarts(max_restarts: int) -> None:
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
+        raise ConfigError(f"--max-restarts {max_restarts} is negative: give 0 (fail on the "
+                          f"first retryable exit) or more, e.g. --max-restarts "
+                          f"{LOCAL_BACKOFF_LIMIT}")
+
+
+def pod_options(*, volumes: Sequence[str] = (), gpus: int = 0,
+                service_account: str | None = None,
+                annotations: Sequence[str] = ()) -> PodOptions:
+    """The TFJob pods' `--volume`, `--gpus`, `--service-account` and `--annotation`,
+    checked; ConfigError naming the first bad one and the fix."""
+    check_gpus(gpus)
+    check_k8s_service_account(service_account)
+    return PodOptions(parse_volumes(volumes), gpus, service_account,
+                      parse_annotations(annotations))
+
+
+def vertex_options(*, accelerator: str | None = None, service_account: str | None = None,
+                   nfs: Sequence[str] = (), network: str | None = None) -> VertexOptions:
+    """The CustomJob's `--accelerator`, `--service-account`, `--nfs` and `--network`,
+    checked; ConfigError naming the first bad one and the fix."""
+    accelerator_type, count = parse_accelerator(accelerator)
+    check_vertex_service_account(service_account)
+    if network is not None and (not network or any(c.isspace() for c in network)):
+        raise ConfigError(f"--network {network!r} is not a network name: give the VPC "
+                          "network's full name, e.g. --network "
+                          "projects/12345/global/networks/default")
+    return VertexOptions(accelerator_type, count, service_account, parse_nfs_mounts(nfs),
+                         network)
 
 
 def check_namespace(namespace: str | None) -> None:
@@ -113,16 +154,25 @@ def render_shape(target: str, name: str, command: Sequence[str], *, workers: int
 
 
 def tfjob_yaml(shape: JobShape, *, image: str, namespace: str | None = None,
-               port: int = DEFAULT_PORT, network_policy: bool = True) -> str:
-    """The TFJob (and NetworkPolicy) as YAML, with the policies' reasons as comments."""
+               port: int = DEFAULT_PORT, network_policy: bool = True,
+               pods: PodOptions = PodOptions(),
+               max_restarts: int = LOCAL_BACKOFF_LIMIT) -> str:
+    """The TFJob (and NetworkPolicy) as YAML, with the policies' reasons as comments;
+    `runPolicy.backoffLimit` is `max_restarts`."""
     check_image(image)
     check_port(port)
     check_namespace(namespace)
+    check_max_restarts(max_restarts)
     policies = choose_policies(shape)
     documents = [render_tfjob(shape, image=image, namespace=namespace, port=port,
-                              policies=policies)]
+                              policies=policies, pods=pods, backoff_limit=max_restarts)]
     restart = sorted({role.restart_policy for role in shape.roles})
     comments = [{("spec", "runPolicy"): policies.clean_reasons,
+                 ("spec", "runPolicy", "backoffLimit"): [
+                     f"backoffLimit {max_restarts} (--max-restarts): the operator fails the "
+                     "job once its pods have failed or been restarted about this often; "
+                     "without it a retryable exit restarts them without bound. `trainexec "
+                     "launch --from` restarts at most this often too."],
                  ("spec", "successPolicy"): policies.success_reasons,
                  ("spec", "tfReplicaSpecs"): [restart_policy_reason(p) for p in restart]}]
     if network_policy:
@@ -139,10 +189,12 @@ def tfjob_yaml(shape: JobShape, *, image: str, namespace: str | None = None,
     return dump_documents(documents, comments, header)
 
 
-def vertex_json(shape: JobShape, *, image: str, machine_type: str) -> str:
+def vertex_json(shape: JobShape, *, image: str, machine_type: str,
+                options: VertexOptions = VertexOptions()) -> str:
     """The Vertex AI CustomJob as indented JSON."""
     check_image(image)
     if not machine_type or machine_type != machine_type.strip():
         raise ConfigError(f"--machine-type {machine_type!r} is not a machine type: give "
                           "one, e.g. --machine-type n1-standard-4")
-    return json.dumps(render_vertex(shape, image=image, machine_type=machine_type), indent=2)
+    return json.dumps(render_vertex(shape, image=image, machine_type=machine_type,
+                                    options=options), indent=2)

@@ -8,6 +8,11 @@ writes TF_CONFIG from them. A role left out in the middle is an empty pool
 `machineSpec.machineType` and a `containerSpec` with the image, the program
 (`command`), its arguments (`args`) and the environment.
 
+What a site adds (`trainexec.jobs.site_options.VertexOptions`): an accelerator
+in the `machineSpec` of the training pools (chief and workers:
+`acceleratorType`, `acceleratorCount`), `nfsMounts` in every pool, and the
+job's `serviceAccount` and `network` in `jobSpec`.
+
 A job without a chief has no Vertex form (pool 0 is always the chief):
 `render_vertex` raises ValueError; the command line says so first.
 
@@ -24,28 +29,46 @@ from __future__ import annotations
 from typing import Any
 
 from trainexec.jobs.shape import JobShape, Role
+from trainexec.jobs.site_options import VertexOptions
 from trainexec.cluster.task_types import EVALUATOR, PS, WORKER
 
 __all__ = ["render_vertex"]
 
 
-def _pool(role: Role, image: str, machine_type: str) -> dict[str, Any]:
+def _pool(role: Role, image: str, machine_type: str, options: VertexOptions,
+          trains: bool) -> dict[str, Any]:
     container: dict[str, Any] = {"imageUri": image}
     if role.command:
         container["command"] = list(role.command[:1])
         container["args"] = list(role.command[1:])
     if role.env:
         container["env"] = [{"name": name, "value": value} for name, value in role.env]
-    return {"replicaCount": role.count, "machineSpec": {"machineType": machine_type},
-            "containerSpec": container}
+    machine: dict[str, Any] = {"machineType": machine_type}
+    if trains and options.accelerator_type:
+        machine["acceleratorType"] = options.accelerator_type
+        machine["acceleratorCount"] = options.accelerator_count
+    pool: dict[str, Any] = {"replicaCount": role.count, "machineSpec": machine,
+                            "containerSpec": container}
+    if options.nfs_mounts:
+        pool["nfsMounts"] = [{"server": m.server, "path": m.path, "mountPoint": m.mount_point}
+                             for m in options.nfs_mounts]
+    return pool
 
 
-def render_vertex(shape: JobShape, *, image: str, machine_type: str) -> dict[str, Any]:
-    """The CustomJob running `shape` (its `name` is the display name) from `image`."""
+def render_vertex(shape: JobShape, *, image: str, machine_type: str,
+                  options: VertexOptions = VertexOptions()) -> dict[str, Any]:
+    """The CustomJob running `shape` (its `name` is the display name) from `image`,
+    with what `options` adds."""
     if shape.leader is None:
         raise ValueError("a Vertex AI job needs a chief: worker pool 0 is its primary replica")
     roles = [shape.role(shape.leader), shape.role(WORKER), shape.role(PS), shape.role(EVALUATOR)]
-    pools = [_pool(role, image, machine_type) if role and role.count else {} for role in roles]
+    pools = [_pool(role, image, machine_type, options, trains=i < 2)
+             if role and role.count else {} for i, role in enumerate(roles)]
     while pools and not pools[-1]:
         pools.pop()
-    return {"displayName": shape.name, "jobSpec": {"workerPoolSpecs": pools}}
+    job_spec: dict[str, Any] = {"workerPoolSpecs": pools}
+    if options.service_account:
+        job_spec["serviceAccount"] = options.service_account
+    if options.network:
+        job_spec["network"] = options.network
+    return {"displayName": shape.name, "jobSpec": job_spec}
