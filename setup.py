@@ -28,12 +28,40 @@ def package_version() -> str:
     return match.group(1)
 
 
+HERE = pathlib.Path(__file__).resolve().parent
+
 setup(
     name="trainexec",
     version=package_version(),
     description="Run TensorFlow training as a cluster: TF_CONFIG roles, "
     "continuous evaluation and a local cluster launcher.",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    author="The trainexec authors",
+    license_expression="Apache-2.0",
+    license_files=["LICENSE"],
+    keywords=["tensorflow", "distributed training", "TF_CONFIG", "estimator", "keras",
+              "kubeflow", "slurm"],
+    classifiers=[
+        "Development Status :: 4 - Beta",
+        "Intended Audience :: Developers",
+        "Intended Audience :: Science/Research",
+        "Operating System :: POSIX :: Linux",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+        "Topic :: System :: Distributed Computing",
+        "Typing :: Typed",
+    ],
     packages=find_packages(include=["trainexec", "trainexec.*"]),
+    # py.typed: type checkers read trainexec's own annotations (PEP 561).
+    package_data={"trainexec": ["py.typed"]},
+    # TensorFlow 2.21 has wheels for 3.10 to 3.13; the `estimator` extra (TensorFlow
+    # 2.15) for 3.9 to 3.11 only.
     python_requires=">=3.10",
     install_requires=[
         # pip picks the newest in range (2.21 today); 2.15 is allowed so that
@@ -44,6 +72,7 @@ setup(
         "portpicker>=1.5",
     ],
     extras_require={
+        # TensorFlow 2.15 has no wheels for Python 3.12 and later.
         "estimator": ["tensorflow==2.15.*", "tensorflow-estimator==2.15.*"],
         # Keras 2 on current TensorFlow (TF_USE_LEGACY_KERAS=1); pip matches its
         # version to TensorFlow's.

@@ -42,16 +42,17 @@ def test_readme_is_short_and_shows_the_repository_commands():
 @pytest.mark.keras
 def test_quickstart_program(tmp_path, monkeypatch, no_tf_config):
     ns = run_group("quickstart", tmp_path, monkeypatch)
-    assert ns["metrics"]["global_step"] == 300 and ns["exports"] == []
-    assert ns["metrics"]["accuracy"] > 0.9  # a linearly separable label
+    assert ns["result"].metrics["global_step"] == 300 and ns["result"].exports == []
+    assert ns["result"].metrics["accuracy"] > 0.9  # a linearly separable label
     assert os.path.isdir(os.path.join(ns["model_dir"], "eval"))
 
 
 @pytest.mark.estimator
 def test_estimator_examples(tmp_path, monkeypatch, no_tf_config):
     ns = run_group("estimator", tmp_path, monkeypatch)
-    assert ns["metrics"]["global_step"] >= 1000 and ns["metrics"]["accuracy"] > 0.5  # 3 classes: chance is 1/3
-    [export] = ns["exports"]
+    metrics = ns["result"].metrics
+    assert metrics["global_step"] >= 1000 and metrics["accuracy"] > 0.5  # 3 classes: 1/3 by chance
+    [export] = ns["result"].exports
     export = os.fsdecode(export)  # tf.estimator returns bytes
     assert os.path.isdir(export) and "saved_model.pb" in os.listdir(export)
 
@@ -82,14 +83,14 @@ def test_custom_loop_example(tmp_path, monkeypatch):
 @pytest.mark.keras
 def test_keras_trainer_example(tmp_path, monkeypatch, no_tf_config):
     ns = run_group("keras-trainer", tmp_path, monkeypatch)
-    assert ns["metrics"]["global_step"] == 200 and ns["exports"] == []
+    assert ns["result"].metrics["global_step"] == 200 and ns["result"].exports == []
     import tensorflow as tf
 
     fresh = toy.build_model()
     tf.train.Checkpoint(model=fresh).read(
         os.path.join(ns["model_dir"], "ckpt-200")).expect_partial()
     expected = fresh.evaluate(toy.dataset(seed=1), verbose=0, return_dict=True)["loss"]
-    assert ns["metrics"]["loss"] == pytest.approx(expected, rel=1e-5)
+    assert ns["result"].metrics["loss"] == pytest.approx(expected, rel=1e-5)
 
 
 @pytest.mark.keras

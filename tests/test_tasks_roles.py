@@ -25,6 +25,7 @@ from trainexec.evaluation.evaluate_on_save import OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.records import completion, finished_tasks
 from trainexec.specs import EvalSpec, TrainSpec
+from trainexec.tasks.result import TrainResult
 from trainexec.tasks import roles, training
 from trainexec.tasks.hooks import Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.serving import ServingJob
@@ -109,8 +110,6 @@ class JournalingHooks:
     """`TrainerHooks` of a trainer without a model: each call goes to `journal`."""
 
     words = TrainerWords(on_save=OnSaveWording("", "", "%s %s", "{path} {status}"))
-    no_result = None
-    no_exports = None
     model_dir: str
 
     def __init__(self, model_dir, journal):
@@ -198,10 +197,13 @@ def journal(monkeypatch):
 
         def finish(self, step, path=None):
             entries.append("final evaluation")
+            self.eval_result = types.SimpleNamespace(metrics={"global_step": step})
+            self.export_results = []
 
     monkeypatch.setattr(training, "EvaluateOnSave", OnSave)
     monkeypatch.setattr(roles, "evaluate_until_done",
-                        lambda *args, **kwargs: entries.append("evaluate until done"))
+                        lambda *args, **kwargs: entries.append("evaluate until done")
+                        or ({"global_step": 20}, []))
 
     def serve(job, start_server, latest_step, poll_secs, clock):
         start_server()
@@ -226,8 +228,12 @@ def test_every_role_takes_its_steps_in_order(tmp_path, journal, trainer, cluster
     clock = FakeClock()
     hooks = JournalingHooks(tmp_path, journal)
     assert isinstance(hooks, TrainerHooks)
-    roles.run_role(plan, hooks, _settings(config, clock))
+    result = roles.run_role(plan, hooks, _settings(config, clock))
     assert journal == steps
+    # One return contract for every trainer: a TrainResult on the evaluator and in a
+    # local run, None in the other roles (a master too, as tf.estimator).
+    returns = task in ("local", "evaluator:0")
+    assert result == (TrainResult({"global_step": 20}, []) if returns else None)
     assert clock.sleeps == ([3.0] if "start delay" in steps else [])
     # The records are on disk too.
     assert (completion.read_training_complete(str(tmp_path)) is not None) == (COMPLETE in steps)

@@ -6,10 +6,12 @@ the `trainexec` command) stays fast and TensorFlow loads only when needed.
 Example:
     ```python
     import trainexec
-    metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+    result = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
 
     trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
-    metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+    result = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+    if result is not None:  # a local run or the evaluator; None in the other roles
+        print(result.metrics["loss"], result.exports)
     ```
 """
 
@@ -29,6 +31,7 @@ __all__ = [
     "KerasTrainer",
     "LocalCluster",
     "SidecarEvaluator",
+    "TrainResult",
     "TrainSpec",
     "TrainingCompleteCallback",
     "TrainingExecutor",
@@ -51,6 +54,7 @@ _EXPORTS = {
     "KerasTrainer": "trainexec.keras.trainer",
     "LocalCluster": "trainexec.launch",
     "SidecarEvaluator": "trainexec.keras.sidecar",
+    "TrainResult": "trainexec.tasks.result",
     "TrainSpec": "trainexec.specs",
     "TrainingCompleteCallback": "trainexec.keras.callbacks",
     "TrainingExecutor": "trainexec.executor",

@@ -19,10 +19,12 @@ TF_CONFIG differs):
 estimator = tf.estimator.LinearClassifier(feature_columns, model_dir=...)
 train_spec = trainexec.TrainSpec(train_input_fn, max_steps=1000)
 eval_spec = trainexec.EvalSpec(eval_input_fn, steps=10, throttle_secs=60)
-metrics, exports = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
+result = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
 
 trainer = trainexec.KerasTrainer(build_model, model_dir=..., save_checkpoints_steps=20)
-metrics, exports = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+result = trainexec.train_and_evaluate(trainer, train_spec, eval_spec)
+if result is not None:  # a local run or the evaluator; None in the other roles
+    print(result.metrics, result.exports)
 ```
 """
 
@@ -39,6 +41,7 @@ from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import as_eval_spec, check_poll_secs, validate_hooks
+from trainexec.tasks.result import TrainResult
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
@@ -127,12 +130,12 @@ class TrainingExecutor:
         """What this process's task does (ConfigError if it cannot run)."""
         return self._trainer.plan_role(self._settings.cluster)
 
-    def run(self) -> Any:
+    def run(self) -> TrainResult | None:
         """Runs the role TF_CONFIG gives this process.
 
-        Returns `(metrics, export_results)` for a local run and for the
-        evaluator. For the other roles an Estimator returns None, as
-        tf.estimator does, and a KerasTrainer `(None, [])`.
+        Returns a `TrainResult(metrics, exports)` for a local run and for the
+        evaluator, and None for the other roles (as tf.estimator does) and where no
+        checkpoint was evaluated: `trainexec.tasks.result`.
         """
         configure_task_logging(self.cluster.task_name)
         # From here an uncaught error ends the process with the exit-code contract's
@@ -148,7 +151,7 @@ class TrainingExecutor:
         logger.info("Role: %s", plan.describe())
         return self._trainer.run_role(plan, self._settings)
 
-    def _run_task(self, task_type: str | None) -> Any:
+    def _run_task(self, task_type: str | None) -> TrainResult | None:
         """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role
         whatever TF_CONFIG says, for a trainer that offers it (`run_task`)."""
         run_task = getattr(self._trainer, "run_task", None)
@@ -175,12 +178,12 @@ class TrainingExecutor:
         finished (until killed with `ps_serves_forever=True`)."""
         return self._run_task(PS)
 
-    def run_evaluator(self) -> tuple:
+    def run_evaluator(self) -> TrainResult | None:
         """Evaluates new checkpoints until the run's last one is evaluated."""
         return self._run_task(EVALUATOR)
 
-    def run_local(self) -> tuple:
-        """Trains and evaluates in this process; returns (metrics, exports)."""
+    def run_local(self) -> TrainResult | None:
+        """Trains and evaluates in this process; returns a `TrainResult`."""
         return self._run_task(None)
 
 
@@ -189,11 +192,11 @@ def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
     """Drop-in for `tf.estimator.train_and_evaluate`, for Estimators and for
     `trainexec.KerasTrainer`.
 
-    Same arguments and return value: `(metrics, export_results)` locally (and
-    on the evaluator). For the other distributed roles an Estimator returns None
-    (as tf.estimator does) and a KerasTrainer `(None, [])`, so that
-    `metrics, exports = train_and_evaluate(trainer, ...)` runs in every role. `options` are the
-    keyword-only options of `TrainingExecutor`.
+    Same arguments and return value, for every trainer: a `TrainResult(metrics,
+    exports)` pair locally and on the evaluator, None in the other roles (as
+    tf.estimator). A program that runs in every role reads it as
+    `if result is not None: result.metrics[...]` (`trainexec.tasks.result`).
+    `options` are the keyword-only options of `TrainingExecutor`.
     """
     eval_spec = as_eval_spec(eval_spec)  # fail fast on a bad eval spec
     executor = TrainingExecutor(estimator, train_spec, eval_spec, **options)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from trainexec.clock import Clock
 from trainexec.cluster.config import LOCAL, ClusterConfig
@@ -35,6 +35,9 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster.server import WorkerDelay
 from trainexec.errors import ConfigError
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec, check_poll_secs
+
+if TYPE_CHECKING:  # the tasks' result type; trainexec.tasks imports this module
+    from trainexec.tasks.result import TrainResult
 
 __all__ = ["COORDINATE", "EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings",
            "RolePlan", "TaskAction", "Trainer"]
@@ -172,6 +175,6 @@ class Trainer(Protocol):
         """What the task `cluster` describes does; ConfigError if it cannot run."""
         ...
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
-        """Carries out `plan`; `(metrics, export_results)` where it evaluates."""
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
+        """Carries out `plan`; a `TrainResult` where it evaluates, else None."""
         ...

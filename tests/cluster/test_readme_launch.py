@@ -28,12 +28,17 @@ def _env_with_this_tree():
     return env
 
 
+@pytest.mark.keras
 def test_pytest_fixture_example(tmp_path, monkeypatch):
-    run_group("pytest-fixture", tmp_path, monkeypatch)  # writes my_program.py
+    """The guide's test module, run by pytest beside the program it names (the README's
+    train.py, with 2 workers and an evaluator): it passes only if the job trained to
+    max_steps in the directory the fixture gave it."""
+    [program] = blocks()[1]["quickstart"]
+    (tmp_path / "train.py").write_text(program)
     (tmp_path / "test_my_job.py").write_text("".join(blocks()[1]["pytest-fixture"]))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                            "test_my_job.py"], cwd=tmp_path, env=_env_with_this_tree(),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=700)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
 
@@ -49,7 +54,7 @@ def test_quickstart_program_under_trainexec_launch(tmp_path):
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
     model_dir = tmp_path / "qs-cluster"
     command = ["trainexec", "launch", "--workers", "1", "--evaluator", "--timeout", "600",
-               "--", "python", "train.py", str(model_dir)]
+               "--", "python", "train.py", "--model-dir", str(model_dir)]
     done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=660)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -72,14 +72,14 @@ def main():
     input_fn = (keras_toy.train_input_fn if args.input == "per-replica"
                 else keras_toy.train_input_fn_global)
     # The user's contract: one call, every role (the options only speed the test up).
-    metrics, exports = trainexec.train_and_evaluate(
+    result = trainexec.train_and_evaluate(
         trainer, TrainSpec(input_fn, max_steps=args.max_steps),
         EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0, throttle_secs=0,
                  exporters=[FinalExporter()]),
         poll_secs=0.5, evaluator_idle_timeout_secs=120)
-    if metrics is not None and args.result_file:  # the evaluator, or a local run
+    if result is not None and args.result_file:  # the evaluator, or a local run
         with open(args.result_file, "w") as f:
-            json.dump({"metrics": metrics, "exports": exports}, f)
+            json.dump({"metrics": result.metrics, "exports": result.exports}, f)
 
 
 if __name__ == "__main__":

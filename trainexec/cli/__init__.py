@@ -24,25 +24,39 @@ Modules:
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Sequence
 
-from trainexec.cli.parser import build_parser
+from trainexec.cli.parser import build_parser, chosen_parser
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "parse_command_line"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:  # `trainexec` alone: what it can do, not only that a command is missing
+        parser.print_help(sys.stderr)
+        return 2
+    args = parse_command_line(parser, argv)
+    return args.run(args)
+
+
+def parse_command_line(parser: argparse.ArgumentParser,
+                       argv: list[str]) -> argparse.Namespace:
+    """`argv` parsed; an unknown flag is reported in the usage of the subcommand given
+    (exit 2), not the whole command's."""
     command = None
     if argv[:1] in (["render"], ["slurm-exec"]) and "--" in argv:  # NAME is positional: split COMMAND off first
         split = argv.index("--")
         argv, command = argv[:split], argv[split + 1:]
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        chosen_parser(parser, argv).error(f"unrecognized arguments: {' '.join(unknown)}")
     if command is not None:
         args.command = command
-    return args.run(args)
+    return args
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -47,8 +47,6 @@ DRAIN_SECS = 30.0
 class EstimatorHooks:
     """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc)."""
 
-    no_result = None
-    no_exports = None
     run_evaluation = staticmethod(evaluate_here)
 
     def __init__(self, estimator: TrainableModel, settings: JobSettings) -> None:

@@ -36,6 +36,7 @@ from trainexec.estimator.availability import check_trainable
 from trainexec.estimator.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator.run_config_cluster import choose_cluster
 from trainexec.estimator.hooks import EstimatorHooks
+from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
@@ -82,12 +83,13 @@ class EstimatorTrainer:
         del plan  # an Estimator can carry out every plan
         return EstimatorHooks(self.estimator, settings)
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> Any:
-        """Carries out `plan`: `(metrics, export_results)` locally and on the
-        evaluator, None in the other roles (as tf.estimator)."""
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
+        """Carries out `plan`: a `TrainResult` locally and on the evaluator, None in
+        the other roles (as tf.estimator)."""
         return run_role(plan, self.task_hooks(plan, settings), settings)
 
-    def run_task(self, task_type: str | None, settings: JobSettings) -> Any:
+    def run_task(self, task_type: str | None,
+                 settings: JobSettings) -> TrainResult | None:
         """Plays `task_type`'s role (None: a local run) whatever TF_CONFIG says:
         the executor's `run_chief()`, `run_worker()`... as in `tf.estimator`."""
         cluster = settings.cluster

@@ -18,8 +18,7 @@
   TensorBoard under `model_dir/eval`;
 * serving: a ParameterServerStrategy worker or ps serves until the chief has finished
   (`trainexec.tasks.serving`);
-* roles without evaluation return `(None, [])`, so that
-  `metrics, exports = train_and_evaluate(...)` runs in every role.
+* what a role returns is the same for every trainer (`trainexec.tasks.result`).
 """
 
 from __future__ import annotations
@@ -109,14 +108,6 @@ class KerasHooks:
         self.model_dir = trainer.model_dir
         self._peers_watch: FinishedTasks | None = None
         self._watchdog: PeerWatchdog | None = None
-
-    @property
-    def no_result(self) -> tuple:
-        return None, []
-
-    @property
-    def no_exports(self) -> list:
-        return []
 
     @property
     def _clock(self) -> Clock:

@@ -8,16 +8,16 @@ TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
 
 * local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
   at most every `eval_spec.throttle_secs` and always at the end
-  (`trainexec.evaluation.evaluate_on_save`); returns `(metrics, export_results)`;
+  (`trainexec.evaluation.evaluate_on_save`); returns a `TrainResult`;
 * training tasks (chief and workers under MultiWorkerMirroredStrategy, the
   chief under ParameterServerStrategy): train (see `trainexec.keras.training`);
   the chief clears an earlier run's completion record first and records
   completion at the end, so evaluators stop by themselves; each records that it
-  finished (`trainexec.records.finished_tasks`); returns `(None, [])`;
+  finished (`trainexec.records.finished_tasks`); returns None;
 * ParameterServerStrategy workers and ps: serve until the chief has finished,
-  then return `(None, [])` (`trainexec.tasks.roles`);
+  then return None (`trainexec.tasks.roles`);
 * the evaluator: the continuous evaluation loop on `model_dir`; returns
-  `(metrics, export_results)` once the run's last checkpoint is evaluated.
+  a `TrainResult` once the run's last checkpoint is evaluated.
 
 Example:
     ```python
@@ -48,6 +48,7 @@ from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.keras.hooks import KerasHooks
 from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
+from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
@@ -75,7 +76,7 @@ class KerasTrainer:
         ```python
         trainer = KerasTrainer(build_model, model_dir="gs://bucket/run",
                                save_checkpoints_steps=100)
-        metrics, exports = trainexec.train_and_evaluate(
+        result = trainexec.train_and_evaluate(
             trainer, TrainSpec(train_input_fn, max_steps=1000), EvalSpec(eval_input_fn))
         ```
 
@@ -174,9 +175,9 @@ class KerasTrainer:
         _check_specs(settings, plan)
         return KerasHooks(self, strategy, settings)
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> tuple:
-        """Carries out `plan` (from `plan_role`): `(metrics, export_results)`
-        locally and on the evaluator, `(None, [])` in the other roles."""
+    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
+        """Carries out `plan` (from `plan_role`): a `TrainResult` locally and on the
+        evaluator, None in the other roles (`trainexec.tasks.result`)."""
         return run_role(plan, self.task_hooks(plan, settings), settings)
 
 
@@ -248,14 +249,12 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
                   cluster: ClusterConfig | None = None, *, poll_secs: float = 1.0,
                   evaluator_idle_timeout_secs: float | None = None,
                   listeners: Iterable[ContinuousEvalListener] = (),
-                  clock: Clock | None = None) -> tuple:
+                  clock: Clock | None = None) -> TrainResult | None:
     """Plays this process's role of the job (see the module doc), without the
     executor: `KerasTrainer.plan_role`, then `KerasTrainer.run_role`.
 
-    Returns `(metrics, export_results)` locally and on the evaluator, and
-    `(None, [])` for the other roles (no evaluation there), so that one line,
-    `metrics, exports = trainexec.train_and_evaluate(...)`, runs in every
-    role. Raises ConfigError, before anything starts, for a cluster
+    Returns what `trainexec.train_and_evaluate` returns: a `TrainResult` locally
+    and on the evaluator, None in the other roles. Raises ConfigError, before anything starts, for a cluster
     Keras cannot train.
     """
     if not isinstance(trainer, KerasTrainer):

@@ -13,7 +13,7 @@ The executor reads TF_CONFIG, the trainer plans the task's role (`RolePlan`), an
 | master (Estimator) | as the chief, and evaluate after its checkpoint saves (its own exporters, its log) | `training` |
 | ps | start its server; serve variables until every training task finished (Estimator) or the chief did (Keras), or training is over; exit 0 | `roles.run_serving`, `serving` |
 | evaluator | evaluate each new checkpoint (throttled), one evaluator per run (a lease), until the run's last checkpoint; export the final model once | `roles.run_evaluating` (`trainexec.evaluation.evaluator_role`) |
-| local (no TF_CONFIG) | clear the completion record; train, evaluating after saves (throttled) with the job's listener; the final evaluation and export; record that training is complete; return `(metrics, export_results)` | `training` |
+| local (no TF_CONFIG) | clear the completion record; train, evaluating after saves (throttled) with the job's listener; the final evaluation and export; record that training is complete; return a `TrainResult` (every other role: None) | `training` |
 
 Its modules:
 
@@ -21,7 +21,8 @@ Its modules:
 * `training`: the training sequence (chief, worker, master, local) and the order of its
   records;
 * `serving`: the loop that serves until training is over;
-* `hooks`: `TrainerHooks`, what a trainer supplies to the sequences, and `Trained`.
+* `hooks`: `TrainerHooks`, what a trainer supplies to the sequences, and `Trained`;
+* `result`: `TrainResult`, what a role returns (the same for every trainer).
 
 Nothing else in trainexec clears the completion record or records that a task finished
 (the public `trainexec.keras.callbacks.TrainingCompleteCallback` excepted: it serves

@@ -13,8 +13,6 @@ Example (the fake trainer of the role table test):
     ```python
     class Hooks:
         words = TrainerWords(on_save=OnSaveWording(...))
-        no_result = None
-        no_exports = None
         run_evaluation = staticmethod(lambda evaluate: evaluate())
 
         def begin(self): ...
@@ -83,18 +81,12 @@ class TrainerHooks(Protocol):
     Attributes:
       model_dir: the run's directory, shared by every task.
       words: its log lines (`TrainerWords`).
-      no_result: what a role without evaluation returns (an Estimator's None, as
-        tf.estimator's; a KerasTrainer's `(None, [])`).
-      no_exports: a local run's export results when nothing was evaluated (an
-        Estimator's None, as tf.estimator's; a KerasTrainer's `[]`).
       run_evaluation: runs an evaluation after a save (`fn()`), e.g. on a thread of
         its own, outside the training strategy's scope.
     """
 
     model_dir: str
     words: TrainerWords
-    no_result: Any
-    no_exports: Any
     run_evaluation: Callable[[Callable[[], Any]], Any]
 
     def begin(self) -> None:

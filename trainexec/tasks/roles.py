@@ -15,13 +15,13 @@ Every role begins with the hooks' `begin` and ends with their `close`, whatever 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from trainexec.evaluation.evaluator_role import evaluate_until_done
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.tasks.hooks import TrainerHooks
+from trainexec.tasks.result import TrainResult, train_result
 from trainexec.tasks.serving import serve_until_training_over
 from trainexec.tasks.training import run_training
 from trainexec.trainer import EVALUATE, SERVE, JobSettings, RolePlan
@@ -31,8 +31,10 @@ __all__ = ["run_evaluating", "run_role", "run_serving"]
 logger = logging.getLogger(__name__)
 
 
-def run_role(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
-    """Carries out `plan` (see the module doc); returns what its role returns."""
+def run_role(plan: RolePlan, hooks: TrainerHooks,
+             settings: JobSettings) -> TrainResult | None:
+    """Carries out `plan` (see the module doc); returns its role's `TrainResult`, or None
+    (`trainexec.tasks.result`)."""
     hooks.begin()
     try:
         if plan.action == SERVE:
@@ -44,11 +46,11 @@ def run_role(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
         hooks.close()
 
 
-def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> None:
     """A SERVE plan (see the module doc)."""
     if settings.ps_serves_forever:
         hooks.start_server().join()
-        return hooks.no_result
+        return None
     model_dir = hooks.model_dir
 
     def latest_step() -> int | None:
@@ -60,20 +62,21 @@ def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> A
                               clock=settings.clock)
     if plan.task in settings.cluster.training_tasks:
         record_task_finished(model_dir, plan.task)
-    return hooks.no_result
+    return None
 
 
-def run_evaluating(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
-    """An EVALUATE plan: `(metrics, export_results)` of the run's last checkpoint."""
+def run_evaluating(plan: RolePlan, hooks: TrainerHooks,
+                   settings: JobSettings) -> TrainResult | None:
+    """An EVALUATE plan: the `TrainResult` of the run's last checkpoint."""
     eval_spec = settings.eval_spec_for(plan.task)
     with hooks.evaluation_listeners() as extra_listeners:
         target = hooks.eval_target()
         try:
-            return evaluate_until_done(
+            return train_result(*evaluate_until_done(
                 target, eval_spec, settings.train_spec.max_steps,
                 task_name=settings.cluster.task_name, clock=settings.clock,
                 poll_secs=settings.poll_secs, idle_timeout_secs=settings.idle_timeout_secs,
-                listener=ListenerList([settings.listener, *extra_listeners]))
+                listener=ListenerList([settings.listener, *extra_listeners])))
         finally:
             close = getattr(target, "close", None)
             if close is not None:

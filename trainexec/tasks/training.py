@@ -18,8 +18,8 @@ trainer's hooks (`trainexec.tasks.hooks.TrainerHooks`) how each is done:
 9. the trainer's last step (`after_records`: a MultiWorkerMirroredStrategy task waits for
    its peers to finish, so that they leave together).
 
-A local run returns `(metrics, export_results)` of its last evaluation; the other roles
-return the trainer's `no_result`.
+A local run returns a `TrainResult` of its last evaluation; the other roles return None
+(`trainexec.tasks.result`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.tasks.hooks import Trained, TrainerHooks
+from trainexec.tasks.result import TrainResult, train_result
 from trainexec.trainer import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
 
 __all__ = ["run_training"]
@@ -40,7 +41,8 @@ __all__ = ["run_training"]
 logger = logging.getLogger(__name__)
 
 
-def run_training(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> Any:
+def run_training(plan: RolePlan, hooks: TrainerHooks,
+                 settings: JobSettings) -> TrainResult | None:
     """Carries out a TRAIN or TRAIN_AND_EVALUATE `plan` (see the module doc)."""
     if plan.action not in (TRAIN, TRAIN_AND_EVALUATE):
         raise ValueError(f"{plan.describe()}: not a training role")
@@ -56,13 +58,10 @@ def run_training(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> 
             on_save.finish(trained.final_step, trained.checkpoint)
     _record(plan, hooks.model_dir, settings, trained)
     hooks.after_records(plan, trained)
-    if not plan.is_local:
-        return hooks.no_result
-    if on_save is None:
-        return None, hooks.no_exports  # a local task whose plan only trains
-    result, exports = on_save.eval_result, on_save.export_results
-    return ((dict(result.metrics) if result else None),
-            list(exports) if exports is not None else hooks.no_exports)
+    if not plan.is_local or on_save is None:
+        return None  # a cluster role, or a local task whose plan only trains
+    result = on_save.eval_result
+    return train_result(result.metrics if result else None, on_save.export_results)
 
 
 def _evaluate_on_save(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
