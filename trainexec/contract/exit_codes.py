@@ -4,22 +4,19 @@ Orchestrators decide from a task's exit code whether to restart it. Kubeflow's
 TFJob with `restartPolicy: ExitCode` (and trainexec's launcher) treat 1-127 as
 permanent (the job fails) and 128-255 as retryable (the pod is restarted), so:
 
-=====  ==================  =========  ================================================
-code   cause               restart?   when
-=====  ==================  =========  ================================================
-0      done                no         the role finished
-1      user_error          no         the user's code raised (build_model, input_fn, a
-                                      callback, an exporter): a restart repeats it
-2      config_error        no         a bad TF_CONFIG, a `ConfigError`: fix and resubmit
-143    preempted           yes        SIGTERM: a checkpoint was saved, resume from it
-                                      (what a shell reports for SIGTERM: 128 + 15)
-170    peer_lost           yes        a peer task was lost, frozen or cut off: a
-                                      collective or coordination-service error, a lost
-                                      parameter server, a peer unreachable
-171    server_unavailable  yes        this task's TensorFlow server could not start (a
-                                      port still held by the task's previous run, a
-                                      peer's address that does not resolve yet)
-=====  ==================  =========  ================================================
+| code | cause | restart? | when |
+| --- | --- | --- | --- |
+| 0 | `done` | no | the role finished |
+| 1 | `user_error` | no | the user's code raised: a restart repeats it |
+| 2 | `config_error` | no | a bad `TF_CONFIG`, a `ConfigError`: fix and resubmit |
+| 143 | `preempted` | yes | SIGTERM (128 + 15): a checkpoint was saved, resume from it |
+| 170 | `peer_lost` | yes | a peer task was lost, frozen or cut off |
+| 171 | `server_unavailable` | yes | this task's TensorFlow server could not start |
+
+The user's code is `build_model`, an `input_fn`, a callback, an exporter. A peer
+is lost on a collective or coordination-service error, a lost parameter server, a
+peer unreachable. A server cannot start on a port still held by the task's
+previous run, or a peer's address that does not resolve yet.
 
 A platform with other conventions sets `TRAINEXEC_EXIT_CODES`, e.g.
 `preempted=75,peer_lost=75`, in every task's environment (the launcher reads
