@@ -60,6 +60,15 @@ def estimator_stand_ins(tmp_path):
                 serving_fn=estimator_job.serving_input_receiver_fn)
 
 
+def native_estimator_stand_ins(tmp_path):
+    from trainexec.examples import estimator_job
+
+    return dict(model_dir=str(tmp_path / "run"), train_input_fn=estimator_job._train_input_fn,
+                eval_input_fn=estimator_job._eval_input_fn,
+                serving_input_receiver_fn=lambda: estimator_job.serving_input_receiver_fn(
+                    "native"))
+
+
 def keras_stand_ins(tmp_path):
     return dict(model=toy.build_model(), data=toy.dataset(batch=32),
                 eval_data=toy.dataset(seed=1), ckpt_dir=str(tmp_path / "ckpts"),
@@ -145,7 +154,8 @@ def pytest_fixture_stand_ins(tmp_path, monkeypatch):
 
 
 STAND_INS = {"quickstart": quickstart_stand_ins, "pytest-fixture": pytest_fixture_stand_ins,
-             "estimator": estimator_stand_ins, "keras": keras_stand_ins,
+             "estimator": estimator_stand_ins, "native-estimator": native_estimator_stand_ins,
+             "keras": keras_stand_ins,
              "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
              "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins,
              "multihost": multihost_stand_ins}

@@ -201,11 +201,6 @@ def test_the_kubernetes_guide_render_command_renders(tmp_path, capsys):
 # Material's content column shows about 80 monospace characters at its widest (measured
 # in a 1280 px wide window, the column stops growing past it): wider code lines scroll.
 CODE_COLUMNS = 80
-# TODO: pages still holding wider code lines, each owned by other work in progress
-# (wrap their commands with `\`, shorten comments), then drop them from this list.
-OVER_WIDE_TODO = {"README.md", "docs/guides/estimator.md", "docs/guides/keras.md",
-                  "docs/guides/kubernetes.md", "docs/guides/local-clusters.md",
-                  "docs/guides/native-estimators.md", "docs/guides/slurm.md"}
 FENCE = re.compile(r"^ *(```+|~~~+)")
 
 
@@ -231,10 +226,6 @@ def test_code_lines_fit_the_column(path):
     name = path.relative_to(ROOT).as_posix()
     wide = [f"{name}:{number} ({len(line)})" for number, line in _code_lines(path.read_text())
             if len(line) > CODE_COLUMNS]
-    if name in OVER_WIDE_TODO:
-        if wide:
-            pytest.xfail(f"on the TODO list: {', '.join(wide)}")
-        pytest.fail(f"{name} fits now: take it off OVER_WIDE_TODO")
     assert wide == [], f"code lines wider than {CODE_COLUMNS} characters"
 
 
@@ -246,7 +237,6 @@ def test_code_line_check_sees_every_fence():
 
 # User pages say nothing of the repository's tests and CI; CONTRIBUTING.md does.
 INTERNALS = re.compile(r"`tests/|\.ci/run|`scripts/")
-INTERNALS_TODO = {"docs/guides/native-estimators.md", "docs/guides/slurm.md"}
 
 
 @pytest.mark.parametrize("path", sorted(DOCS.rglob("*.md")),
@@ -254,10 +244,6 @@ INTERNALS_TODO = {"docs/guides/native-estimators.md", "docs/guides/slurm.md"}
 def test_user_pages_do_not_send_readers_to_contributor_internals(path):
     name = path.relative_to(ROOT).as_posix()
     found = [line for line in path.read_text().splitlines() if INTERNALS.search(line)]
-    if name in INTERNALS_TODO:
-        if found:
-            pytest.xfail(f"on the TODO list: {found}")
-        pytest.fail(f"{name} is clean now: take it off INTERNALS_TODO")
     assert found == []
 
 

@@ -57,6 +57,22 @@ def test_estimator_examples(tmp_path, monkeypatch, no_tf_config):
     assert os.path.isdir(export) and "saved_model.pb" in os.listdir(export)
 
 
+@pytest.mark.keras  # tf.compat.v1.layers: Keras 2 (line 2, and TF 2.15 on line 3)
+def test_native_estimator_example(tmp_path, monkeypatch, no_tf_config):
+    from trainexec.keras.strategy import is_keras_3
+
+    if is_keras_3():
+        pytest.skip("the page's model_fn uses tf.compat.v1.layers, Keras 2 layers: it runs "
+                    "with tf_keras (TF_USE_LEGACY_KERAS=1, test line 2) and on TF 2.15")
+    ns = run_group("native-estimator", tmp_path, monkeypatch)
+    metrics = ns["result"].metrics
+    assert metrics["global_step"] == 1000 and metrics["accuracy"] > 0.8  # 3 separated blobs
+    [export] = ns["result"].exports
+    export = os.fsdecode(export)
+    assert export.startswith(os.path.join(ns["model_dir"], "export", "final"))
+    assert "saved_model.pb" in os.listdir(export)
+
+
 @pytest.mark.keras
 def test_keras_examples(tmp_path, monkeypatch):
     ns = run_group("keras", tmp_path, monkeypatch)

@@ -1,7 +1,8 @@
 """The examples that start real processes run as written: the `launch` example
-(LocalCluster from Python), the `pytest-fixture` example (a user's test module, run by
-pytest), and the README's quick start through `trainexec launch`. The other examples
-are tests/test_readme.py; tests/readme_examples.py finds and runs them.
+(LocalCluster from Python) and the `pytest-fixture` example (a user's test module, run by
+pytest). The other examples are tests/test_readme.py (tests/readme_examples.py finds and
+runs them); the shell commands, the README's `trainexec launch` of its train.py among them,
+are tests/cluster/test_doc_commands_run.py.
 """
 
 import os
@@ -41,22 +42,3 @@ def test_pytest_fixture_example(tmp_path, monkeypatch):
                           capture_output=True, text=True, timeout=700)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
-
-
-@pytest.mark.keras
-def test_quickstart_program_under_trainexec_launch(tmp_path):
-    """The README's train.py as a cluster, with its command as written (trainexec
-    launch --workers 1 --evaluator -- python train.py DIR)."""
-    [program] = blocks()[1]["quickstart"]
-    (tmp_path / "train.py").write_text(program)
-    bin_dir = os.path.dirname(sys.executable)  # this environment's trainexec and python
-    env = _env_with_this_tree()
-    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
-    model_dir = tmp_path / "qs-cluster"
-    command = ["trainexec", "launch", "--workers", "1", "--evaluator", "--timeout", "600",
-               "--", "python", "train.py", "--model-dir", str(model_dir)]
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=660)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "[evaluator:0] accuracy" in done.stdout and "at step 300" in done.stdout
-    assert (model_dir / "trainexec" / "training_complete.json").is_file()
