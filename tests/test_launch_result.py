@@ -58,3 +58,34 @@ def test_the_summary_ends_with_the_metrics_the_exports_and_the_tensorboard_comma
         "exported: /runs/my run/export/final/600",
         "tensorboard --logdir '/runs/my run'"]
     assert JobResult(ok=True, reason="ok").summary().splitlines()[-1] == "job succeeded in 0.0s: ok"
+
+
+def _failed(name, code, lines):
+    import types
+
+    return types.SimpleNamespace(name=name, returncode=code, _crashes_restarted=0,
+                                 tail=lambda n=20: list(lines)[-n:])
+
+
+def test_a_code_trainexec_gave_is_read_with_trainexecs_meaning():
+    from trainexec.launch.result import failure_reason
+
+    task = _failed("chief:0", 2, ["Traceback ...", "ConfigError: TF_CONFIG ...",
+                                  "ERROR chief:0 exits 2: the configuration is wrong "
+                                  "(TF_CONFIG, an argument) (permanent)"])
+    reason, _ = failure_reason(task, max_restarts=0)
+    assert reason.startswith("chief:0 failed with exit code 2: the configuration is wrong")
+
+
+def test_a_programs_own_code_is_not_read_as_trainexecs():
+    from trainexec.launch.result import failure_reason
+
+    # `python train.py` where there is no train.py: Python's own 2.
+    task = _failed("worker:0", 2, ["python: can't open file '/run/train.py': "
+                                   "[Errno 2] No such file or directory"])
+    reason, lines = failure_reason(task, max_restarts=0)
+    first = reason.splitlines()[0]
+    assert first.startswith("worker:0 failed with exit code 2: the program's own code, "
+                            "not trainexec's")
+    assert "it would read: the configuration is wrong" in first
+    assert "can't open file" in reason and lines == task.tail()

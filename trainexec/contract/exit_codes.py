@@ -84,7 +84,7 @@ RETRYABLE_CAUSES = frozenset({PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE})
 _DEFAULTS = {DONE: 0, USER_ERROR: 1, CONFIG_ERROR: 2, PREEMPTED: 143, PEER_LOST: 170,
              SERVER_UNAVAILABLE: 171}
 
-# The default preemption code, for code that names it (trainexec < 0.x used 75).
+# The default preemption code, for code that names it (trainexec before 0.2.0 used 75).
 PREEMPTED_EXIT_CODE = _DEFAULTS[PREEMPTED]
 
 _DESCRIPTIONS = {

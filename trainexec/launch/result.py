@@ -95,17 +95,31 @@ def failure_reason(task: Task, max_restarts: int, codes: ExitCodes | None = None
     not restart this exit (None: the restarts ran out)."""
     codes = codes or ExitCodes()
     how = how_it_ended(task.returncode)
+    lines = task.tail(TAIL_LINES)
     if task.returncode is not None and task.returncode > 0:
-        how = f"{how}: {codes.describe(task.returncode)}"
+        meaning = codes.describe(task.returncode)
+        if task.returncode < 128 and not ended_by_trainexec(task.name, task.returncode, lines):
+            meaning = ("the program's own code, not trainexec's (no line says the task "
+                       f"exits {task.returncode}: see its last lines; under trainexec's "
+                       f"codes it would read: {meaning})")
+        how = f"{how}: {meaning}"
     if permanent_under is not None:
         budget = f"not restarted: restart policy {permanent_under}"
     else:
         budget = (f"after {task._crashes_restarted} restart(s), none left" if max_restarts
                   else "no restarts allowed")
-    lines = task.tail(TAIL_LINES)
     shown = "\n".join(f"    {line}" for line in lines) or "    (no output)"
     reason = f"{task.name} {how} ({budget})\n  last {len(lines)} lines of {task.name}:\n{shown}"
     return reason, lines
+
+
+def ended_by_trainexec(task: str, code: int, lines: Sequence[str]) -> bool:
+    """Whether trainexec ended `task` with `code`: its exit hook says so last
+    (`trainexec.contract.exit_codes.install_exit_hook`: "worker:0 exits 2: ..."). A code
+    below 128 without that line is the program's own: Python's 2 for a file it cannot
+    open, say, which is not trainexec's "configuration is wrong"."""
+    said = f"{task} exits {code}: "
+    return any(said in line for line in lines)
 
 
 def stopped_reason(why: str, running: Sequence[Task], primary: Sequence[str]) -> str:
