@@ -89,9 +89,11 @@ setup(
         # google-cloud-storage client against a local emulator
         # (trainexec.testing.gcs relies on the emulator's internals: pinned), over
         # TLS with a CA the test makes (cryptography).
+        # mypy checks the public API's types as a user's checker sees them
+        # (tests/test_typing.py): it asserts mypy's messages, worded as in mypy 2.
         "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4",
                  "google-cloud-storage>=2.10", "gcp-storage-emulator>=2026.7.19,<2027",
-                 "cryptography>=41"],
+                 "cryptography>=41", "mypy>=2.4,<3"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

@@ -17,7 +17,27 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainexec.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors (never run)
+    from trainexec.cluster.config import ClusterConfig
+    from trainexec.cluster.server import WorkerDelay
+    from trainexec.errors import ConfigError
+    from trainexec.evaluation.lease import EvaluatorAlreadyRunning
+    from trainexec.evaluation.listeners import ContinuousEvalListener
+    from trainexec.evaluation.one_pass import EvalResult, EvalStatus
+    from trainexec.executor import TrainingExecutor, train_and_evaluate
+    from trainexec.keras.callbacks import TrainingCompleteCallback
+    from trainexec.keras.sidecar import SidecarEvaluator
+    from trainexec.keras.trainer import KerasTrainer
+    from trainexec.launch.cluster import LocalCluster
+    from trainexec.records.completion import read_training_complete, record_training_complete
+    from trainexec.records.layout import COMPLETION_FILE
+    from trainexec.specs import EvalSpec, TrainSpec
+    from trainexec.tasks.result import TrainResult
+    from trainexec.trainer import Trainer
 
 __all__ = [
     "COMPLETION_FILE",
@@ -68,4 +88,5 @@ _EXPORTS = {
 __version__ = "0.2.0"  # the only place it is set: setup.py reads it
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -31,7 +31,7 @@ if result is not None:  # a local run or the evaluator; None in the other roles
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, overload
 
 from trainexec.records.storage import check_supported
 from trainexec.clock import Clock, SystemClock
@@ -40,14 +40,34 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.cluster.server import WorkerDelay
-from trainexec.specs import as_eval_spec, check_poll_secs, validate_hooks
+from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
+                             check_poll_secs, validate_hooks)
 from trainexec.tasks.result import TrainResult
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
-__all__ = ["TrainingExecutor", "as_trainer", "train_and_evaluate"]
+if TYPE_CHECKING:  # for type checkers only: the trainers import TensorFlow
+    from trainexec.estimator.engine.estimator import Estimator
+    from trainexec.keras.trainer import KerasTrainer
+
+__all__ = ["EstimatorLike", "TrainingExecutor", "as_trainer", "train_and_evaluate"]
 
 logger = logging.getLogger(__name__)
+
+
+class EstimatorLike(Protocol):
+    """What `train_and_evaluate` takes as an Estimator, for type checkers: a
+    `tf.estimator.Estimator` (untyped: any value matches), a `trainexec.estimator.Estimator`
+    or another model with an Estimator's `model_dir`, `config`, `train`, `evaluate` and
+    `latest_checkpoint` (what `trainexec.estimator.availability.check_trainable` asks)."""
+
+    @property
+    def model_dir(self) -> str: ...
+    @property
+    def config(self) -> Any: ...
+    def train(self, input_fn: Any, *args: Any, **kwargs: Any) -> Any: ...
+    def evaluate(self, input_fn: Any, *args: Any, **kwargs: Any) -> Any: ...
+    def latest_checkpoint(self) -> str | None: ...
 
 
 class TrainingExecutor:
@@ -78,8 +98,10 @@ class TrainingExecutor:
         finished (see `trainexec.records.finished_tasks`).
     """
 
-    def __init__(self, estimator: Any, train_spec: Any, eval_spec: Any,
-                 train_hooks: Any = None,
+    def __init__(self, estimator: Trainer | EstimatorLike,
+                 train_spec: TrainSpec | TrainSpecLike,
+                 eval_spec: EvalSpec | EvalSpecLike | None,
+                 train_hooks: Iterable[Any] | None = None,
                  continuous_eval_listener: ContinuousEvalListener | None = None, *,
                  cluster: ClusterConfig | None = None, clock: Clock | None = None,
                  worker_delay: WorkerDelay | None = None, poll_secs: float = 1.0,
@@ -114,7 +136,7 @@ class TrainingExecutor:
             ps_serves_forever=bool(ps_serves_forever))
 
     @property
-    def estimator(self) -> Any:
+    def estimator(self) -> Trainer | EstimatorLike:
         """The Estimator or trainer this executor runs, as it was passed."""
         return self._estimator
 
@@ -187,8 +209,47 @@ class TrainingExecutor:
         return self._run_task(None)
 
 
+# One signature per kind of trainer, for type checkers: a KerasTrainer, an Estimator
+# (trainexec.estimator's, tf.estimator's or a look-alike), or another Trainer; each with
+# TrainingExecutor's keyword options, `train_hooks` (SessionRunHooks) for Estimators only.
+@overload
+def train_and_evaluate(
+        estimator: KerasTrainer, train_spec: TrainSpec | TrainSpecLike,
+        eval_spec: EvalSpec | EvalSpecLike, *,
+        continuous_eval_listener: ContinuousEvalListener | None = ...,
+        cluster: ClusterConfig | None = ..., clock: Clock | None = ...,
+        worker_delay: WorkerDelay | None = ..., poll_secs: float = ...,
+        evaluator_idle_timeout_secs: float | None = ...,
+        server_factory: Callable[..., Any] | None = ...,
+        ps_serves_forever: bool = ...) -> TrainResult | None: ...
+
+
+@overload
+def train_and_evaluate(
+        estimator: Estimator | EstimatorLike, train_spec: TrainSpec | TrainSpecLike,
+        eval_spec: EvalSpec | EvalSpecLike, *, train_hooks: Iterable[Any] | None = ...,
+        continuous_eval_listener: ContinuousEvalListener | None = ...,
+        cluster: ClusterConfig | None = ..., clock: Clock | None = ...,
+        worker_delay: WorkerDelay | None = ..., poll_secs: float = ...,
+        evaluator_idle_timeout_secs: float | None = ...,
+        server_factory: Callable[..., Any] | None = ...,
+        ps_serves_forever: bool = ...) -> TrainResult | None: ...
+
+
+@overload
+def train_and_evaluate(
+        estimator: Trainer, train_spec: TrainSpec | TrainSpecLike,
+        eval_spec: EvalSpec | EvalSpecLike, *,
+        continuous_eval_listener: ContinuousEvalListener | None = ...,
+        cluster: ClusterConfig | None = ..., clock: Clock | None = ...,
+        worker_delay: WorkerDelay | None = ..., poll_secs: float = ...,
+        evaluator_idle_timeout_secs: float | None = ...,
+        server_factory: Callable[..., Any] | None = ...,
+        ps_serves_forever: bool = ...) -> TrainResult | None: ...
+
+
 def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
-                       **options: Any) -> Any:
+                       **options: Any) -> TrainResult | None:
     """Drop-in for `tf.estimator.train_and_evaluate`, for Estimators and for
     `trainexec.KerasTrainer`.
 
@@ -196,7 +257,8 @@ def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
     exports)` pair locally and on the evaluator, None in the other roles (as
     tf.estimator). A program that runs in every role reads it as
     `if result is not None: result.metrics[...]` (`trainexec.tasks.result`).
-    `options` are the keyword-only options of `TrainingExecutor`.
+    `options` are the keyword-only options of `TrainingExecutor` (and its
+    `continuous_eval_listener`, and `train_hooks` for an Estimator).
     """
     eval_spec = as_eval_spec(eval_spec)  # fail fast on a bad eval spec
     executor = TrainingExecutor(estimator, train_spec, eval_spec, **options)

@@ -13,15 +13,20 @@ Example:
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, Union
 
 from trainexec.errors import ConfigError
-from trainexec.evaluation.exporter_protocol import validate_exporters  # re-exported: the one check
+# validate_exporters is re-exported: the one check
+from trainexec.evaluation.exporter_protocol import ExporterProtocol, validate_exporters
 
 __all__ = [
-    "EvalSpec", "TrainSpec", "as_eval_spec", "as_train_spec", "check_poll_secs",
-    "validate_exporters", "validate_hooks",
+    "EvalSpec", "EvalSpecLike", "Exporters", "TrainSpec", "TrainSpecLike", "as_eval_spec",
+    "as_train_spec", "check_poll_secs", "validate_exporters", "validate_hooks",
 ]
+
+# What `EvalSpec(exporters=...)` (and `SidecarEvaluator`) take: an exporter, an iterable
+# of them, or None (`validate_exporters`).
+Exporters = Union[ExporterProtocol, Iterable[ExporterProtocol], None]
 
 
 def _validate_input_fn(input_fn: Any) -> None:
@@ -29,7 +34,7 @@ def _validate_input_fn(input_fn: Any) -> None:
         raise TypeError(f"`input_fn` must be callable, given: {input_fn!r}")
 
 
-def validate_hooks(hooks: Any) -> tuple:
+def validate_hooks(hooks: Iterable[Any] | None) -> tuple[Any, ...]:
     import tensorflow as tf
 
     hooks = tuple(hooks or ())
@@ -40,7 +45,7 @@ def validate_hooks(hooks: Any) -> tuple:
     return hooks
 
 
-def _validate_saving_listeners(listeners: Any) -> tuple:
+def _validate_saving_listeners(listeners: Iterable[Any] | None) -> tuple[Any, ...]:
     import tensorflow as tf
 
     listeners = tuple(listeners or ())
@@ -66,8 +71,8 @@ def _check_number(field: str, value: Any) -> None:
 
 
 class TrainSpec(NamedTuple("TrainSpec", [
-        ("input_fn", Callable), ("max_steps", Any), ("hooks", tuple),
-        ("saving_listeners", tuple)])):
+        ("input_fn", Callable[..., Any]), ("max_steps", Union[int, None]),
+        ("hooks", tuple[Any, ...]), ("saving_listeners", tuple[Any, ...])])):
     """The training half of a train-and-evaluate run.
 
     `TrainSpec(input_fn, max_steps=None, hooks=None, saving_listeners=None)`.
@@ -82,7 +87,9 @@ class TrainSpec(NamedTuple("TrainSpec", [
 
     __slots__ = ()
 
-    def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
+    def __new__(cls, input_fn: Callable[..., Any], max_steps: int | None = None,
+                hooks: Iterable[Any] | None = None,
+                saving_listeners: Iterable[Any] | None = None) -> TrainSpec:
         _validate_input_fn(input_fn)
         if max_steps is not None:
             _check_number("max_steps", max_steps)
@@ -94,8 +101,10 @@ class TrainSpec(NamedTuple("TrainSpec", [
 
 
 class EvalSpec(NamedTuple("EvalSpec", [
-        ("input_fn", Callable), ("steps", Any), ("name", Any), ("hooks", tuple),
-        ("exporters", tuple), ("start_delay_secs", Any), ("throttle_secs", Any)])):
+        ("input_fn", Callable[..., Any]), ("steps", Union[int, None]),
+        ("name", Union[str, None]), ("hooks", tuple[Any, ...]),
+        ("exporters", tuple[ExporterProtocol, ...]), ("start_delay_secs", float),
+        ("throttle_secs", float)])):
     """The evaluation half of a train-and-evaluate run.
 
     `EvalSpec(input_fn, steps=100, name=None, hooks=None, exporters=None,
@@ -117,8 +126,10 @@ class EvalSpec(NamedTuple("EvalSpec", [
 
     __slots__ = ()
 
-    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
-                start_delay_secs=120, throttle_secs=600):
+    def __new__(cls, input_fn: Callable[..., Any], steps: int | None = 100,
+                name: str | None = None, hooks: Iterable[Any] | None = None,
+                exporters: Exporters = None, start_delay_secs: float = 120,
+                throttle_secs: float = 600) -> EvalSpec:
         _validate_input_fn(input_fn)
         if steps is not None:
             _check_number("steps", steps)
@@ -137,6 +148,38 @@ class EvalSpec(NamedTuple("EvalSpec", [
             raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
         return super().__new__(cls, input_fn, steps, name, hooks, exporters,
                                start_delay_secs, throttle_secs)
+
+
+class TrainSpecLike(Protocol):
+    """What trainexec reads of a `tf.estimator.TrainSpec` (`as_train_spec`): for type
+    checkers, the other kind of train spec `train_and_evaluate` takes."""
+
+    @property
+    def input_fn(self) -> Callable[..., Any]: ...
+    @property
+    def max_steps(self) -> Any: ...
+    @property
+    def hooks(self) -> Any: ...
+
+
+class EvalSpecLike(Protocol):
+    """What trainexec reads of a `tf.estimator.EvalSpec` (`as_eval_spec`): for type
+    checkers, the other kind of eval spec `train_and_evaluate` takes."""
+
+    @property
+    def input_fn(self) -> Callable[..., Any]: ...
+    @property
+    def steps(self) -> Any: ...
+    @property
+    def name(self) -> Any: ...
+    @property
+    def hooks(self) -> Any: ...
+    @property
+    def exporters(self) -> Any: ...
+    @property
+    def start_delay_secs(self) -> Any: ...
+    @property
+    def throttle_secs(self) -> Any: ...
 
 
 def as_train_spec(spec: Any) -> TrainSpec:

@@ -169,7 +169,9 @@ class JobSettings:
 class Trainer(Protocol):
     """A kind of model the executor can run in every role."""
 
-    model_dir: str
+    @property
+    def model_dir(self) -> str:  # read-only here: an attribute or a property qualifies
+        ...
 
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:
         """What the task `cluster` describes does; ConfigError if it cannot run."""

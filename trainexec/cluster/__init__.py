@@ -13,10 +13,18 @@ they are re-exported from `config`, imported on first use.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainexec.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors (never run)
+    from trainexec.cluster.config import ClusterConfig
+    from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER,
+                                              PS, WORKER)
 
 __all__ = ["CHIEF", "ClusterConfig", "ESTIMATOR", "EVALUATOR", "KERAS", "LOCAL", "MASTER",
            "PS", "WORKER"]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__, {name: "trainexec.cluster.config" for name in __all__}, globals())
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
+    __getattr__, __dir__ = lazy_exports(
+        __name__, {name: "trainexec.cluster.config" for name in __all__}, globals())

@@ -34,9 +34,36 @@ The package also holds how trainexec runs any Estimator (the native one, and on 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainexec.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors (never run)
+    # `import X as X` re-exports X under mypy --strict too (`__all__` below is computed)
+    from trainexec.estimator import export as export
+    from trainexec.estimator.engine.estimator import Estimator as Estimator
+    from trainexec.estimator.engine.exporters import BestExporter as BestExporter
+    from trainexec.estimator.engine.exporters import FinalExporter as FinalExporter
+    from trainexec.estimator.engine.exporters import LatestExporter as LatestExporter
+    from trainexec.estimator.engine.model_spec import EstimatorSpec as EstimatorSpec
+    from trainexec.estimator.engine.model_spec import ModeKeys as ModeKeys
+    from trainexec.estimator.engine.run_config import RunConfig as RunConfig
+    from trainexec.estimator.engine.session_hooks import (
+        CheckpointSaverHook as CheckpointSaverHook,
+        CheckpointSaverListener as CheckpointSaverListener, FeedFnHook as FeedFnHook,
+        FinalOpsHook as FinalOpsHook, GlobalStepWaiterHook as GlobalStepWaiterHook,
+        LoggingTensorHook as LoggingTensorHook,
+        NanLossDuringTrainingError as NanLossDuringTrainingError,
+        NanTensorHook as NanTensorHook, ProfilerHook as ProfilerHook,
+        SecondOrStepTimer as SecondOrStepTimer, SessionRunArgs as SessionRunArgs,
+        SessionRunContext as SessionRunContext, SessionRunHook as SessionRunHook,
+        SessionRunValues as SessionRunValues, StepCounterHook as StepCounterHook,
+        StopAtStepHook as StopAtStepHook, SummarySaverHook as SummarySaverHook,
+        VocabInfo as VocabInfo)
+    from trainexec.estimator.engine.warm_start import WarmStartSettings as WarmStartSettings
+    from trainexec.executor import train_and_evaluate as train_and_evaluate
+    from trainexec.specs import EvalSpec as EvalSpec
+    from trainexec.specs import TrainSpec as TrainSpec
 
 _HOOKS = "trainexec.estimator.engine.session_hooks"
 _EXPORTS = {
@@ -72,10 +99,10 @@ _EXPORTS = {
 }
 __all__ = sorted([*_EXPORTS, "export"])
 
-_getattr, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
+    _getattr, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
-
-def __getattr__(name: str) -> Any:
-    if name == "export":  # the submodule, as tf.estimator.export
-        return importlib.import_module(f"{__name__}.export")
-    return _getattr(name)
+    def __getattr__(name: str) -> Any:
+        if name == "export":  # the submodule, as tf.estimator.export
+            return importlib.import_module(f"{__name__}.export")
+        return _getattr(name)

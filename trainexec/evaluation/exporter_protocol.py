@@ -43,7 +43,9 @@ class ExporterProtocol(Protocol):
     when it declined (a final-only exporter before the final evaluation).
     """
 
-    name: str
+    @property
+    def name(self) -> str:  # read-only here: an attribute or a property qualifies
+        ...
 
     def export(self, estimator: Any, export_path: str, checkpoint_path: str,
                eval_result: Mapping[str, Any], is_the_final_export: bool) -> Any:

@@ -35,7 +35,7 @@ class TrainingCompleteCallback(tf.keras.callbacks.Callback):
         ```
     """
 
-    def __init__(self, checkpoint_dir: str | os.PathLike) -> None:
+    def __init__(self, checkpoint_dir: str | os.PathLike[str]) -> None:
         super().__init__()
         self.checkpoint_dir = os.fspath(checkpoint_dir)
 

@@ -73,7 +73,7 @@ from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy
 from trainexec.errors import ConfigError
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
-from trainexec.evaluation.exporter_protocol import validate_exporters
+from trainexec.evaluation.exporter_protocol import ExporterProtocol, validate_exporters
 from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
 from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.evaluation.watch import waiter_for
@@ -234,13 +234,13 @@ class SidecarEvaluator:
         ```
     """
 
-    def __init__(self, model: Any, data: Any, checkpoint_dir: str | os.PathLike,
+    def __init__(self, model: Any, data: Any, checkpoint_dir: str | os.PathLike[str],
                  steps: int | None = None, max_evaluations: int | None = None,
                  callbacks: Sequence[Any] | None = None, *, throttle_secs: float = 0,
                  poll_secs: float = 1.0, idle_timeout_secs: float | None = None,
                  listeners: Iterable[ContinuousEvalListener] | None = None,
-                 exporters: Sequence[Any] | None = None,
-                 state_dir: str | os.PathLike | None = None, clock: Clock | None = None,
+                 exporters: Sequence[ExporterProtocol] | None = None,
+                 state_dir: str | os.PathLike[str] | None = None, clock: Clock | None = None,
                  verbose: int | str = 2,
                  first_checkpoint_hint_secs: float | None = FIRST_CHECKPOINT_HINT_SECS
                  ) -> None:

@@ -102,7 +102,7 @@ class KerasTrainer:
         metrics under `model_dir/eval` (`eval_<name>`). False turns them off.
     """
 
-    def __init__(self, build_model: Callable[[], Any], model_dir: str | os.PathLike,
+    def __init__(self, build_model: Callable[[], Any], model_dir: str | os.PathLike[str],
                  save_checkpoints_steps: int = 100, callbacks: Sequence[Any] | None = None,
                  keep_checkpoint_max: int | None = 5, verbose: int | str = 0,
                  log_step_count_steps: int | None = 100, summaries: bool = True) -> None:

@@ -100,4 +100,5 @@ _EXPORTS = {
 }
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
+    __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
