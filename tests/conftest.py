@@ -24,6 +24,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import tf_lines  # noqa: E402  (needs the sys.path entry above)
+from trainexec.contract import exit_deadline  # noqa: E402
+
+# Roles run inside pytest end with pytest's code, not a role's: no exit deadline here
+# (the tasks the tests start as processes keep theirs).
+exit_deadline.disable_in_this_process()
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, Clust
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
+from trainexec.contract.exit_deadline import deadline_secs, end_within_at_exit
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
                              check_poll_secs, validate_hooks)
@@ -171,7 +172,19 @@ class TrainingExecutor:
         else:
             logger.info("Running %s of the cluster.", self.cluster.task_name)
         logger.info("Role: %s", plan.describe())
-        return self._trainer.run_role(plan, self._settings)
+        if self.cluster.role == "local":
+            return self._trainer.run_role(plan, self._settings)
+        # A task of a cluster ends within a bound once its role is over, whatever
+        # TensorFlow's shutdown waits for (trainexec.contract.exit_deadline).
+        bound = deadline_secs()
+        try:
+            result = self._trainer.run_role(plan, self._settings)
+        except SystemExit as stop:  # preempted: the code it ends with
+            end_within_at_exit(bound, stop.code if isinstance(stop.code, int) else 1,
+                               self.cluster.task_name)
+            raise
+        end_within_at_exit(bound, 0, self.cluster.task_name)
+        return result
 
     def _run_task(self, task_type: str | None) -> TrainResult | None:
         """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role

@@ -2,6 +2,8 @@
 
 * `exit_codes`: the exit-code contract (0, 1, 2, 137, 143, 170, 171) and the hook that
   ends an uncaught error with its code;
+* `termination`: whether this process got SIGTERM (an error after it is a preemption);
+* `exit_deadline`: the bound on a cluster task's ending once its role is over;
 * `restart_announcements`: the restart group a task announces to `trainexec launch`;
 * `task_status`: the progress records `trainexec launch` shows;
 * `task_logging`: the task-name prefix of every log line;

@@ -46,6 +46,9 @@ import os
 import sys
 from typing import Any, Callable, Mapping
 
+from trainexec.contract.exit_deadline import DEFAULT_SECS as DEFAULT_DEADLINE_SECS
+from trainexec.contract.exit_deadline import deadline_secs, end_within
+from trainexec.contract.termination import termination_requested
 from trainexec.errors import ConfigError
 
 __all__ = [
@@ -184,11 +187,15 @@ def _chain(error: BaseException) -> list[BaseException]:
     return seen
 
 
-def classify(error: BaseException, in_cluster: bool = True) -> str:
+def classify(error: BaseException, in_cluster: bool = True,
+             terminating: bool | None = None) -> str:
     """The cause (one of `CAUSES`) an exception that ends a task stands for.
 
     `SystemExit` is not classified here (its code is the code). Outside a
-    cluster (`in_cluster=False`) no error is a lost peer.
+    cluster (`in_cluster=False`) no error is a lost peer. `terminating`: this
+    process got SIGTERM (default: `trainexec.contract.termination` says so); an
+    error it then runs into, other than a configuration error, ends it as
+    preempted: the task is going away, and a restart resumes from its last save.
     """
     chain = _chain(error)
     if any(isinstance(e, ServerUnavailableError) for e in chain):
@@ -197,12 +204,24 @@ def classify(error: BaseException, in_cluster: bool = True) -> str:
         return CONFIG_ERROR
     if in_cluster:
         for e in chain:
-            if type(e).__name__ in _PEER_ERROR_NAMES and is_tensorflow_error(e):
+            if _is_peer_error(e):
                 return PEER_LOST
-            text = str(e).lower()
-            if is_tensorflow_error(e) and any(words in text for words in _PEER_WORDS):
-                return PEER_LOST
-    return USER_ERROR
+    if terminating is None:
+        terminating = termination_requested()
+    return PREEMPTED if terminating else USER_ERROR
+
+
+def _is_peer_error(error: BaseException) -> bool:
+    """A TensorFlow error that says a peer is gone: by type or by words; or a status
+    TensorFlow's C++ side raised through pybind11, which arrives as a plain
+    RuntimeError whose message starts with the status' name ("UnavailableError:
+    Socket closed", from the coordination service)."""
+    text = str(error)
+    if is_tensorflow_error(error):
+        return (type(error).__name__ in _PEER_ERROR_NAMES
+                or any(words in text.lower() for words in _PEER_WORDS))
+    return (type(error) is RuntimeError
+            and text.startswith(tuple(f"{name}:" for name in _PEER_ERROR_NAMES)))
 
 
 def is_tensorflow_error(error: BaseException) -> bool:
@@ -243,8 +262,13 @@ def install_exit_hook(task: str, in_cluster: bool = True,
         else:
             cause = classify(error, in_cluster)
             code = codes.code_for(cause)
+            if cause == PREEMPTED:
+                logger.warning("%s got SIGTERM, then this error: it ends as preempted (a "
+                               "restart resumes from the last checkpoint)", task)
         logger.error("%s exits %s: %s", task, code, codes.describe(code))
         flush_logs()
+        if in_cluster:  # nothing this task still waits for may keep it from ending
+            end_within(_deadline_or_default(), code, task)
         atexit._run_exitfuncs()
         flush_logs()
         exit_fn(code)
@@ -253,6 +277,13 @@ def install_exit_hook(task: str, in_cluster: bool = True,
     sys.excepthook = hook
     if bad_setting is not None:
         raise bad_setting
+
+
+def _deadline_or_default() -> float:
+    try:
+        return deadline_secs()
+    except ConfigError:  # reported where the executor reads it
+        return DEFAULT_DEADLINE_SECS
 
 
 def flush_logs() -> None:

@@ -57,6 +57,7 @@ from trainexec.keras import scratch
 from trainexec.keras.compat.preemption import non_blocking_handler_class
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
 from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
+from trainexec.contract.termination import note_termination_requested
 
 __all__ = ["Preempted", "preemption_saves"]
 
@@ -80,6 +81,8 @@ class Preempted(SystemExit):
         self.checkpoint = checkpoint
 
     def __str__(self) -> str:
+        if self.step < 0:
+            return f"preempted before a save; exiting {self.code} for a restart"
         where = f" ({self.checkpoint})" if self.checkpoint else ""
         return (f"preempted: saved step {self.step}{where}; exiting "
                 f"{self.code} for a restart")
@@ -172,6 +175,7 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
     callback = _epoch_callback(received, after_stop)
 
     def on_sigterm(signum, frame):
+        note_termination_requested()
         if not received.is_set():
             logger.warning("SIGTERM: saving a checkpoint after the current step, then "
                            "exiting %s", ExitCodes.from_env().code_for(PREEMPTED))
@@ -182,6 +186,29 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     return callback
+
+
+def _note_sigterm_before(handler: Any) -> None:
+    """Puts a SIGTERM handler in front of TensorFlow's (`handler`) that notes the signal
+    (`trainexec.contract.termination`) first, and ends the task as preempted when
+    TensorFlow's cannot tell the cluster: it calls the coordination service from the
+    signal handler, and a cut-off chief makes that call fail (a RuntimeError through
+    pybind11), which would otherwise end the task as the user's error."""
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        note_termination_requested()
+        if not callable(handler):
+            return
+        try:
+            handler(signum, frame)
+        except Exception as error:  # noqa: BLE001 - any failure to tell the cluster
+            logger.warning("SIGTERM: the cluster could not be told to save (%s: %s); "
+                           "exiting %s without a save, a restart resumes from the last "
+                           "checkpoint", type(error).__name__, str(error).splitlines()[0]
+                           if str(error) else "", ExitCodes.from_env().code_for(PREEMPTED))
+            raise Preempted(-1, None) from error
+
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 @contextlib.contextmanager
@@ -208,6 +235,7 @@ def _collective(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[Any]:
         logger.info("On SIGTERM, every MultiWorkerMirroredStrategy task saves after the "
                     "same step, then exits %s (tf.distribute PreemptionCheckpointHandler)",
                     ExitCodes.from_env().code_for(PREEMPTED))
+        _note_sigterm_before(signal.getsignal(signal.SIGTERM))
         yield _step_callback(handler.save_checkpoint_if_preempted)
         handler.stop_watching()
     finally:
