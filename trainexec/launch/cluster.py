@@ -18,9 +18,9 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 from typing import Any, Callable, Mapping, Sequence
 
+from trainexec.clock import Clock, SystemClock
 from trainexec.cluster.config import TF_CONFIG
 from trainexec.jobs.policies import RunPolicies, local_success
 from trainexec.jobs.shape import JobShape
@@ -97,6 +97,8 @@ class LocalCluster:
         the machine (it warns so); see `trainexec.launch.network`. Where no
         namespace can be made the cluster runs on the host's network and warns
         why; `network_used` says which one the tasks got, once started.
+      clock: what times the tasks, the grace, `wait()`'s timeout and polling
+        (default: the system's monotonic clock; tests pass a fake).
 
     Raises:
       ConfigError: a bad option (see `trainexec.launch.options`).
@@ -109,7 +111,7 @@ class LocalCluster:
                  wait_for: Sequence[str] | None = None,
                  restart_groups: Sequence[Sequence[str] | str] = (),
                  restart_policy: str | Mapping[str, str] = EXIT_CODE,
-                 network: str = PRIVATE) -> None:
+                 network: str = PRIVATE, *, clock: Clock | None = None) -> None:
         check_options(command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=grace_secs)
         job = JobShape.from_counts(command, workers=workers, ps=ps, evaluator=evaluator,
@@ -121,7 +123,7 @@ class LocalCluster:
                     # Without wait_for, tasks that announce they end by themselves
                     # (KerasTrainer's) are waited for too, once the primaries are done.
                     wait_for_ending=wait_for is None, restart_groups=restart_groups,
-                    restart_policy=restart_policy, network=network)
+                    restart_policy=restart_policy, network=network, clock=clock)
 
     @classmethod
     def from_job(cls, job: JobShape, *, tf_config: str = TFJOB, host: str = "127.0.0.1",
@@ -129,7 +131,7 @@ class LocalCluster:
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None, wait_for_ending: bool = True,
                  restart_groups: Sequence[Sequence[str] | str] = (),
-                 network: str = PRIVATE) -> "LocalCluster":
+                 network: str = PRIVATE, clock: Clock | None = None) -> "LocalCluster":
         """Runs a job described by a `trainexec.jobs.JobShape` (read from a TFJob
         manifest, say): each role's tasks with the role's own command, environment
         and restart policy, TF_CONFIG in the `tf_config` shape
@@ -141,7 +143,8 @@ class LocalCluster:
         default `cleanPodPolicy: None` leaves to finish; with `wait_for_ending`
         tasks that announce they end by themselves are waited for too. A role
         with tasks but no command, or a job with no training task, is a
-        ConfigError naming the role (its `where`). `network` as for `LocalCluster`.
+        ConfigError naming the role (its `where`). `network` and `clock` as for
+        `LocalCluster`.
         """
         check_run_options(max_restarts=max_restarts, grace_secs=grace_secs)
         check_job_runs(job)
@@ -153,17 +156,21 @@ class LocalCluster:
                        wait_for_ending=wait_for_ending, restart_groups=restart_groups,
                        restart_policy={role.task_type: role.restart_policy
                                        for role in job.roles if role.count},
-                       network=network)
+                       network=network, clock=clock)
         return cluster
 
     def _setup(self, job: JobShape, tf_config: str, *, host: str,
                env: Mapping[str, str] | None, max_restarts: int, grace_secs: float,
                output: Output | None, wait_for: Sequence[str], wait_for_ending: bool,
                restart_groups: Sequence[Sequence[str] | str],
-               restart_policy: str | Mapping[str, str], network: str) -> None:
+               restart_policy: str | Mapping[str, str], network: str,
+               clock: Clock | None) -> None:
         check_network(network, host)
         plan = ClusterPlan.build(job, tf_config, host=host, env=env, wait_for=wait_for,
                                  restart_groups=restart_groups, restart_policy=restart_policy)
+        self._clock: Clock = clock or SystemClock()
+        for task in plan.tasks:
+            task.clock = self._clock
         self._plan = plan
         self.job, self.tf_config_shape, self.command = job, tf_config, plan.command
         self.env, self.evaluator, self.cluster_spec = plan.env, plan.evaluator, plan.cluster_spec
@@ -226,7 +233,7 @@ class LocalCluster:
             if self._started:
                 raise RuntimeError("this LocalCluster was already started")
             self._started = True
-            started_at = time.monotonic()
+            started_at = self._clock.now()
             self._launch_dir = tempfile.mkdtemp(prefix="trainexec-launch-")
             self._supervisor = Supervisor(
                 self._tasks, TaskActions(spawn=self._spawn, stop=self._stop_tasks,
@@ -235,7 +242,7 @@ class LocalCluster:
                 grace_secs=self.grace_secs, flag_groups=self.restart_groups,
                 wait_for_announced=self._wait_for_announced, launch_dir=self._launch_dir,
                 started_at=started_at, restart_policies=self.restart_policies,
-                exit_codes=self.exit_codes)
+                exit_codes=self.exit_codes, clock=self._clock)
             self._prctl = processes.load_prctl()
             if self._prctl is None:
                 logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "
@@ -269,7 +276,7 @@ class LocalCluster:
         atexit.unregister(self._kill_everything)  # safety net, registered once
         atexit.register(self._kill_everything)
         if task.started_at is None:
-            task.started_at = time.monotonic()
+            task.started_at = self._clock.now()
         logger.info("started %s (pid %s) %s", task.name, proc.pid,
                     task.address or "outside the cluster")
 
@@ -306,7 +313,8 @@ class LocalCluster:
 
     def _stop_tasks(self, tasks: Sequence[Task], grace: float) -> None:
         with self._lock:
-            processes.stop_tasks(tasks, grace, self._reaper, forced=lambda: self._force)
+            processes.stop_tasks(tasks, grace, self._reaper, forced=lambda: self._force,
+                                 clock=self._clock)
 
     def stop(self, name: str) -> Task:
         """Stops one task: SIGTERM to its process group, SIGKILL after grace_secs."""
@@ -378,13 +386,13 @@ class LocalCluster:
             return self._result
         if not self._started or self._supervisor is None:
             raise RuntimeError("call start() (or use `with LocalCluster(...)`) before wait()")
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else self._clock.now() + timeout
         try:
             while self._result is None:
                 with self._lock:
                     self._result = self._supervisor.check(deadline, timeout, self._interrupt)
                 if self._result is None:
-                    time.sleep(_POLL_SECS)
+                    self._clock.sleep(_POLL_SECS)
         except BaseException:
             self.stop_all()
             raise

@@ -36,9 +36,9 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from typing import Any, Callable, Mapping, Sequence, TextIO, Union
 
+from trainexec.clock import Clock, SystemClock
 from trainexec.launch import orphan_reaper
 from trainexec.launch.task import Task
 
@@ -251,7 +251,7 @@ def poll(task: Task) -> int | None:
     if task.returncode is None:
         code = exit_code(task._proc)
         if code is not None:
-            task.returncode, task.ended_at = code, time.monotonic()
+            task.returncode, task.ended_at = code, task.clock.now()
     return task.returncode
 
 
@@ -272,7 +272,7 @@ def sweep(task: Task, reaper: orphan_reaper.OrphanReaper) -> None:
     code = proc.wait()
     task._swept = True
     if task.returncode is None:
-        task.returncode, task.ended_at = code, time.monotonic()
+        task.returncode, task.ended_at = code, task.clock.now()
     join_reader(task)
 
 
@@ -282,10 +282,13 @@ def join_reader(task: Task) -> None:
 
 
 def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.OrphanReaper,
-               forced: Callable[[], bool] = lambda: False) -> None:
+               forced: Callable[[], bool] = lambda: False,
+               clock: Clock | None = None) -> None:
     """Stops `tasks`: SIGTERM to each running task's group, up to `grace` seconds for them
     to end (less once `forced()`), then SIGKILL to every group not swept yet (a task that
-    ended on its own keeps its real code); grace 0 SIGKILLs at once."""
+    ended on its own keeps its real code); grace 0 SIGKILLs at once. `clock` times the
+    grace (default: the system's)."""
+    clock = clock or SystemClock()
     live = []
     for task in tasks:
         if task._proc is None or task._swept:
@@ -297,10 +300,10 @@ def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.Orphan
                 logger.info("stopping %s (SIGTERM)", task.name)
                 signal_group(task, signal.SIGTERM)
         # else it ended on its own: its real code is kept
-    deadline = time.monotonic() + grace
-    while (grace > 0 and not forced() and time.monotonic() < deadline
+    deadline = clock.now() + grace
+    while (grace > 0 and not forced() and clock.now() < deadline
            and any(poll(t) is None for t in live)):
-        time.sleep(_POLL_SECS)
+        clock.sleep(_POLL_SECS)
     for task in tasks:  # SIGKILL stragglers and any processes left in the group
         if task._proc is None or task._swept:
             continue

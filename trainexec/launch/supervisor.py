@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import time
 from typing import Any, Callable, Mapping, Sequence
 
+from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import ExitCodes
 from trainexec.launch import policy, processes
 from trainexec.contract.restart_announcements import read_rules
@@ -65,7 +65,8 @@ class Supervisor:
     `primary` names the tasks that must exit 0; `flag_groups` are the restart
     groups given as options (task names); with `wait_for_announced`, tasks that
     announce they end by themselves are waited for too once the primaries are
-    done. `launch_dir` is where tasks announce their restart groups.
+    done. `launch_dir` is where tasks announce their restart groups. `clock`
+    (default: the system's) times the deadline and the job's elapsed seconds.
     """
 
     def __init__(self, tasks: Sequence[Task], actions: TaskActions, *,
@@ -73,8 +74,9 @@ class Supervisor:
                  flag_groups: Sequence[tuple[str, ...]], wait_for_announced: bool,
                  launch_dir: str | None, started_at: float,
                  restart_policies: Mapping[str, str] | None = None,
-                 exit_codes: ExitCodes | None = None) -> None:
+                 exit_codes: ExitCodes | None = None, clock: Clock | None = None) -> None:
         self._tasks = tasks
+        self.clock = clock or SystemClock()
         self._actions = actions
         self.primary = primary
         self.max_restarts = max_restarts
@@ -105,7 +107,7 @@ class Supervisor:
                 else:
                     # what it left behind dies with it, before any restart
                     self._actions.sweep(task)
-        timed_out = deadline is not None and time.monotonic() >= deadline
+        timed_out = deadline is not None and self.clock.now() >= deadline
         while True:
             decision = policy.decide(self._view(timed_out, interrupt is not None))
             action = decision.action
@@ -197,7 +199,7 @@ class Supervisor:
         outcomes = tuple(TaskOutcome(t.name, t.address, t.returncode, t.stopped, t.restarts,
                                      t.run_secs) for t in self._tasks)
         return JobResult(ok=ok, reason=reason, tasks=outcomes,
-                         elapsed_secs=time.monotonic() - self.started_at,
+                         elapsed_secs=self.clock.now() - self.started_at,
                          restarts=self.restarts, reports=reports, **fields)
 
     def _finish_failed(self, task: Task, permanent: bool = False) -> JobResult:

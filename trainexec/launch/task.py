@@ -10,7 +10,8 @@ import collections
 import dataclasses
 import subprocess
 import threading
-import time
+
+from trainexec.clock import Clock, SystemClock
 
 __all__ = ["MAX_LINES", "TAIL_LINES", "Task"]
 
@@ -29,6 +30,7 @@ class Task:
     `restarts` counts automatic and `LocalCluster.restart()` restarts (only
     automatic ones use up `max_restarts`); `lines_this_run` counts the lines
     the current run has printed (0 until it prints, again after a restart).
+    `clock` gives `started_at`, `ended_at` and `run_secs` (the cluster's clock).
     """
 
     task_type: str
@@ -40,7 +42,7 @@ class Task:
     returncode: int | None = None
     restarts: int = 0
     stopped: bool = False
-    started_at: float | None = None  # time.monotonic() of the first run
+    started_at: float | None = None  # clock.now() of the first run
     ended_at: float | None = None
     pids: list[int] = dataclasses.field(default_factory=list)
     lines_this_run: int = 0
@@ -52,6 +54,7 @@ class Task:
     _lines: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
     _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    clock: Clock = dataclasses.field(default_factory=SystemClock, repr=False)  # its times'
 
     @property
     def name(self) -> str:
@@ -69,7 +72,7 @@ class Task:
     def run_secs(self) -> float:
         if self.started_at is None:
             return 0.0
-        end = time.monotonic() if self.running or self.ended_at is None else self.ended_at
+        end = self.clock.now() if self.running or self.ended_at is None else self.ended_at
         return max(0.0, end - self.started_at)
 
     def output_lines(self) -> list[str]:
