@@ -4,7 +4,9 @@ In a new graph: the input and the `model_fn` in TRAIN mode on this task's device
 then a `tf.compat.v1.train.MonitoredSession` that runs `train_op` until a hook asks
 to stop (`StopAtStepHook` for `steps` / `max_steps`, or the input running out).
 The chief creates the session from the newest checkpoint in `model_dir` (or
-initializes, after a warm start), and saves checkpoints (`CheckpointSaverHook`
+initializes, after a warm start) unless the ps hold the model at a later step (a chief
+restarted while the workers trained on: `ChiefSessionCreator` carries on from the
+cluster's state, where tf.estimator rolls it back), and saves checkpoints (`CheckpointSaverHook`
 with the saving listeners), summaries and the step rate as the RunConfig says; a
 worker waits until the chief has initialized the model, re-checking every
 `readiness_secs` (TensorFlow's SessionManager, public, takes the interval).
@@ -26,7 +28,8 @@ import tensorflow as tf
 from trainexec.estimator.engine.graph import build_graph, saver_for
 from trainexec.estimator.engine.model_spec import ModeKeys
 
-__all__ = ["WorkerSessionCreator", "check_train_arguments", "run_training"]
+__all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_train_arguments",
+           "run_training"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +83,70 @@ class WorkerSessionCreator(tf.compat.v1.train.SessionCreator):
             recovery_wait_secs=self._recovery_wait_secs)
         return manager.wait_for_session(self._master, config=self._config,
                                         max_wait_secs=self._max_wait_secs)
+
+
+class ChiefSessionCreator(tf.compat.v1.train.SessionCreator):
+    """The chief's session: as tf.estimator's (initialize the model, or restore the
+    latest checkpoint), except where the cluster has moved past that checkpoint.
+
+    A chief restarted in a cluster whose ps kept serving finds the model's variables
+    there, initialized and at a later global step than its latest checkpoint: the
+    workers trained on while the chief was gone (or finished the run). Restoring the
+    checkpoint would write the old values over theirs and roll the global step back
+    (tf.estimator does; the chief then re-trained alone what the workers had done). So
+    the chief first looks, once and without waiting, whether the model is ready on the
+    ps; if it is at or past the checkpoint's step, it carries on from there (its
+    CheckpointSaverHook saves that state at once); else it restores as before.
+    """
+
+    def __init__(self, scaffold: Any, master: str, config: Any, checkpoint_dir: str,
+                 distributed: bool) -> None:
+        self._scaffold, self._master, self._config = scaffold, master, config
+        self._checkpoint_dir, self._distributed = checkpoint_dir, distributed
+        self.resumed_from_cluster_step: int | None = None
+
+    def create_session(self) -> Any:
+        self._scaffold.finalize()
+        checkpoint = tf.train.latest_checkpoint(self._checkpoint_dir)
+        if self._distributed and checkpoint is not None:
+            session = self._cluster_state_past(_checkpoint_step(checkpoint))
+            if session is not None:
+                return session
+        return tf.compat.v1.train.ChiefSessionCreator(
+            scaffold=self._scaffold, master=self._master, config=self._config,
+            checkpoint_dir=self._checkpoint_dir).create_session()
+
+    def _cluster_state_past(self, checkpoint_step: int | None) -> Any:
+        """A session on the cluster's own state if it is at or past `checkpoint_step`
+        (None: not ready, or behind: restore as usual)."""
+        if checkpoint_step is None:
+            return None
+        manager = tf.compat.v1.train.SessionManager(
+            local_init_op=self._scaffold.local_init_op,
+            local_init_feed_dict=self._scaffold.local_init_feed_dict,
+            ready_op=self._scaffold.ready_op,
+            ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
+            graph=tf.compat.v1.get_default_graph())
+        try:  # one look (max_wait_secs=0): a ps that restarted has nothing to offer
+            session = manager.wait_for_session(self._master, config=self._config,
+                                               max_wait_secs=0)
+        except tf.errors.DeadlineExceededError:
+            return None
+        step = int(session.run(tf.compat.v1.train.get_global_step()))
+        if step < checkpoint_step:
+            session.close()
+            return None
+        logger.warning("The cluster's variables are at step %s, past the latest checkpoint "
+                       "(step %s): the chief carries on from them rather than restoring the "
+                       "checkpoint over the workers' training", step, checkpoint_step)
+        self.resumed_from_cluster_step = step
+        return session
+
+
+def _checkpoint_step(path: str) -> int | None:
+    """The step in a checkpoint's name (`model.ckpt-1200` → 1200), or None."""
+    _, _, step = path.rpartition("-")
+    return int(step) if step.isdigit() else None
 
 
 def _has_saver_hook(hooks: Sequence[Any]) -> bool:
@@ -159,9 +226,9 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
                                             user_hooks),
                          *spec.training_chief_hooks, *worker_hooks,
                          *_summary_hooks(estimator, scaffold)]
-            creator = tf.compat.v1.train.ChiefSessionCreator(
-                scaffold=scaffold, master=config.master, config=config.session_config,
-                checkpoint_dir=estimator.model_dir)
+            creator = ChiefSessionCreator(
+                scaffold, config.master, config.session_config, estimator.model_dir,
+                distributed=bool(config.master) and config.num_ps_replicas > 0)
         else:
             all_hooks = worker_hooks
             creator = WorkerSessionCreator(
@@ -171,7 +238,12 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
         loss = None
         with tf.compat.v1.train.MonitoredSession(session_creator=creator,
                                                  hooks=all_hooks) as session:
-            while not session.should_stop():
-                _, loss = session.run([spec.train_op, spec.loss])
+            resumed = getattr(creator, "resumed_from_cluster_step", None)
+            if max_steps is not None and resumed is not None and resumed >= max_steps:
+                logger.info("The cluster finished training (step %s, max_steps %s) while "
+                            "the chief was away: nothing left to train", resumed, max_steps)
+            else:
+                while not session.should_stop():
+                    _, loss = session.run([spec.train_op, spec.loss])
         logger.info("Loss for final step: %s.", loss)
         return loss
