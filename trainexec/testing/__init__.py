@@ -14,7 +14,10 @@
   in network namespaces (Debian's packages; root);
 * `kubelet`: `TFJobRun`, a TFJob's pods on those hosts, with the TF_CONFIG
   Kubeflow's operator writes and its restart and success policies applied,
-  and faults to inject (kill, SIGTERM, freeze, partition).
+  and faults to inject (kill, SIGTERM, freeze, partition);
+* `chaos`: seeded, replayable mixes of those faults on a TFJob (`Schedule`,
+  `run_schedule`), the invariants checked after each run, and a CLI
+  (`python -m trainexec.testing.chaos --seeds 1-20`).
 
 `trainexec.launch.LocalCluster` runs a cluster on 127.0.0.1 without root.
 """

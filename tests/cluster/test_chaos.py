@@ -1,0 +1,99 @@
+"""Seeded mixes of faults on the multi-host bed (trainexec.testing.chaos; issue 36): each
+schedule runs the demo job as a TFJob, applies its 2-4 overlapping faults (kill, SIGTERM,
+freeze, cut of any role) once training has begun, and checks every invariant afterwards:
+the job succeeds, final step, the final checkpoint evaluated, one whole export, no half
+checkpoint evaluated, no process left (safety), and every pod ending within the bound
+(liveness).
+
+The default run keeps a few fixed schedules per TensorFlow line (at most four runs of
+about a minute each), chosen to cover every fault kind, overlaps, the ps, the evaluator,
+both storages, and kept regressions of schedules that once failed. `-m chaos` runs
+the rest of the regressions and seeds $TRAINEXEC_CHAOS_SEEDS (default 1-20) drawn over
+the modes of this line and both storages. Root only (bindfs for nfs): skipped, saying
+why, elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from multihost_jobs import mode_skip, report
+from trainexec.testing import storage as storage_views
+from trainexec.testing.chaos import MODES, REGRESSIONS, Schedule, parse_seeds, run_schedule
+from trainexec.testing.netns import unavailable
+
+WHY_NOT = unavailable()
+
+pytestmark = [pytest.mark.cluster, pytest.mark.multihost,
+              pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
+
+_ESTIMATOR = pytest.mark.estimator
+
+# The default set. Current TensorFlow: the issue's seeds 3 (SIGTERM during a cut: a
+# permanent exit) and 28 (two preemptions, a freeze and a cut: a late chief), the PSS
+# job's seed 63 on NFS-like storage (kill chief, freeze ps, freeze evaluator) and
+# trainexec.estimator's seed 14 (freeze ps, kill worker, freeze worker). TF 2.15:
+# tf.estimator's seeds 48 (freeze evaluator, kill and SIGTERM ps, SIGTERM worker), 59
+# (cut chief, kill evaluator, freeze worker, kill chief) and 79 on NFS-like storage (cut
+# worker, kill ps, SIGTERM worker).
+DEFAULT = [
+    pytest.param(REGRESSIONS["seed-3"], id="regression-seed-3"),
+    pytest.param(REGRESSIONS["seed-28"], id="regression-seed-28"),
+    pytest.param(Schedule.generate(63, modes=("pss",)), id="pss-seed-63"),
+    pytest.param(Schedule.generate(14, modes=("native-estimator",)),
+                 id="native-estimator-seed-14"),
+    pytest.param(Schedule.generate(48, modes=("estimator",)), id="estimator-seed-48",
+                 marks=_ESTIMATOR),
+    pytest.param(Schedule.generate(59, modes=("estimator",)), id="estimator-seed-59",
+                 marks=_ESTIMATOR),
+    pytest.param(Schedule.generate(79, modes=("estimator",)), id="estimator-seed-79",
+                 marks=_ESTIMATOR),
+]
+MORE_REGRESSIONS = ("seed-1", "seed-14", "seed-31")
+
+
+def _more() -> list:
+    """What `-m chaos` adds: the other kept regressions, and the seeds drawn over this
+    line's modes (a seed's schedule depends on the modes it is drawn over)."""
+    line_modes = tuple(m for m in MODES if mode_skip(m) is None)
+    params = [pytest.param(REGRESSIONS[name], id=f"regression-{name}",
+                           marks=pytest.mark.chaos) for name in MORE_REGRESSIONS]
+    for seed in parse_seeds(os.environ.get("TRAINEXEC_CHAOS_SEEDS", "1-20")):
+        schedule = Schedule.generate(seed, modes=line_modes)
+        params.append(pytest.param(schedule, id=f"{schedule.mode}-seed-{seed}",
+                                   marks=pytest.mark.chaos))
+    return params
+
+
+def pytest_generate_tests(metafunc):
+    if "schedule" in metafunc.fixturenames:
+        # The rest only when -m names chaos: the default run neither collects nor skips
+        # them.
+        wanted = "chaos" in (metafunc.config.getoption("markexpr") or "")
+        metafunc.parametrize("schedule", DEFAULT + (_more() if wanted else []))
+
+
+def _run(schedule: Schedule, tmp_path) -> None:
+    why = mode_skip(schedule.mode)
+    if why:
+        pytest.skip(why)
+    if schedule.storage == "nfs" and storage_views.unavailable():
+        pytest.skip(storage_views.unavailable())
+    result = run_schedule(schedule, str(tmp_path))
+    row = result.row()
+    report({"chaos": schedule.describe(), **row, "run_secs": round(result.run_secs, 1),
+            "restarts_by_fault": result.restarts_by_fault,
+            "violations": [v.describe() for v in result.violations],
+            "log": result.evidence.log_path})
+    told = "\n".join(f"{v.describe()}\n    " + "\n    ".join(v.evidence)
+                     for v in result.violations)
+    assert not result.safety, (f"{schedule.describe()}\nsafety violated:\n{told}\n"
+                               f"log: {result.evidence.log_path}")
+    assert not result.liveness, (f"{schedule.describe()}\nliveness bound missed:\n{told}\n"
+                                 f"log: {result.evidence.log_path}")
+
+
+def test_chaos_schedules_keep_every_promise(tmp_path, schedule):
+    _run(schedule, tmp_path)

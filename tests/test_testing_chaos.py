@@ -1,0 +1,343 @@
+"""trainexec/testing/chaos: the seeded schedules, the kept regressions, the invariants
+on evidence made by hand, and the CLI's parsing, without starting anything;
+tests/cluster/test_chaos.py runs schedules on the multi-host bed."""
+
+import dataclasses
+import io
+import json
+import os
+
+import pytest
+
+from trainexec.testing.chaos import (KINDS, REGRESSIONS, Evidence, Fault, Schedule, check,
+                                     parse_seeds)
+from trainexec.testing.chaos import cli
+from trainexec.testing.chaos.invariants import (LIVENESS, SAFETY, AppliedFault, Evaluated,
+                                                ExportDir, LogLine, PodExit)
+from trainexec.testing.chaos.runner import collect_log, complete, export_dirs, newest_checkpoint
+
+SEEDS = range(1, 41)
+
+
+# -- schedules --------------------------------------------------------------------------
+def test_a_seed_always_gives_the_same_schedule():
+    for seed in (1, 7, 31):
+        assert Schedule.generate(seed) == Schedule.generate(seed)
+    assert len({Schedule.generate(s).describe() for s in SEEDS}) == len(SEEDS)
+
+
+def test_the_generator_depends_on_the_seed_only():
+    import random
+
+    random.seed(123)
+    first = Schedule.generate(5, modes=("mwms", "pss"))
+    random.seed(456)
+    assert Schedule.generate(5, modes=("mwms", "pss")) == first
+
+
+def test_seeds_cover_every_kind_role_overlap_mode_and_storage():
+    schedules = [Schedule.generate(s) for s in SEEDS]
+    faults = [f for s in schedules for f in s.faults]
+    assert {f.kind for f in faults} == set(KINDS)
+    assert {f.task_type for f in faults} == {"chief", "worker", "ps", "evaluator"}
+    assert sum(bool(s.overlaps()) for s in schedules) >= 10
+    assert {s.mode for s in schedules} == {"mwms", "pss", "estimator", "native-estimator"}
+    assert {s.storage for s in schedules} == {"local", "nfs"}
+    assert all(2 <= len(s.faults) <= 4 for s in schedules)
+
+
+def test_generated_faults_fit_the_shape_and_are_in_time_order():
+    for seed in SEEDS:
+        schedule = Schedule.generate(seed, modes=("mwms",), faults=(1, 6))
+        assert schedule.mode == "mwms" and schedule.ps == 0
+        assert all(f.task_type != "ps" for f in schedule.faults)
+        times = [f.at_secs for f in schedule.faults]
+        assert times == sorted(times)
+        for f in schedule.faults:
+            assert (f.duration_secs > 0) == (f.kind in ("freeze", "cut"))
+
+
+def test_ps_modes_get_a_ps_and_their_faults_reach_it():
+    schedules = [Schedule.generate(s, modes=("pss",)) for s in SEEDS]
+    assert all(s.ps == 1 for s in schedules)
+    assert any(f.task_type == "ps" for s in schedules for f in s.faults)
+
+
+def test_an_overlap_starts_while_an_earlier_freeze_or_cut_is_in_force():
+    schedule = Schedule.explicit("mwms", ["cut chief:0 at 7.7s for 12.9s",
+                                          "sigterm worker:0 at 7.7s",
+                                          "kill worker:1 at 21s"])
+    assert [(a.task, b.task) for a, b in schedule.overlaps()] == [("chief:0", "worker:0")]
+    assert schedule.last_fault_end_secs == pytest.approx(21.0)
+
+
+def test_a_fault_round_trips_through_its_description():
+    for seed in SEEDS:
+        for fault in Schedule.generate(seed).faults:
+            assert Fault.parse(fault.describe()) == fault
+
+
+def test_explicit_schedules_round_trip_through_dicts_and_json():
+    for schedule in [*REGRESSIONS.values(), Schedule.generate(9)]:
+        data = json.loads(json.dumps(schedule.to_dict()))
+        assert Schedule.from_dict(data) == schedule
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: Fault("explode", "worker", 0, 1.0), "fault kind 'explode'"),
+    (lambda: Fault("freeze", "worker", 0, 1.0), "duration_secs > 0"),
+    (lambda: Fault("kill", "worker", 0, 1.0, 2.0), "instantaneous"),
+    (lambda: Fault("kill", "worker", 0, -1.0), "at_secs"),
+    (lambda: Fault.parse("kill the chief"), "KIND TYPE:INDEX at SECS"),
+    (lambda: Schedule.explicit("mwms", ["kill ps:0 at 3s"]), "has no ps:0"),
+    (lambda: Schedule.explicit("mwms", ["kill worker:2 at 3s"]), "has no worker:2"),
+    (lambda: Schedule(1, "pss"), "needs a ps"),
+    (lambda: Schedule(1, "mwms", ps=1), "no ps"),
+    (lambda: Schedule(1, "mwms", storage="s3"), "storage 's3'"),
+    (lambda: Schedule.generate(1, faults=(3, 2)), "low <= high"),
+])
+def test_bad_schedules_are_refused_saying_why(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_describe_reads_as_one_line():
+    line = REGRESSIONS["seed-3"].describe()
+    assert line == ("regression seed 3: mwms (chief, 2 workers, evaluator) on local: "
+                    "cut chief:0 at 7.7s for 12.9s; sigterm worker:0 at 7.7s "
+                    "(1 overlapping)")
+
+
+def test_the_issues_regressions_are_kept_with_their_faults():
+    assert set(REGRESSIONS) == {"seed-1", "seed-3", "seed-14", "seed-28", "seed-31"}
+    assert REGRESSIONS["seed-31"].storage == "nfs"
+    seed28 = REGRESSIONS["seed-28"].faults
+    assert [f.describe() for f in seed28] == [
+        "sigterm worker:0 at 7.6s", "sigterm chief:0 at 7.9s",
+        "freeze worker:0 at 8.5s for 5.2s", "cut worker:0 at 9.4s for 5.8s"]
+
+
+@pytest.mark.parametrize("text, seeds", [("1-5", [1, 2, 3, 4, 5]), ("3,14,28", [3, 14, 28]),
+                                         ("1-3,2,31", [1, 2, 3, 31])])
+def test_seed_lists(text, seeds):
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize("text", ["", "5-1", "a-b"])
+def test_bad_seed_lists_are_refused(text):
+    with pytest.raises(ValueError):
+        parse_seeds(text)
+
+
+# -- invariants on evidence made by hand ------------------------------------------------
+T0 = 1000.0
+SCHEDULE = Schedule.explicit("mwms", ["sigterm worker:0 at 5s", "cut chief:0 at 5s for 6s"],
+                             seed=42)
+PODS = ("demo-chief-0", "demo-worker-0", "demo-worker-1", "demo-evaluator-0")
+
+
+def _line(at, task, text):
+    return LogLine(T0 + at, task, text)
+
+
+def good_evidence(**changes) -> Evidence:
+    """A run that kept every promise: success at 60 s, every pod ended by 64 s."""
+    final = _line(59.0, "evaluator:0", "[evaluator:0] INFO trainexec.evaluation.loop: "
+                  "Evaluated /m/ckpt-1200 (step 1200) in 0.4s: loss = 0.07")
+    evidence = Evidence(
+        schedule=SCHEDULE, max_steps=1200, phase="Succeeded", reason="demo-chief-0 succeeded",
+        started=T0, ended=T0 + 60.0,
+        exits=(PodExit("demo-worker-0", T0 + 25.0, 143), PodExit("demo-chief-0", T0 + 60.0, 0),
+               PodExit("demo-worker-0", T0 + 61.0, 0), PodExit("demo-worker-1", T0 + 62.0, 0),
+               PodExit("demo-evaluator-0", T0 + 64.0, 0)),
+        restarts={"demo-worker-0": 1}, still_running=(), chief="demo-chief-0",
+        applied=(AppliedFault(SCHEDULE.faults[0], T0 + 25.0, T0 + 25.0),
+                 AppliedFault(SCHEDULE.faults[1], T0 + 25.0, T0 + 31.0)),
+        training_began=T0 + 20.0, newest_checkpoint="ckpt-1200", newest_step=1200,
+        final_step_at=T0 + 57.0,
+        evaluated=(Evaluated("/m/ckpt-1100", 1100, _line(50.0, "evaluator:0", "Evaluated")),
+                   Evaluated("/m/ckpt-1200", 1200, final)),
+        complete_at={"ckpt-1100": T0 + 49.9, "ckpt-1200": T0 + 57.0},
+        exports=(ExportDir("/m/export/final/1200", True),),
+        result={"metrics": {"global_step": 1200.0}},
+        lines=(_line(24.0, "worker:0", "step 700"), final), log_path="/w/pods.log")
+    return dataclasses.replace(evidence, **changes)
+
+
+def names(evidence):
+    return [v.name for v in check(evidence)]
+
+
+def test_a_run_that_kept_every_promise_has_no_violation():
+    assert check(good_evidence()) == []
+
+
+def test_overshoot_past_max_steps_is_not_a_violation():
+    assert names(good_evidence(newest_checkpoint="ckpt-1201", newest_step=1201)) == []
+
+
+def test_a_failed_job_after_recoverable_faults_names_the_permanent_exit():
+    evidence = good_evidence(
+        phase="Failed", reason="demo-worker-0 failed with exit code 1 (restartPolicy ExitCode)",
+        exits=(PodExit("demo-worker-0", T0 + 25.0, 1),),
+        lines=(_line(24.9, "worker:0", "RuntimeError: UnavailableError: Socket closed"),))
+    [violation] = [v for v in check(evidence) if v.name == "outcome"]
+    assert violation.seed == 42 and not violation.liveness
+    text = "\n".join(violation.evidence)
+    assert "every fault was recoverable" in text and "exited 1" in text
+    assert "Socket closed" in text and "/w/pods.log" in text
+
+
+def test_a_permanent_exit_after_the_jobs_success_is_still_an_outcome_violation():
+    evidence = good_evidence(exits=good_evidence().exits + (
+        PodExit("demo-worker-1", T0 + 63.0, 1),))
+    assert names(evidence) == ["outcome"]
+
+
+def test_a_final_step_short_of_max_steps():
+    evidence = good_evidence(newest_checkpoint="ckpt-1100", newest_step=1100,
+                             final_step_at=None)
+    assert names(evidence) == ["final-step"]
+
+
+def test_the_final_checkpoint_not_evaluated():
+    evidence = good_evidence(evaluated=good_evidence().evaluated[:1])
+    [violation] = check(evidence)
+    assert violation.name == "final-evaluated"
+    assert "ckpt-1200 was not evaluated" in violation.evidence[0]
+
+
+@pytest.mark.parametrize("exports, words", [
+    ((), "0 whole final exports"),
+    ((ExportDir("/m/export/final/1200", True), ExportDir("/m/export/final/1300", True)),
+     "2 whole final exports"),
+    ((ExportDir("/m/export/final/1200", False, ("saved_model.pb",)),),
+     "missing saved_model.pb"),
+])
+def test_not_exactly_one_whole_export(exports, words):
+    [violation] = check(good_evidence(exports=exports))
+    assert violation.name == "export" and words in " ".join(violation.evidence)
+
+
+def test_a_checkpoint_evaluated_before_it_was_complete():
+    never = good_evidence(complete_at={"ckpt-1200": T0 + 57.0})
+    [violation] = check(never)
+    assert violation.name == "half-checkpoint" and "ckpt-1100" in violation.evidence[0]
+    later = good_evidence(complete_at={"ckpt-1100": T0 + 55.0, "ckpt-1200": T0 + 57.0})
+    assert names(later) == ["half-checkpoint"]
+
+
+def test_a_process_left_running_is_a_safety_violation():
+    evidence = good_evidence(still_running=("demo-worker-1",))
+    [violation] = check(evidence)
+    assert violation.name == "processes-left" and not violation.liveness
+
+
+def test_a_pod_ending_past_the_bound_is_a_liveness_violation():
+    late = good_evidence(exits=good_evidence().exits + (
+        PodExit("demo-worker-1", T0 + 73.0, 0),))
+    [violation] = check(late)
+    assert violation.name == "late-exit" and violation.liveness
+    assert "demo-worker-1 ended 13.0s after the chief succeeded" in violation.evidence[0]
+
+
+def test_the_bound_counts_from_the_last_faults_end_when_it_is_later():
+    long_cut = AppliedFault(Fault("cut", "worker", 1, 30.0, 40.0), T0 + 50.0, T0 + 90.0)
+    evidence = good_evidence(applied=good_evidence().applied + (long_cut,),
+                             exits=good_evidence().exits + (
+                                 PodExit("demo-worker-1", T0 + 95.0, 0),))
+    assert names(evidence) == []
+    later = dataclasses.replace(evidence, exits=evidence.exits + (
+        PodExit("demo-worker-1", T0 + 101.0, 0),))
+    assert names(later) == ["late-exit"]
+
+
+def test_a_chief_that_ends_long_after_the_final_checkpoint_is_late():
+    evidence = good_evidence(final_step_at=T0 + 40.0)
+    [violation] = check(evidence)
+    assert violation.name == "chief-late" and violation.liveness
+
+
+def test_safety_violations_come_before_liveness_ones():
+    evidence = good_evidence(still_running=("demo-worker-1",), final_step_at=T0 + 40.0)
+    assert names(evidence) == ["processes-left", "chief-late"]
+    assert set(SAFETY).isdisjoint(LIVENESS)
+
+
+# -- what the runner reads --------------------------------------------------------------
+def test_the_log_gives_lines_and_evaluated_checkpoints(tmp_path):
+    log = tmp_path / "pods.log"
+    log.write_text(
+        "   22.7 [evaluator:0] [evaluator:0] INFO trainexec.keras.target: Evaluation starts\n"
+        "   24.2 [evaluator:0] [evaluator:0] INFO trainexec.evaluation.loop: Evaluated "
+        "/m/ckpt-100 (step 100) in 1.7s: accuracy = 0.97\n"
+        "   25.0 [worker:0] Evaluated /m/ckpt-100 (step 100) said elsewhere\n"
+        "not a pod line\n")
+    lines, evaluated = collect_log(str(log), T0)
+    assert [(line.at, line.task) for line in lines] == [
+        (T0 + 22.7, "evaluator:0"), (T0 + 24.2, "evaluator:0"), (T0 + 25.0, "worker:0")]
+    assert [(e.path, e.step) for e in evaluated] == [("/m/ckpt-100", 100)]
+
+
+def test_checkpoint_files_and_exports_on_disk(tmp_path):
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "/pods/m/ckpt-300"\n'
+                                         'all_model_checkpoint_paths: "/pods/m/ckpt-200"\n')
+    assert newest_checkpoint(str(tmp_path)) == "ckpt-300"
+    (tmp_path / "ckpt-300.index").write_bytes(b"x")
+    assert not complete(str(tmp_path / "ckpt-300"))  # no data shard
+    (tmp_path / "ckpt-300.data-00000-of-00002").write_bytes(b"x")
+    assert not complete(str(tmp_path / "ckpt-300"))  # one of two
+    (tmp_path / "ckpt-300.data-00001-of-00002").write_bytes(b"x")
+    assert complete(str(tmp_path / "ckpt-300"))
+    base = tmp_path / "export" / "final"
+    whole = base / "1200"
+    (whole / "variables").mkdir(parents=True)
+    for name in ("saved_model.pb", "variables/variables.index",
+                 "variables/variables.data-00000-of-00001"):
+        (whole / name).write_bytes(b"x")
+    (base / "1300").mkdir()
+    (base / ".tmp-1300-abc").mkdir()
+    found = export_dirs(str(base))
+    assert [(os.path.basename(e.path), e.whole) for e in found] == [("1200", True),
+                                                                     ("1300", False)]
+
+
+# -- the CLI ------------------------------------------------------------------------------
+def test_the_cli_prints_the_schedules_it_would_run(monkeypatch):
+    out = io.StringIO()
+    code = cli.main(["--seeds", "1-3", "--modes", "mwms,pss", "--storage", "local,nfs",
+                     "--dry-run"], out=out)
+    assert code == 0
+    lines = out.getvalue().splitlines()
+    assert lines == [Schedule.generate(s, modes=("mwms", "pss"),
+                                       storages=("local", "nfs")).describe()
+                     for s in (1, 2, 3)]
+
+
+def test_the_cli_replays_one_seed_and_the_regressions():
+    out = io.StringIO()
+    assert cli.main(["--seed", "2", "--modes", "pss", "--dry-run"], out=out) == 0
+    assert out.getvalue().startswith("seed 2: pss")
+    out = io.StringIO()
+    assert cli.main(["--regression", "all", "--dry-run"], out=out) == 0
+    assert len(out.getvalue().splitlines()) == len(REGRESSIONS)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--modes", "tpu"], "--modes 'tpu'"), (["--storage", "s3"], "--storage 's3'"),
+    (["--faults", "x"], "--faults 'x'"), (["--regression", "seed-99"], "seed-99"),
+    (["--seeds", "5-1"], "backwards")])
+def test_the_cli_refuses_bad_options_with_exit_2(argv, words, capsys):
+    assert cli.main([*argv, "--dry-run"], out=io.StringIO()) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_the_table_lines_up():
+    rows = [{"seed": "seed 1", "shape": "mwms", "faults": "kill chief:0 at 3s",
+             "outcome": "Succeeded", "restarts": "3", "wall": "61s", "violations": "-"},
+            {"seed": "seed 12", "shape": "pss", "faults": "x" * 100, "outcome": "Failed",
+             "restarts": "0", "wall": "?", "violations": "outcome"}]
+    table = cli.format_table(rows, width=30).splitlines()
+    assert table[0].split() == list(cli.COLUMNS)
+    assert table[1].index("mwms") == table[2].index("pss") == table[0].index("shape")
+    assert "…" in table[2]

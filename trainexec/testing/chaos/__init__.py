@@ -1,0 +1,54 @@
+"""Random mixes of faults on the multi-host bed: seeded, replayable chaos runs.
+
+One fault at a time is what the fault matrix tests; real clusters overlap them
+(a node drain preempts one pod while a network blip cuts another). A chaos run
+takes a `Schedule` (a job's shape, its storage, and 2-N faults among SIGKILL,
+SIGTERM, freeze and cut of any role, ps and evaluator included, some starting
+while another is in force), runs the job as a TFJob on
+`trainexec.testing.netns.TestBed` (`trainexec.testing.kubelet.TFJobRun`: every
+pod its own host, Kubeflow's TF_CONFIG, the ExitCode restart policy), applies
+the faults at their times, and checks what must hold afterwards
+(`invariants`): the job succeeds (every one of these faults is recoverable),
+the final checkpoint is at `max_steps` and evaluated, exactly one whole final
+export, no half-written checkpoint evaluated, no process left (safety); every
+pod ends within the bound after the chief or the last fault (liveness). Each
+`Violation` carries the seed and its evidence (log lines, files).
+
+Modules, one concept each: `schedule` (`Schedule`, `Fault`, the seeded
+generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
+`invariants` (`Evidence`, `check`, `Violation`), `runner` (`run_schedule`,
+`ChaosReport`, `demo_job`), `cli` (`python -m trainexec.testing.chaos`).
+Root only, as the bed is; "nfs" storage also needs bindfs.
+
+Example:
+    ```python
+    from trainexec.testing.chaos import Schedule, run_schedule
+
+    schedule = Schedule.generate(3, modes=("mwms", "pss"), storages=("local",))
+    print(schedule.describe())
+    report = run_schedule(schedule, "/tmp/chaos-3")        # the packaged demo job
+    for violation in report.violations:
+        print(violation.describe())
+    assert not report.safety
+    ```
+
+From a shell, K seeds and a table (non-zero exit on a safety violation):
+
+    python -m trainexec.testing.chaos --seeds 1-20 --modes mwms,pss --storage local,nfs
+    python -m trainexec.testing.chaos --seed 7 --modes mwms,pss --storage local,nfs
+
+Your own job: `run_schedule(schedule, workdir, job=factory)`, where
+`factory(schedule, paths)` returns its `TFJobSpec` (see `runner`).
+"""
+
+from trainexec.testing.chaos.invariants import BOUND_SECS, Evidence, Violation, check
+from trainexec.testing.chaos.regressions import REGRESSIONS
+from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, JobFactory, JobPaths,
+                                            demo_job, mode_unavailable, run_schedule)
+from trainexec.testing.chaos.schedule import (KINDS, MODES, STORAGES, Fault, Schedule,
+                                              parse_seeds)
+
+__all__ = ["BOUND_SECS", "KINDS", "MAX_STEPS", "MODES", "REGRESSIONS", "STORAGES",
+           "ChaosReport", "Evidence", "Fault", "JobFactory", "JobPaths", "Schedule",
+           "Violation", "check", "demo_job", "mode_unavailable", "parse_seeds",
+           "run_schedule"]

@@ -1,0 +1,160 @@
+"""`python -m trainexec.testing.chaos`: run seeded chaos schedules, print a table.
+
+    python -m trainexec.testing.chaos --seeds 1-20 --modes mwms,pss --storage local,nfs
+    python -m trainexec.testing.chaos --seed 3 --modes mwms,pss --storage local,nfs
+    python -m trainexec.testing.chaos --regression all
+
+A seed's schedule depends on the seed and on --modes, --storage and --faults,
+so replay one with the same three. Exit status: 0 when no safety invariant
+broke (liveness misses are printed, not counted), 1 when one did, 2 for a usage
+error or a bed that cannot be made here (root, ip, unshare, nsenter; bindfs for
+nfs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import Sequence, TextIO
+
+from trainexec.testing.chaos.regressions import REGRESSIONS
+from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
+                                            run_schedule)
+from trainexec.testing.chaos.schedule import MODES, STORAGES, Schedule, parse_seeds
+
+__all__ = ["format_table", "main", "schedules_from"]
+
+COLUMNS = ("seed", "shape", "faults", "outcome", "restarts", "wall", "violations")
+
+
+def _names(text: str, allowed: Sequence[str], what: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in allowed]
+    if unknown or not names:
+        raise ValueError(f"--{what} {text!r}: use some of {', '.join(allowed)}")
+    return names
+
+
+def _range(text: str) -> tuple[int, int]:
+    low, _, high = text.partition("-")
+    try:
+        return int(low), int(high or low)
+    except ValueError:
+        raise ValueError(f"--faults {text!r}: write it as LOW-HIGH, e.g. 2-4") from None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m trainexec.testing.chaos",
+                                description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n".join(__doc__.splitlines()[2:]))
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--seeds", help="seeds to run: 1-20, 3,14,28 (default 1-5)")
+    which.add_argument("--seed", type=int, help="replay one seed")
+    which.add_argument("--regression", help=f"replay kept schedules: all, or some of "
+                       f"{', '.join(REGRESSIONS)}")
+    p.add_argument("--modes", help=f"jobs to draw from: {', '.join(MODES)} (default: "
+                   f"those that run on this TensorFlow line)")
+    p.add_argument("--storage", default="local", help="local, nfs or local,nfs")
+    p.add_argument("--faults", default="2-4", help="faults per schedule, LOW-HIGH")
+    p.add_argument("--max-steps", type=int, default=MAX_STEPS)
+    p.add_argument("--baseline", action="store_true",
+                   help="run each shape once without faults first, for the wall column")
+    p.add_argument("--workdir", help="where runs keep their files (default: a new "
+                   "temporary directory, kept)")
+    p.add_argument("--dry-run", action="store_true", help="print the schedules only")
+    p.add_argument("--json", metavar="FILE", help="also write every run's row, "
+                   "schedule and violations as JSON lines")
+    return p
+
+
+def schedules_from(args: argparse.Namespace) -> list[Schedule]:
+    """The schedules the options name (ValueError naming the option when wrong)."""
+    if args.regression:
+        names = list(REGRESSIONS) if args.regression == "all" else [
+            n.strip() for n in args.regression.split(",")]
+        unknown = [n for n in names if n not in REGRESSIONS]
+        if unknown:
+            raise ValueError(f"--regression {unknown}: use all or some of "
+                             f"{', '.join(REGRESSIONS)}")
+        return [REGRESSIONS[n] for n in names]
+    modes = (_names(args.modes, MODES, "modes") if args.modes
+             else tuple(m for m in MODES if mode_unavailable(m) is None))
+    if not modes:
+        raise ValueError("no mode runs on this TensorFlow line: "
+                         + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
+    storages = _names(args.storage, STORAGES, "storage")
+    seeds = [args.seed] if args.seed is not None else parse_seeds(args.seeds or "1-5")
+    return [Schedule.generate(s, modes=modes, storages=storages, faults=_range(args.faults))
+            for s in seeds]
+
+
+def format_table(rows: Sequence[dict[str, str]], width: int = 60) -> str:
+    """The rows as an aligned text table (long cells cut at `width`)."""
+    cells = [[r[c] if len(r[c]) <= width else r[c][:width - 1] + "…" for c in COLUMNS]
+             for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(COLUMNS)]
+    out = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths))]
+    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def _unavailable(schedules: Sequence[Schedule]) -> str | None:
+    from trainexec.testing import netns, storage
+
+    why = netns.unavailable()
+    if why is None and any(s.storage == "nfs" for s in schedules):
+        why = storage.unavailable()
+    if why is None:
+        for s in schedules:
+            if mode_unavailable(s.mode):
+                return f"{s.label()}: {mode_unavailable(s.mode)}"
+    return why
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
+    args = parser().parse_args(argv)
+    try:
+        schedules = schedules_from(args)
+    except ValueError as err:
+        print(f"chaos: {err}", file=sys.stderr)
+        return 2
+    for schedule in schedules:
+        print(schedule.describe(), file=out)
+    if args.dry_run:
+        return 0
+    why = _unavailable(schedules)
+    if why:
+        print(f"chaos: cannot run here: {why}", file=sys.stderr)
+        return 2
+    workdir = args.workdir or tempfile.mkdtemp(prefix="trainexec-chaos-")
+    reports: list[ChaosReport] = []
+    for i, schedule in enumerate(schedules):
+        run_dir = os.path.join(workdir, f"{i:03d}-" + schedule.label().replace(" ", "-"))
+        report = run_schedule(schedule, run_dir, max_steps=args.max_steps,
+                              baseline=args.baseline)
+        reports.append(report)
+        row = report.row()
+        print(f"{row['seed']}: {row['outcome']} in {row['wall']}, {row['restarts']} "
+              f"restarts, violations: {row['violations']} ({report.run_secs:.0f}s; "
+              f"{run_dir})", file=out, flush=True)
+        for violation in report.violations:
+            print(f"  {violation.describe()}", file=out)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps({
+                    "row": row, "schedule": schedule.to_dict(), "run_secs": report.run_secs,
+                    "restarts_by_fault": report.restarts_by_fault,
+                    "violations": [{"name": v.name, "seed": v.seed, "evidence": v.evidence,
+                                    "liveness": v.liveness} for v in report.violations],
+                    "workdir": run_dir}) + "\n")
+    print(file=out)
+    print(format_table([r.row() for r in reports]), file=out)
+    safety = [v for r in reports for v in r.safety]
+    liveness = [v for r in reports for v in r.liveness]
+    print(f"\n{len(reports)} runs: {len(safety)} safety and {len(liveness)} liveness "
+          f"violations (files under {workdir})", file=out)
+    return 1 if safety else 0

@@ -1,0 +1,298 @@
+"""What must hold after every chaos run, checked on the run's `Evidence`.
+
+`check(evidence)` returns the `Violation`s, each with the schedule's seed and
+the evidence (log lines, files, times). Safety invariants (a broken promise,
+whatever the machine's load):
+
+* `outcome`: every fault of the chaos kinds is recoverable under TFJob's
+  ExitCode policy (kill, SIGTERM, freeze, cut), so the job succeeds; no pod ever
+  exits with a permanent code (1-127);
+* `final-step`: the newest checkpoint is at `max_steps` or past it (an
+  asynchronous overshoot is noted, not a violation);
+* `final-evaluated`: the evaluator evaluated that final checkpoint;
+* `export`: exactly one whole final export (a saved_model.pb and variables/ in
+  one export directory);
+* `half-checkpoint`: every checkpoint the evaluator evaluated had its .index and
+  every data shard in place when it did;
+* `processes-left`: no pod's program still runs once the job is over and the
+  waiting is done.
+
+Liveness (a bound, which load can stretch; reported apart):
+
+* `late-exit`: every pod ends by itself within the bound after the chief
+  succeeded, or after the last fault's end when that is later;
+* `chief-late`: the chief ends within the bound after the final checkpoint
+  appeared (or the last fault's end).
+
+Example:
+    ```python
+    violations = check(evidence)
+    safety = [v for v in violations if not v.liveness]
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Mapping, Sequence
+
+from trainexec.testing.chaos.schedule import KINDS, Fault, Schedule
+
+__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "NFS_STALENESS_SECS", "RECOVERABLE", "SAFETY",
+           "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodExit",
+           "Violation", "check", "permanent"]
+
+# docs/concepts/faults.md: a peer still running 5 s after the chief finished leaves;
+# the multi-host tests hold every pod to 10 s after the chief.
+BOUND_SECS = 10.0
+# How late a host may see another's change through NFS-like views at worst
+# (trainexec.testing.storage.NFS_DEFAULTS), added to the bound on "nfs".
+NFS_STALENESS_SECS = 60.0
+# Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
+# 143, a frozen or cut-off peer 170 (or the task rides it out).
+RECOVERABLE = frozenset(KINDS)
+SAFETY = ("outcome", "final-step", "final-evaluated", "export", "half-checkpoint",
+          "processes-left")
+LIVENESS = ("late-exit", "chief-late")
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    """A broken invariant: its name, the schedule's seed, and what shows it."""
+
+    name: str
+    seed: int | None
+    evidence: tuple[str, ...]
+
+    @property
+    def liveness(self) -> bool:
+        return self.name in LIVENESS
+
+    def describe(self) -> str:
+        kind = "liveness" if self.liveness else "safety"
+        return f"{self.name} ({kind}, seed {self.seed}): " + "; ".join(self.evidence[:3])
+
+
+@dataclasses.dataclass(frozen=True)
+class AppliedFault:
+    """A fault as it was applied: when (monotonic), until when, or why not."""
+
+    fault: Fault
+    at: float
+    ends: float
+    applied: bool = True
+    detail: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class PodExit:
+    pod: str  # the pod's name, e.g. demo-worker-0
+    at: float
+    code: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LogLine:
+    """One line a pod printed, at a monotonic time (to the log's 0.1 s)."""
+
+    at: float
+    task: str  # "worker:0"
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluated:
+    """A checkpoint the evaluator said it evaluated."""
+
+    path: str  # as the pods saw it
+    step: int
+    line: LogLine
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportDir:
+    path: str  # on this machine
+    whole: bool
+    missing: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """What a chaos run left to judge it by (times are `time.monotonic()`)."""
+
+    schedule: Schedule
+    max_steps: int
+    phase: str  # the kubelet's: Succeeded / Failed
+    reason: str
+    started: float
+    ended: float | None  # when the job succeeded or failed
+    exits: tuple[PodExit, ...]
+    restarts: Mapping[str, int]
+    still_running: tuple[str, ...]
+    chief: str  # the pod whose success is the job's
+    applied: tuple[AppliedFault, ...] = ()
+    training_began: float | None = None
+    newest_checkpoint: str | None = None  # a basename, e.g. ckpt-1200
+    newest_step: int = 0
+    final_step_at: float | None = None  # when a checkpoint at max_steps first showed
+    evaluated: tuple[Evaluated, ...] = ()
+    complete_at: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    exports: tuple[ExportDir, ...] = ()
+    result: Mapping | None = None  # the evaluator's final_result.json
+    lines: tuple[LogLine, ...] = ()
+    log_path: str = ""
+    bound_secs: float = BOUND_SECS
+
+    def tail(self, pod_task: str, count: int = 8) -> list[str]:
+        """The last lines `pod_task` ("worker:0") printed, timed from the job's start."""
+        mine = [line for line in self.lines if line.task == pod_task]
+        return [f"{line.at - self.started:.1f}s [{line.task}] {line.text}"
+                for line in mine[-count:]]
+
+    @property
+    def last_fault_end(self) -> float | None:
+        applied = [a.ends for a in self.applied if a.applied]
+        return max(applied) if applied else None
+
+
+def permanent(code: int) -> bool:
+    """A code TFJob's ExitCode policy does not retry (1-127)."""
+    return 1 <= code <= 127
+
+
+def _task_of(pod: str) -> str:
+    """demo-worker-0 -> worker:0."""
+    name, _, index = pod.rpartition("-")
+    return f"{name.rpartition('-')[2]}:{index}"
+
+
+def _outcome(ev: Evidence) -> list[tuple[str, ...]]:
+    found = []
+    bad = [e for e in ev.exits if permanent(e.code)]
+    if ev.phase != "Succeeded":
+        recoverable = all(a.fault.kind in RECOVERABLE for a in ev.applied)
+        if recoverable or not bad:
+            why = ("every fault was recoverable" if recoverable
+                   else "no permanent exit names the cause")
+            lines = [f"job {ev.phase} ({why}): {ev.reason}"]
+            for e in bad[:2]:
+                lines += [f"{e.pod} exited {e.code} at {e.at - ev.started:.1f}s",
+                          *ev.tail(_task_of(e.pod), 6)]
+            found.append(tuple(lines + [f"log: {ev.log_path}"]))
+    elif bad:  # after the job's success: the policy no longer looks, a user does
+        found.append(tuple(
+            [f"{e.pod} exited {e.code} (permanent under ExitCode) at "
+             f"{e.at - ev.started:.1f}s" for e in bad] + ev.tail(_task_of(bad[0].pod), 5)))
+    return found
+
+
+def _final_step(ev: Evidence) -> list[tuple[str, ...]]:
+    if ev.newest_step >= ev.max_steps:
+        return []
+    return ((f"newest checkpoint {ev.newest_checkpoint or 'none'} (step {ev.newest_step}) "
+             f"< max_steps {ev.max_steps}",
+             f"evaluator's result: {dict(ev.result) if ev.result else 'none'}"),)
+
+
+def _final_evaluated(ev: Evidence) -> list[tuple[str, ...]]:
+    if ev.newest_checkpoint is None:
+        return [("no checkpoint at all",)]
+    final = [e for e in ev.evaluated
+             if os.path.basename(e.path) == ev.newest_checkpoint or e.step >= ev.max_steps]
+    if final:
+        return []
+    last = [f"{e.line.at - ev.started:.1f}s {e.line.text}" for e in ev.evaluated[-2:]]
+    return ((f"the final checkpoint {ev.newest_checkpoint} was not evaluated",
+             *(last or ["no evaluation logged"]), f"log: {ev.log_path}"),)
+
+
+def _export(ev: Evidence) -> list[tuple[str, ...]]:
+    whole = [e for e in ev.exports if e.whole]
+    if len(whole) == 1:
+        return []
+    partial = [f"{e.path} (missing {', '.join(e.missing)})" for e in ev.exports
+               if not e.whole]
+    return ((f"{len(whole)} whole final exports (want exactly 1)",
+             *[e.path for e in whole], *partial),)
+
+
+# A checkpoint counts as evaluated after it was complete when the watcher saw it
+# complete within this much after the evaluator's line (the watcher polls, the
+# log has 0.1 s resolution).
+_SEEN_SLACK_SECS = 2.0
+
+
+def _half_checkpoint(ev: Evidence) -> list[tuple[str, ...]]:
+    found = []
+    for e in ev.evaluated:
+        name = os.path.basename(e.path)
+        seen = ev.complete_at.get(name)
+        if seen is None:
+            found.append((f"evaluated {name} (step {e.step}), never seen with its .index "
+                          f"and every data shard", f"{e.line.at - ev.started:.1f}s "
+                          f"[{e.line.task}] {e.line.text}"))
+        elif seen > e.line.at + _SEEN_SLACK_SECS:
+            found.append((f"evaluated {name} at {e.line.at - ev.started:.1f}s, complete "
+                          f"only at {seen - ev.started:.1f}s", e.line.text))
+    return found
+
+
+def _processes_left(ev: Evidence) -> list[tuple[str, ...]]:
+    if not ev.still_running:
+        return []
+    return ((f"still running when the run was over: {', '.join(ev.still_running)}",
+             *[line for pod in ev.still_running[:2] for line in ev.tail(_task_of(pod), 4)]),)
+
+
+def _deadline(ev: Evidence, since: float | None) -> float | None:
+    anchors = [t for t in (since, ev.last_fault_end) if t is not None]
+    return max(anchors) + ev.bound_secs if anchors else None
+
+
+def _last_exits(ev: Evidence) -> dict[str, float]:
+    last: dict[str, float] = {}
+    for e in ev.exits:
+        last[e.pod] = max(last.get(e.pod, e.at), e.at)
+    return last
+
+
+def _late_exit(ev: Evidence) -> list[tuple[str, ...]]:
+    if ev.phase != "Succeeded" or ev.ended is None:
+        return []
+    deadline = _deadline(ev, ev.ended)
+    found = []
+    for pod, at in sorted(_last_exits(ev).items()):
+        if pod != ev.chief and at > deadline:
+            anchor = ("the chief succeeded" if ev.last_fault_end is None
+                      or ev.ended >= ev.last_fault_end else "the last fault ended")
+            found.append((f"{pod} ended {at - deadline + ev.bound_secs:.1f}s after "
+                          f"{anchor} (bound {ev.bound_secs:g}s)",
+                          *ev.tail(_task_of(pod), 4)))
+    return found
+
+
+def _chief_late(ev: Evidence) -> list[tuple[str, ...]]:
+    if ev.phase != "Succeeded" or ev.ended is None or ev.final_step_at is None:
+        return []
+    deadline = _deadline(ev, ev.final_step_at)
+    if ev.ended <= deadline:
+        return []
+    return ((f"{ev.chief} succeeded {ev.ended - deadline + ev.bound_secs:.1f}s after the "
+             f"final checkpoint appeared (or the last fault ended; bound "
+             f"{ev.bound_secs:g}s)", *ev.tail(_task_of(ev.chief), 5)),)
+
+
+CHECKS: dict[str, Callable[[Evidence], Sequence[tuple[str, ...]]]] = {
+    "outcome": _outcome, "final-step": _final_step, "final-evaluated": _final_evaluated,
+    "export": _export, "half-checkpoint": _half_checkpoint,
+    "processes-left": _processes_left, "late-exit": _late_exit, "chief-late": _chief_late,
+}
+
+
+def check(evidence: Evidence) -> list[Violation]:
+    """Every invariant (`CHECKS`) on `evidence`: its violations, safety ones first."""
+    seed = evidence.schedule.seed
+    found = [Violation(name, seed, tuple(lines)) for name, checker in CHECKS.items()
+             for lines in checker(evidence)]
+    return sorted(found, key=lambda v: v.liveness)

@@ -1,0 +1,459 @@
+"""Running a chaos `Schedule` on the multi-host bed, and what it found.
+
+`run_schedule(schedule, workdir)` builds the TFJob (the packaged demo job of
+the schedule's mode unless `job=` gives a factory of your own), starts it on a
+`trainexec.testing.netns.TestBed` (model_dir on `SharedDir` views for "nfs"),
+waits until training has begun (the first checkpoint in model_dir), applies each
+fault at its time on a thread of its own (so they may overlap), waits for the
+job to end, and collects the `Evidence` that
+`trainexec.testing.chaos.invariants.check` judges. Everything the pods printed
+is in `<workdir>/pods.log`.
+
+Your own job: a factory `(schedule, JobPaths) -> TFJobSpec` whose pods use
+`paths.model_dir` (checkpoints, exports under export/<export_name>/), train to
+`max_steps`, and have the schedule's shape.
+
+Example:
+    ```python
+    def my_job(schedule, paths):
+        return TFJobSpec("mine", {"Chief": Replicas(1), "Worker": Replicas(2),
+                                  "Evaluator": Replicas(1)},
+                         command=[sys.executable, "train.py", "--model-dir",
+                                  paths.model_dir], env=paths.env)
+    report = run_schedule(Schedule.generate(7, modes=("mwms",)), "/tmp/chaos7",
+                          job=my_job, max_steps=1000)
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from typing import Callable, Mapping
+
+import trainexec
+from trainexec.testing.chaos.invariants import (BOUND_SECS, NFS_STALENESS_SECS, AppliedFault,
+                                                Evaluated, Evidence, ExportDir, LogLine,
+                                                PodExit, Violation, check)
+from trainexec.testing.chaos.schedule import Fault, Schedule
+from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
+
+__all__ = ["MAX_STEPS", "ChaosReport", "JobFactory", "JobPaths", "baseline_wall_secs",
+           "collect_log", "demo_job", "mode_unavailable", "run_schedule"]
+
+logger = logging.getLogger(__name__)
+
+MAX_STEPS = 1200
+
+
+@dataclasses.dataclass(frozen=True)
+class JobPaths:
+    """Where the job's pods keep their files (as the pods see them) and what their
+    environment needs for the storage."""
+
+    model_dir: str
+    result_file: str
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+JobFactory = Callable[[Schedule, JobPaths], TFJobSpec]
+
+
+def _tf_version() -> str:
+    try:
+        return importlib.metadata.version("tensorflow")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def mode_unavailable(mode: str) -> str | None:
+    """Why the packaged job of `mode` does not run on this TensorFlow line (None:
+    it does). The Keras jobs and trainexec.estimator's run on current TensorFlow;
+    tf.estimator's needs TensorFlow 2.15 with tensorflow-estimator."""
+    version = _tf_version()
+    if not version:
+        return "TensorFlow is not installed"
+    old = version.startswith("2.15")
+    if mode == "estimator":
+        if importlib.util.find_spec("tensorflow_estimator") is None:
+            return "needs tf.estimator: TensorFlow 2.15 with tensorflow-estimator"
+        return None
+    if old:
+        return (f"the {mode} job runs on separate hosts on the current TensorFlow line; "
+                f"this is {version}")
+    return None
+
+
+def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) -> TFJobSpec:
+    """The packaged demo job of the schedule's mode and shape as a TFJob
+    (`trainexec.examples.keras_job` or `estimator_job`)."""
+    replicas = {"Chief": Replicas(1)}
+    if schedule.workers:
+        replicas["Worker"] = Replicas(schedule.workers)
+    if schedule.ps:
+        replicas["PS"] = Replicas(schedule.ps)
+    if schedule.evaluator:
+        replicas["Evaluator"] = Replicas(1)
+    # The pods import this trainexec, installed or not.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(trainexec.__file__)))
+    env = {"TF_CPP_MIN_LOG_LEVEL": "2",
+           "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
+           **paths.env}
+    if schedule.mode in ("estimator", "native-estimator"):
+        command = [sys.executable, "-m", "trainexec.examples.estimator_job",
+                   "--engine", "tf" if schedule.mode == "estimator" else "native",
+                   "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
+                   "--throttle-secs", "5", "--worker-delay-secs", "2",
+                   "--result-file", paths.result_file]
+    else:
+        command = [sys.executable, "-m", "trainexec.examples.keras_job",
+                   "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
+                   "--save-checkpoints-steps", "100", "--result-file", paths.result_file]
+    return TFJobSpec("demo", replicas, command=command, env=env)
+
+
+# -- what the run leaves -------------------------------------------------------------------
+_STATE_LINE = re.compile(r'^model_checkpoint_path:\s*"([^"]+)"', re.M)
+_STEP = re.compile(r"-(\d+)$")
+_SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
+
+
+def newest_checkpoint(model_dir: str) -> str | None:
+    """The basename the checkpoint state file of `model_dir` names (no TensorFlow)."""
+    try:
+        with open(os.path.join(model_dir, "checkpoint")) as f:
+            match = _STATE_LINE.search(f.read())
+    except OSError:
+        return None
+    return os.path.basename(match.group(1)) if match else None
+
+
+def step_of(name: str | None) -> int:
+    match = _STEP.search(name or "")
+    return int(match.group(1)) if match else 0
+
+
+def complete(prefix: str) -> bool:
+    """Whether `prefix.index` (not empty) and every data shard exist."""
+    try:
+        if os.path.getsize(prefix + ".index") == 0:
+            return False
+    except OSError:
+        return False
+    shards = [_SHARD.search(p) for p in glob.glob(glob.escape(prefix) + ".data-*-of-*")]
+    totals = {int(m.group(2)) for m in shards if m}
+    if len(totals) != 1:
+        return False
+    total = totals.pop()
+    return {int(m.group(1)) for m in shards if m} == set(range(total))
+
+
+class CheckpointWatcher:
+    """Polls model_dir (on this machine): when each checkpoint was first complete,
+    the newest one, and when one at `max_steps` first showed."""
+
+    def __init__(self, model_dir: str, max_steps: int, poll_secs: float = 0.2,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.model_dir = model_dir
+        self.max_steps = max_steps
+        self.poll_secs = poll_secs
+        self.clock = clock
+        self.complete_at: dict[str, float] = {}
+        self.final_step_at: float | None = None
+        self.first_at: float | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "CheckpointWatcher":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.look()
+
+    def newest(self) -> str | None:
+        return newest_checkpoint(self.model_dir)
+
+    def look(self) -> None:
+        now = self.clock()
+        for index in glob.glob(os.path.join(glob.escape(self.model_dir), "*.index")):
+            prefix = index[:-len(".index")]
+            name = os.path.basename(prefix)
+            if name not in self.complete_at and complete(prefix):
+                self.complete_at[name] = now
+        newest = self.newest()
+        if newest is not None and self.first_at is None:
+            self.first_at = now
+        if self.final_step_at is None and step_of(newest) >= self.max_steps:
+            self.final_step_at = now
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_secs):
+            try:
+                self.look()
+            except OSError:  # a file rotated away mid-look
+                continue
+
+
+_LOG_LINE = re.compile(r"^\s*(-?[\d.]+) \[(\w+):(\d+)\] (.*)$")
+_EVALUATED = re.compile(r"trainexec\.evaluation\.loop: Evaluated (\S+) \(step (\d+)\)")
+
+
+def collect_log(path: str, started: float) -> tuple[list[LogLine], list[Evaluated]]:
+    """Every pod's line from a `TFJobRun` output file (times made monotonic again
+    from `started`), and the evaluator's "Evaluated <checkpoint> (step N)" lines."""
+    lines: list[LogLine] = []
+    evaluated: list[Evaluated] = []
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read().splitlines()
+    except OSError:
+        return lines, evaluated
+    for raw in text:
+        match = _LOG_LINE.match(raw)
+        if not match:
+            continue
+        line = LogLine(started + float(match.group(1)),
+                       f"{match.group(2)}:{match.group(3)}", match.group(4))
+        lines.append(line)
+        found = _EVALUATED.search(line.text)
+        if found and line.task.startswith("evaluator"):
+            evaluated.append(Evaluated(found.group(1), int(found.group(2)), line))
+    return lines, evaluated
+
+
+def export_dirs(export_base: str) -> list[ExportDir]:
+    """The published exports under `export_base` (export/<name>/ on this machine):
+    whole when they hold saved_model.pb and variables/ with its index and data;
+    temporary directories (`.tmp-*`, `temp-*`) are not exports."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(export_base), "*"))):
+        name = os.path.basename(path)
+        if not os.path.isdir(path) or name.startswith((".", "temp-")):
+            continue
+        missing = [part for part in ("saved_model.pb", "variables/variables.index")
+                   if not os.path.exists(os.path.join(path, part))]
+        if not glob.glob(os.path.join(glob.escape(path), "variables",
+                                      "variables.data-*")):
+            missing.append("variables/variables.data-*")
+        found.append(ExportDir(path, not missing, tuple(missing)))
+    return found
+
+
+# -- the report ----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class ChaosReport:
+    """One chaos run: its schedule, evidence, violations and figures."""
+
+    schedule: Schedule
+    evidence: Evidence
+    violations: tuple[Violation, ...]
+    wall_secs: float | None  # the job's start to its success or failure
+    run_secs: float  # the whole run, bed included
+    restarts: Mapping[str, int]  # per pod
+    restarts_by_fault: tuple[tuple[str, int], ...]  # fault, restarts until the next
+    baseline_wall_secs: float | None = None  # the same shape without faults
+    workdir: str = ""
+
+    @property
+    def safety(self) -> list[Violation]:
+        return [v for v in self.violations if not v.liveness]
+
+    @property
+    def liveness(self) -> list[Violation]:
+        return [v for v in self.violations if v.liveness]
+
+    @property
+    def outcome(self) -> str:
+        return self.evidence.phase
+
+    def row(self) -> dict[str, str]:
+        """The table's columns: seed, shape, faults, outcome, restarts, wall,
+        violations."""
+        wall = "?" if self.wall_secs is None else f"{self.wall_secs:.0f}s"
+        if self.baseline_wall_secs:
+            wall += f" ({self.wall_secs / self.baseline_wall_secs:.1f}x)" \
+                if self.wall_secs else ""
+        skipped = sum(not a.applied for a in self.evidence.applied)
+        faults = "; ".join(f.describe() for f in self.schedule.faults) or "none"
+        if skipped:
+            faults += f" ({skipped} not applied)"
+        return {"seed": self.schedule.label(),
+                "shape": f"{self.schedule.shape()} {self.schedule.storage}",
+                "faults": faults, "outcome": self.outcome,
+                "restarts": str(sum(self.restarts.values())), "wall": wall,
+                "violations": ", ".join(v.name for v in self.violations) or "-"}
+
+
+_BASELINES: dict[tuple, float] = {}
+
+
+def baseline_wall_secs(schedule: Schedule) -> float | None:
+    """The wall time of a run without faults of the schedule's shape, if one ran in
+    this process (`run_schedule(..., baseline=True)`)."""
+    return _BASELINES.get(schedule.shape_key())
+
+
+def _restarts_by_fault(applied: list[AppliedFault], events, end: float
+                       ) -> tuple[tuple[str, int], ...]:
+    done = [a for a in applied if a.applied]
+    counts = []
+    for i, a in enumerate(done):
+        until = done[i + 1].at if i + 1 < len(done) else end
+        counts.append((a.fault.describe(), sum(
+            1 for e in events if e.what == "restarting" and a.at <= e.at < until)))
+    return tuple(counts)
+
+
+def _apply(run: TFJobRun, fault: Fault) -> None:
+    if fault.kind == "kill":
+        run.kill(fault.task_type, fault.index, signal.SIGKILL)
+    elif fault.kind == "sigterm":
+        run.kill(fault.task_type, fault.index, signal.SIGTERM)
+    elif fault.kind == "freeze":
+        run.freeze(fault.task_type, fault.index, fault.duration_secs)
+    else:
+        run.partition(fault.task_type, fault.index, fault.duration_secs)
+
+
+def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = None,
+                 max_steps: int = MAX_STEPS, export_name: str = "final",
+                 bound_secs: float | None = None, start_timeout_secs: float = 300.0,
+                 timeout_secs: float = 900.0, grace_secs: float = 20.0,
+                 baseline: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> ChaosReport:
+    """Runs `schedule` on a fresh bed under `workdir` and checks every invariant.
+
+    `bound_secs`: how soon every pod must end after the chief (default
+    `BOUND_SECS`, plus `NFS_STALENESS_SECS` on "nfs"); the run waits that, the
+    last fault's remaining time and `grace_secs` more for pods to end, so a late
+    pod (liveness) is told from one that never ends (processes left). With
+    `baseline`, a run without faults of the same shape goes first, once per shape
+    in this process. Root only (`trainexec.testing.netns.unavailable()`)."""
+    from trainexec.testing.netns import TestBed
+    from trainexec.testing.storage import SharedDir
+
+    baseline_secs = None
+    if baseline and schedule.faults:
+        baseline_secs = _BASELINES.get(schedule.shape_key())
+        if baseline_secs is None:
+            base = run_schedule(schedule.without_faults(), os.path.join(workdir, "baseline"),
+                                job=job, max_steps=max_steps, export_name=export_name,
+                                bound_secs=bound_secs, start_timeout_secs=start_timeout_secs,
+                                timeout_secs=timeout_secs, grace_secs=grace_secs)
+            baseline_secs = base.wall_secs
+    began_run = clock()
+    os.makedirs(workdir, exist_ok=True)
+    shared = (SharedDir(os.path.join(workdir, "shared")) if schedule.storage == "nfs"
+              else None)
+    if shared is not None:
+        paths = JobPaths(shared.on_hosts("model"), shared.on_hosts("final_result.json"),
+                         shared.pod_env())
+    else:
+        paths = JobPaths(os.path.join(workdir, "model"),
+                         os.path.join(workdir, "final_result.json"))
+    spec = (job or (lambda s, p: demo_job(s, p, max_steps)))(schedule, paths)
+    pods = set(spec.pods())
+    missing = [t for t in schedule.tasks() if t not in pods]
+    if missing:
+        raise ValueError(f"the job has no pod for {missing}, which the schedule "
+                         f"({schedule.shape()}) has")
+    bound = bound_secs if bound_secs is not None else (
+        BOUND_SECS + (NFS_STALENESS_SECS if schedule.storage == "nfs" else 0.0))
+    log_path = os.path.join(workdir, "pods.log")
+    applied: list[AppliedFault] = []
+    lock = threading.Lock()
+
+    def at_its_time(run: TFJobRun, fault: Fault, began: float, stop: threading.Event):
+        delay = began + fault.at_secs - clock()
+        if delay > 0 and stop.wait(delay):
+            return
+        now = clock()
+        try:
+            _apply(run, fault)
+            record = AppliedFault(fault, now, now + fault.duration_secs)
+        except (ProcessLookupError, AttributeError) as err:  # between restarts, ended
+            record = AppliedFault(fault, now, now, applied=False,
+                                  detail=f"not applied: {type(err).__name__} (the pod's "
+                                         f"program was not running)")
+        with lock:
+            applied.append(record)
+        logger.info("chaos %s: %s%s", schedule.label(), fault.describe(),
+                    "" if record.applied else f" ({record.detail})")
+
+    with TestBed(spec.hosts(), domain=spec.domain, shared_dir=shared) as bed:
+        model_here = (shared.on_machine(paths.model_dir) if shared is not None
+                      else paths.model_dir)
+        result_here = (shared.on_machine(paths.result_file) if shared is not None
+                       else paths.result_file)
+        os.makedirs(model_here, exist_ok=True)
+        with open(log_path, "w") as log, TFJobRun(spec, bed, output=log) as run, \
+                CheckpointWatcher(model_here, max_steps, clock=clock) as watcher:
+            stop = threading.Event()
+            threads = []
+            began = None
+            try:
+                run.wait_for(lambda: watcher.first_at is not None, start_timeout_secs,
+                             "training to begin (a first checkpoint)")
+                began = watcher.first_at
+                threads = [threading.Thread(target=at_its_time, daemon=True,
+                                            args=(run, fault, began, stop))
+                           for fault in schedule.faults]
+                for thread in threads:
+                    thread.start()
+            except AssertionError as err:  # the job ended, or never began
+                logger.warning("chaos %s: %s", schedule.label(), err)
+            remaining = max(0.0, timeout_secs - (clock() - run.started))
+            fault_left = 0.0 if began is None else max(
+                0.0, began + schedule.last_fault_end_secs - clock())
+            # The job may end before the faults are due: they then go on, as they
+            # would on a cluster, and count against the pods' ends.
+            outcome = run.wait(timeout=remaining,
+                               settle_secs=bound + fault_left + grace_secs)
+            left = run.still_running()
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=5)
+            restarts = {p.name: p.restarts for p in run.pods}
+            chief = next((spec.pod_name(t, 0) for t in ("chief", "master")
+                          if (t, 0) in pods), spec.pod_name("worker", 0))
+    lines, evaluated = collect_log(log_path, outcome.started)
+    result = None
+    try:
+        with open(result_here) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        pass
+    newest = newest_checkpoint(model_here)
+    evidence = Evidence(
+        schedule=schedule, max_steps=max_steps, phase=outcome.phase, reason=outcome.reason,
+        started=outcome.started, ended=outcome.ended,
+        exits=tuple(PodExit(e.pod, e.at, e.code) for e in outcome.events
+                    if e.what == "exited" and e.code is not None),
+        restarts=restarts, still_running=tuple(left), chief=chief,
+        applied=tuple(sorted(applied, key=lambda a: a.at)), training_began=began,
+        newest_checkpoint=newest, newest_step=step_of(newest),
+        final_step_at=watcher.final_step_at, evaluated=tuple(evaluated),
+        complete_at=dict(watcher.complete_at),
+        exports=tuple(export_dirs(os.path.join(model_here, "export", export_name))),
+        result=result, lines=tuple(lines), log_path=log_path, bound_secs=bound)
+    violations = check(evidence)
+    wall = outcome.wall_secs
+    if not schedule.faults and wall is not None and outcome.phase == SUCCEEDED:
+        _BASELINES.setdefault(schedule.shape_key(), wall)
+    return ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
+                       restarts, _restarts_by_fault(evidence.applied, outcome.events,
+                                                    outcome.ended or clock()),
+                       baseline_secs, workdir)

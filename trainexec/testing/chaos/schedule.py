@@ -1,0 +1,271 @@
+"""Chaos schedules: a job's shape, its storage and the faults to apply, seeded.
+
+A `Schedule` says everything a chaos run needs to be replayed: the seed it came
+from (None for a hand-written one), the job's shape (mode, workers, ps,
+evaluator), where model_dir lives ("local": a directory of this machine every
+host sees as it is; "nfs": `trainexec.testing.storage.SharedDir` views with
+NFS's caching) and its `Fault`s, each at a time counted from the moment
+training began (the first checkpoint).
+
+`Schedule.generate(seed)` draws all of it from `random.Random(seed)` alone, so
+the same seed (with the same `modes`, `storages` and `faults` range) always
+gives the same schedule; `Schedule.explicit(...)` writes one by hand.
+
+Example:
+    ```python
+    schedule = Schedule.generate(3, modes=("mwms",), storages=("local",))
+    print(schedule.describe())  # seed 3: mwms (chief, 2 workers, evaluator) on ...
+    fixed = Schedule.explicit("mwms", ["cut chief:0 at 7.7s for 12.9s",
+                                       "sigterm worker:0 at 7.7s"])
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["KINDS", "MODES", "STORAGES", "Fault", "Schedule", "parse_seeds"]
+
+KINDS = ("kill", "sigterm", "freeze", "cut")
+# MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
+# TF 2.15 line) and trainexec.estimator's own engine (the current line).
+MODES = ("mwms", "pss", "estimator", "native-estimator")
+PS_MODES = ("pss", "estimator", "native-estimator")
+STORAGES = ("local", "nfs")
+TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+
+# What `generate` draws from (seconds after training began).
+FIRST_FAULT_SECS = 3.0
+LAST_FAULT_SECS = 20.0
+MIN_DURATION_SECS = 2.0
+MAX_DURATION_SECS = 17.0
+OVERLAP_CHANCE = 0.45  # a fault after the first starts inside an active freeze or cut
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """One fault: `kind` (kill: SIGKILL, the node lost the pod; sigterm: a
+    preemption; freeze: SIGSTOP for `duration_secs`, then SIGCONT; cut: the pod's
+    host off the network for `duration_secs`) of `task_type:index`, `at_secs`
+    after training began."""
+
+    kind: str
+    task_type: str
+    index: int
+    at_secs: float
+    duration_secs: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"fault kind {self.kind!r}: use one of {', '.join(KINDS)}")
+        if self.task_type not in TASK_TYPES:
+            raise ValueError(f"fault task type {self.task_type!r}: use one of "
+                             f"{', '.join(TASK_TYPES)}")
+        if not isinstance(self.index, int) or self.index < 0:
+            raise ValueError(f"fault index {self.index!r}: use an integer >= 0")
+        if self.at_secs < 0:
+            raise ValueError(f"fault at_secs {self.at_secs!r}: use seconds >= 0 after "
+                             f"training began")
+        if self.lasting and self.duration_secs <= 0:
+            raise ValueError(f"a {self.kind} lasts a while: give duration_secs > 0")
+        if not self.lasting and self.duration_secs:
+            raise ValueError(f"a {self.kind} is instantaneous: leave duration_secs 0")
+
+    @property
+    def lasting(self) -> bool:
+        """Freeze and cut last `duration_secs`; kill and sigterm are instantaneous."""
+        return self.kind in ("freeze", "cut")
+
+    @property
+    def task(self) -> str:
+        return f"{self.task_type}:{self.index}"
+
+    @property
+    def ends_secs(self) -> float:
+        return self.at_secs + self.duration_secs
+
+    def active_at(self, secs: float) -> bool:
+        """Whether this (lasting) fault is in force at `secs`."""
+        return self.lasting and self.at_secs <= secs < self.ends_secs
+
+    def describe(self) -> str:
+        """`cut chief:0 at 7.7s for 12.9s`, `sigterm worker:0 at 7.7s` (`parse` reads it)."""
+        text = f"{self.kind} {self.task} at {self.at_secs:g}s"
+        return f"{text} for {self.duration_secs:g}s" if self.lasting else text
+
+    _TEXT = re.compile(r"^\s*(\w+)\s+(\w+):(\d+)\s+at\s+([\d.]+)s?"
+                       r"(?:\s+for\s+([\d.]+)s?)?\s*$")
+
+    @classmethod
+    def parse(cls, text: str) -> "Fault":
+        """The fault `describe()` wrote (`kill evaluator:0 at 7.7s`, `freeze ps:0 at
+        5s for 3s`)."""
+        match = cls._TEXT.match(text)
+        if not match:
+            raise ValueError(f"fault {text!r}: write it as KIND TYPE:INDEX at SECS "
+                             f"[for SECS], e.g. 'cut worker:0 at 9s for 3.7s'")
+        kind, task_type, index, at, duration = match.groups()
+        return cls(kind, task_type, int(index), float(at), float(duration or 0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """A replayable chaos run: seed, the job's shape, storage, and the faults in
+    time order (see the module doc)."""
+
+    seed: int | None
+    mode: str
+    workers: int = 2
+    ps: int = 0
+    evaluator: bool = True
+    storage: str = "local"
+    faults: tuple[Fault, ...] = ()
+    name: str = ""  # what a hand-written schedule is called (a regression's name)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r}: use one of {', '.join(MODES)}")
+        if self.storage not in STORAGES:
+            raise ValueError(f"storage {self.storage!r}: use one of {', '.join(STORAGES)}")
+        if self.workers < 0 or self.ps < 0:
+            raise ValueError(f"workers {self.workers}, ps {self.ps}: use counts >= 0")
+        if self.mode in PS_MODES and self.ps < 1:
+            raise ValueError(f"a {self.mode} job needs a ps: give ps >= 1")
+        if self.mode == "mwms" and self.ps:
+            raise ValueError("a mwms job has no ps: give ps=0")
+        faults = tuple(sorted(self.faults, key=lambda f: f.at_secs))
+        object.__setattr__(self, "faults", faults)
+        tasks = set(self.tasks())
+        for fault in faults:
+            if (fault.task_type, fault.index) not in tasks:
+                raise ValueError(f"fault {fault.describe()!r}: this job has no "
+                                 f"{fault.task} ({self.shape()})")
+
+    # -- the job ----------------------------------------------------------------------
+    def tasks(self) -> list[tuple[str, int]]:
+        """Every task of the job: chief, workers, ps, evaluator."""
+        return ([("chief", 0)] + [("worker", i) for i in range(self.workers)]
+                + [("ps", i) for i in range(self.ps)]
+                + ([("evaluator", 0)] if self.evaluator else []))
+
+    def shape(self) -> str:
+        """`mwms (chief, 2 workers, evaluator)`."""
+        parts = ["chief"]
+        if self.workers:
+            parts.append(f"{self.workers} worker{'s' if self.workers != 1 else ''}")
+        if self.ps:
+            parts.append(f"{self.ps} ps")
+        if self.evaluator:
+            parts.append("evaluator")
+        return f"{self.mode} ({', '.join(parts)})"
+
+    def shape_key(self) -> tuple:
+        """What a run without faults of the same job shares with this one."""
+        return (self.mode, self.workers, self.ps, self.evaluator, self.storage)
+
+    def without_faults(self) -> "Schedule":
+        return dataclasses.replace(self, faults=(), name=f"{self.label()} baseline")
+
+    # -- the faults -------------------------------------------------------------------
+    @property
+    def last_fault_end_secs(self) -> float:
+        return max((f.ends_secs for f in self.faults), default=0.0)
+
+    def overlaps(self) -> list[tuple[Fault, Fault]]:
+        """(active, started): each fault that starts while an earlier freeze or cut
+        is in force."""
+        return [(a, b) for i, b in enumerate(self.faults) for a in self.faults[:i]
+                if a.active_at(b.at_secs)]
+
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return f"seed {self.seed}" if self.seed is not None else "explicit"
+
+    def describe(self) -> str:
+        """One readable line: label, shape, storage and faults."""
+        faults = "; ".join(f.describe() for f in self.faults) or "no fault"
+        overlaps = len(self.overlaps())
+        more = f" ({overlaps} overlapping)" if overlaps else ""
+        return f"{self.label()}: {self.shape()} on {self.storage}: {faults}{more}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "mode": self.mode, "workers": self.workers,
+                "ps": self.ps, "evaluator": self.evaluator, "storage": self.storage,
+                "faults": [f.to_dict() for f in self.faults], "name": self.name}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Schedule":
+        fields = dict(data)
+        fields["faults"] = tuple(Fault(**f) for f in fields.get("faults", ()))
+        return cls(**fields)
+
+    # -- making one ---------------------------------------------------------------------
+    @classmethod
+    def explicit(cls, mode: str, faults: Iterable[Fault | str], *, seed: int | None = None,
+                 storage: str = "local", workers: int = 2, ps: int | None = None,
+                 evaluator: bool = True, name: str = "") -> "Schedule":
+        """A hand-written schedule; faults as `Fault`s or their `describe()` text.
+        `ps` defaults to 1 for the modes that need one, else 0."""
+        if ps is None:
+            ps = 1 if mode in PS_MODES else 0
+        return cls(seed, mode, workers, ps, evaluator, storage,
+                   tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults),
+                   name)
+
+    @classmethod
+    def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
+                 storages: Sequence[str] = STORAGES, faults: tuple[int, int] = (2, 4),
+                 workers: int = 2, evaluator: bool = True) -> "Schedule":
+        """The schedule of `seed`: drawn from `random.Random(seed)` only (so the same
+        arguments give the same schedule anywhere): mode and storage among those
+        given, `faults[0]`..`faults[1]` faults of any task (ps and evaluator too),
+        each a kill, sigterm, freeze or cut; after the first, some start while an
+        earlier freeze or cut is in force."""
+        low, high = faults
+        if not 1 <= low <= high:
+            raise ValueError(f"faults=({low}, {high}): give 1 <= low <= high")
+        if not modes or not storages:
+            raise ValueError("give at least one mode and one storage")
+        rng = random.Random(seed)
+        mode = rng.choice(list(modes))
+        storage = rng.choice(list(storages))
+        shape = cls(seed, mode, workers, 1 if mode in PS_MODES else 0, evaluator, storage)
+        tasks = shape.tasks()
+        drawn: list[Fault] = []
+        for _ in range(rng.randint(low, high)):
+            kind = rng.choice(KINDS)
+            task_type, index = rng.choice(tasks)
+            active = [f for f in drawn if f.lasting]
+            if active and rng.random() < OVERLAP_CHANCE:
+                # Starts while an earlier one is in force: inside its window.
+                base = rng.choice(active)
+                at = base.at_secs + rng.uniform(0.0, base.duration_secs * 0.9)
+            else:
+                at = rng.uniform(FIRST_FAULT_SECS, LAST_FAULT_SECS)
+            duration = (round(rng.uniform(MIN_DURATION_SECS, MAX_DURATION_SECS), 1)
+                        if kind in ("freeze", "cut") else 0.0)
+            drawn.append(Fault(kind, task_type, index, round(at, 1), duration))
+        return dataclasses.replace(shape, faults=tuple(drawn))
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`1-20`, `3,14,28`, `1-5,31` -> the seeds, in order, without repeats."""
+    seeds: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not match:
+            raise ValueError(f"seeds {text!r}: write them as 1-20 or 3,14,28")
+        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
+        if last < first:
+            raise ValueError(f"seeds {part!r}: the range runs backwards")
+        seeds.extend(s for s in range(first, last + 1) if s not in seeds)
+    if not seeds:
+        raise ValueError(f"seeds {text!r}: no seed given")
+    return seeds
