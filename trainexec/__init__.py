@@ -85,7 +85,7 @@ _EXPORTS = {
     "train_and_evaluate": "trainexec.executor",
 }
 
-__version__ = "0.2.0"  # the only place it is set: setup.py reads it
+__version__ = "0.3.0"  # the only place it is set: setup.py reads it
 
 
 if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
