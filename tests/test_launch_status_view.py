@@ -16,7 +16,7 @@ def _task(index=0, pid=None, returncode=None, stopped=False, restarts=0, task_ty
           lines=0):
     task = Task(task_type, index, "{}", None)
     if pid is not None:
-        task._proc = types.SimpleNamespace(pid=pid)
+        task.run.proc = types.SimpleNamespace(pid=pid)
     task.returncode, task.stopped, task.restarts = returncode, stopped, restarts
     task.lines_this_run = lines
     return task
@@ -106,7 +106,7 @@ def test_a_restarted_task_is_running_once_its_new_run_prints_even_past_the_line_
             assert view.render()[1].split()[1:] == ["restarting", "1/3"]
             go.write_text("")
         assert proc.wait(30) == 0
-        task._reader.join(30)
+        task.run.reader.join(30)
         reaper.forget(proc.pid)
         assert view.render()[1].split()[1:] == (["running", "(restarts", "1/3)"] if run
                                                 else ["running"])

@@ -259,7 +259,7 @@ class LocalCluster:
         return self
 
     def _spawn(self, task: Task) -> None:
-        if task._proc is not None:
+        if task.run.proc is not None:
             self._sweep(task)  # the previous run's group, before its id can be reused
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
@@ -366,9 +366,9 @@ class LocalCluster:
             return  # another thread is stopping them; the watcher remains
         try:
             for task in self._tasks:
-                if task._proc is not None and not task._swept:
+                if task.run.proc is not None and not task.run.swept:
                     processes.signal_group(task, signal.SIGKILL)
-                    self._reaper.forget(task._proc.pid)  # done: its leader is reaped soon
+                    self._reaper.forget(task.run.proc.pid)  # done: its leader is reaped soon
         finally:
             self._lock.release()
 

@@ -197,15 +197,14 @@ def start(task: Task, command: Sequence[str], env: Mapping[str, str],
         proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=preexec)
-        task._proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
-        task._swept = False
-        with task._lines_lock:
-            task.lines_this_run = 0
+        task.run.proc, task.returncode, task.stopped, task.ended_at = proc, None, False, None
+        task.run.swept = False
+        task.begin_run_output()
         task.pids.append(proc.pid)
         reaper.add(proc.pid)
-        task._reader = threading.Thread(target=pump, args=(task, proc, write),
-                                        name=f"launch-{task.name}", daemon=True)
-        task._reader.start()
+        task.run.reader = threading.Thread(target=pump, args=(task, proc, write),
+                                           name=f"launch-{task.name}", daemon=True)
+        task.run.reader.start()
         return proc
 
     return FORKING_THREAD.run(run)
@@ -219,10 +218,7 @@ def pump(task: Task, proc: subprocess.Popen, write: Callable[[str], None]) -> No
     with proc.stdout as stream:
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            with task._lines_lock:
-                task._lines.append(line)
-                if task._proc is proc:  # not the tail of a run already replaced
-                    task.lines_this_run += 1
+            task.add_line(line, proc)  # counted unless the tail of a run already replaced
             write(prefix + line)
 
 
@@ -249,36 +245,36 @@ def write_line(output: Output | None, line: str) -> None:
 def poll(task: Task) -> int | None:
     """The current run's exit code once it has ended (recorded, not reaped)."""
     if task.returncode is None:
-        code = exit_code(task._proc)
+        code = exit_code(task.run.proc)
         if code is not None:
             task.returncode, task.ended_at = code, task.clock.now()
     return task.returncode
 
 
 def signal_group(task: Task, sig: int) -> None:
-    proc = task._proc
-    if proc is None or task._swept or proc.returncode is not None:  # reaped: not ours
+    proc = task.run.proc
+    if proc is None or task.run.swept or proc.returncode is not None:  # reaped: not ours
         return
     killpg(proc.pid, sig)  # the task's session: its whole tree
 
 
 def sweep(task: Task, reaper: orphan_reaper.OrphanReaper) -> None:
     """SIGKILLs what is left of the task's process group, then reaps its leader."""
-    proc = task._proc
-    if proc is None or task._swept:
+    proc = task.run.proc
+    if proc is None or task.run.swept:
         return
     signal_group(task, signal.SIGKILL)
     reaper.forget(proc.pid)
     code = proc.wait()
-    task._swept = True
+    task.run.swept = True
     if task.returncode is None:
         task.returncode, task.ended_at = code, task.clock.now()
     join_reader(task)
 
 
 def join_reader(task: Task) -> None:
-    if task._reader is not None:
-        task._reader.join(_READER_JOIN_SECS)
+    if task.run.reader is not None:
+        task.run.reader.join(_READER_JOIN_SECS)
 
 
 def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.OrphanReaper,
@@ -291,7 +287,7 @@ def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.Orphan
     clock = clock or SystemClock()
     live = []
     for task in tasks:
-        if task._proc is None or task._swept:
+        if task.run.proc is None or task.run.swept:
             continue
         if poll(task) is None:
             task.stopped = True
@@ -305,7 +301,7 @@ def stop_tasks(tasks: Sequence[Task], grace: float, reaper: orphan_reaper.Orphan
            and any(poll(t) is None for t in live)):
         clock.sleep(_POLL_SECS)
     for task in tasks:  # SIGKILL stragglers and any processes left in the group
-        if task._proc is None or task._swept:
+        if task.run.proc is None or task.run.swept:
             continue
         if task in live and poll(task) is None and grace > 0:
             logger.warning("%s still running %.1fs after SIGTERM: SIGKILL", task.name, grace)

@@ -106,7 +106,7 @@ def failure_reason(task: Task, max_restarts: int, codes: ExitCodes | None = None
     if permanent_under is not None:
         budget = f"not restarted: restart policy {permanent_under}"
     else:
-        budget = (f"after {task._crashes_restarted} restart(s), none left" if max_restarts
+        budget = (f"after {task.crashes_restarted} restart(s), none left" if max_restarts
                   else "no restarts allowed")
     shown = "\n".join(f"    {line}" for line in lines) or "    (no output)"
     reason = f"{task.name} {how} ({budget})\n  last {len(lines)} lines of {task.name}:\n{shown}"

@@ -56,7 +56,7 @@ def task_state(task: Task) -> str:
         return policy.STOPPED
     if task.returncode == 0:
         return policy.EXITED
-    return policy.LEFT if task._left else policy.FAILED
+    return policy.LEFT if task.left else policy.FAILED
 
 
 class Supervisor:
@@ -118,7 +118,7 @@ class Supervisor:
                 continue
             if action == policy.LEAVE:
                 task = self._task(decision.cause)
-                task._left = True
+                task.left = True
                 logger.warning("%s %s and %s: the job goes on without it (its strategy "
                                "tolerates losing it)", task.name, how_it_ended(task.returncode),
                                "is not restarted (a permanent exit)" if decision.permanent
@@ -155,7 +155,7 @@ class Supervisor:
 
     def _view(self, timed_out: bool, interrupted: bool) -> policy.JobView:
         tasks = tuple(policy.TaskView(t.name, task_state(t), t.returncode,
-                                      t._crashes_restarted, t.ended_at or 0.0,
+                                      t.crashes_restarted, t.ended_at or 0.0,
                                       self.restart_policies.get(t.name, policy.EXIT_CODE))
                       for t in self._tasks)
         rules, ending = {}, ()
@@ -176,20 +176,20 @@ class Supervisor:
         """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace
         period after a preemption), then starts every member again."""
         cause = self._task(decision.cause)
-        cause._crashes_restarted += 1
+        cause.crashes_restarted += 1
         self.restarts += 1
         group = [self._task(name) for name in decision.tasks]
         peers = [t for t in group if t is not cause]
         together = (f" together with {', '.join(t.name for t in peers)} (its restart group)"
                     if peers else "")
         logger.warning("%s %s: restarting it%s with the same TF_CONFIG (%d/%d)", cause.name,
-                       how_it_ended(cause.returncode), together, cause._crashes_restarted,
+                       how_it_ended(cause.returncode), together, cause.crashes_restarted,
                        self.max_restarts)
         self._actions.stop(peers, self.grace_secs if decision.gentle else 0.0)
         for task in group:
             self._actions.sweep(task)
             task.restarts += 1
-            task._left = False
+            task.left = False
             self._actions.spawn(task)
 
     def _finish(self, ok: bool, reason: str, **fields: Any) -> JobResult:

@@ -13,10 +13,25 @@ import threading
 
 from trainexec.clock import Clock, SystemClock
 
-__all__ = ["MAX_LINES", "TAIL_LINES", "Task"]
+__all__ = ["MAX_LINES", "TAIL_LINES", "Task", "TaskRun"]
 
 MAX_LINES = 100_000  # lines kept in memory per task
 TAIL_LINES = 20  # lines of a failed task shown in the failure reason
+
+
+@dataclasses.dataclass(eq=False)
+class TaskRun:
+    """The process of a task's current run; `processes` alone writes it (a stand-in
+    for `processes` in tests).
+
+    `proc` is the run's process (None before the first start); `reader` the thread
+    pumping its output; `swept` is True once its process group is SIGKILLed and
+    its leader reaped (its group id may then be another's: never signalled again).
+    """
+
+    proc: subprocess.Popen | None = None
+    reader: threading.Thread | None = None
+    swept: bool = False
 
 
 @dataclasses.dataclass(eq=False)
@@ -31,6 +46,12 @@ class Task:
     automatic ones use up `max_restarts`); `lines_this_run` counts the lines
     the current run has printed (0 until it prints, again after a restart).
     `clock` gives `started_at`, `ended_at` and `run_secs` (the cluster's clock).
+
+    Who writes what: `run` (the current run's process) is `processes`'s; the
+    supervisor's are `crashes_restarted` (automatic restarts this task caused,
+    charged against `max_restarts`) and `left` (it failed and the job goes on
+    without it); the captured lines are written through `begin_run_output` and
+    `add_line` only.
     """
 
     task_type: str
@@ -46,11 +67,9 @@ class Task:
     ended_at: float | None = None
     pids: list[int] = dataclasses.field(default_factory=list)
     lines_this_run: int = 0
-    _proc: subprocess.Popen | None = dataclasses.field(default=None, repr=False)
-    _reader: threading.Thread | None = dataclasses.field(default=None, repr=False)
-    _crashes_restarted: int = dataclasses.field(default=0, repr=False)  # restarts it caused
-    _left: bool = dataclasses.field(default=False, repr=False)  # failed; the job goes on
-    _swept: bool = dataclasses.field(default=False, repr=False)  # group killed, leader reaped
+    run: TaskRun = dataclasses.field(default_factory=TaskRun, repr=False)
+    crashes_restarted: int = dataclasses.field(default=0, repr=False)  # restarts it caused
+    left: bool = dataclasses.field(default=False, repr=False)  # failed; the job goes on
     _lines: collections.deque = dataclasses.field(
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
     _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
@@ -62,11 +81,11 @@ class Task:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        return self.run.proc.pid if self.run.proc is not None else None
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self.returncode is None
+        return self.run.proc is not None and self.returncode is None
 
     @property
     def run_secs(self) -> float:
@@ -74,6 +93,19 @@ class Task:
             return 0.0
         end = self.clock.now() if self.running or self.ended_at is None else self.ended_at
         return max(0.0, end - self.started_at)
+
+    def begin_run_output(self) -> None:
+        """A new run started (`run.proc` already set): `lines_this_run` counts from 0."""
+        with self._lines_lock:
+            self.lines_this_run = 0
+
+    def add_line(self, line: str, proc: object) -> None:
+        """Keeps a line run `proc` printed, counted in `lines_this_run` while `proc` is
+        the current run's (not the tail of a run already replaced)."""
+        with self._lines_lock:
+            self._lines.append(line)
+            if self.run.proc is proc:
+                self.lines_this_run += 1
 
     def output_lines(self) -> list[str]:
         """Every line captured so far (stdout and stderr, all runs)."""
