@@ -65,6 +65,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(0, "foundation", (
         "trainexec.errors",
         "trainexec.clock",
+        "trainexec.env_settings",
         "trainexec.formatting",
         "trainexec.lazy_exports",
         "trainexec.installation",

@@ -35,7 +35,7 @@ import threading
 import time
 from typing import Callable, Mapping
 
-from trainexec.errors import ConfigError
+from trainexec.env_settings import seconds_setting
 
 __all__ = ["BACKSTOP_SECS", "DEFAULT_SECS", "ENV_VAR", "ExitDeadline", "deadline_secs",
            "disable_in_this_process", "end_within", "end_within_at_exit"]
@@ -49,17 +49,8 @@ BACKSTOP_SECS = 5.0
 
 def deadline_secs(environ: Mapping[str, str] | None = None) -> float:
     """The bound: `TRAINEXEC_EXIT_DEADLINE_SECS`, else `DEFAULT_SECS` (0: none)."""
-    text = (os.environ if environ is None else environ).get(ENV_VAR, "").strip()
-    if not text:
-        return DEFAULT_SECS
-    try:
-        secs = float(text)
-    except ValueError:
-        secs = -1.0
-    if not secs >= 0:
-        raise ConfigError(f"{ENV_VAR}={text!r} must be a number of seconds >= 0 "
-                          f"(0 turns the bound off), e.g. {ENV_VAR}=30")
-    return secs
+    return seconds_setting(ENV_VAR, DEFAULT_SECS, "how long a cluster task may take to "
+                           "end once its role is over; 0 turns the bound off", environ)
 
 
 class ExitDeadline:

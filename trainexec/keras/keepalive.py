@@ -62,7 +62,7 @@ import logging
 import os
 from typing import Mapping, MutableMapping
 
-from trainexec.errors import ConfigError
+from trainexec.env_settings import seconds_setting
 
 __all__ = ["DEFAULT_KEEPALIVE_SECS", "OPTIONS", "OPTIONS_VAR", "SETTING_VAR", "apply_keepalive",
            "keepalive_options", "keepalive_secs"]
@@ -82,17 +82,8 @@ def keepalive_secs(environ: Mapping[str, str] | None = None) -> float:
     """The keepalive interval and timeout `TRAINEXEC_GRPC_KEEPALIVE_SECS` asks for
     (default 5 s; 0 turns trainexec's keepalive off); ConfigError if it is not a
     number of seconds >= 0."""
-    text = (os.environ if environ is None else environ).get(SETTING_VAR, "").strip()
-    if not text:
-        return DEFAULT_KEEPALIVE_SECS
-    try:
-        secs = float(text)
-    except ValueError:
-        secs = -1.0
-    if not secs >= 0 or secs == float("inf"):
-        raise ConfigError(f"{SETTING_VAR}={text!r} must be a number of seconds >= 0, e.g. "
-                          f"{DEFAULT_KEEPALIVE_SECS:g} (0 leaves gRPC's keepalive defaults)")
-    return secs
+    return seconds_setting(SETTING_VAR, DEFAULT_KEEPALIVE_SECS,
+                           "0 leaves gRPC's keepalive defaults", environ)
 
 
 def keepalive_options(existing: str, secs: float) -> str:

@@ -33,6 +33,7 @@ import logging
 import os
 from typing import Mapping
 
+from trainexec.env_settings import seconds_setting
 from trainexec.errors import ConfigError
 
 __all__ = [
@@ -119,18 +120,9 @@ def storage_of(path: str, environ: Mapping[str, str] | None = None,
 
 
 def _visibility(environ: Mapping[str, str]) -> float:
-    text = environ.get(VISIBILITY_VARIABLE, "").strip()
-    if not text:
-        return NETWORK_VISIBILITY_SECS
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise ConfigError(f"{VISIBILITY_VARIABLE}={text!r} must be a number of seconds "
-                          ">= 0 (how late another host's write may be seen on this "
-                          f"network file system; default {NETWORK_VISIBILITY_SECS:.0f})")
-    return value
+    return seconds_setting(VISIBILITY_VARIABLE, NETWORK_VISIBILITY_SECS,
+                           "how late another host's write may be seen on this network "
+                           "file system", environ)
 
 
 def check_supported(path: str, field: str = "model_dir") -> None:
