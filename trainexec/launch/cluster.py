@@ -237,7 +237,9 @@ class LocalCluster:
             self._launch_dir = tempfile.mkdtemp(prefix="trainexec-launch-")
             self._supervisor = Supervisor(
                 self._tasks, TaskActions(spawn=self._spawn, stop=self._stop_tasks,
-                                         sweep=self._sweep, stop_all=self.stop_all),
+                                         sweep=self._sweep, stop_all=self.stop_all,
+                                         poll=processes.poll,
+                                         join_output=processes.join_reader),
                 primary=self.primary, max_restarts=self.max_restarts,
                 grace_secs=self.grace_secs, flag_groups=self.restart_groups,
                 wait_for_announced=self._wait_for_announced, launch_dir=self._launch_dir,

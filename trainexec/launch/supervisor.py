@@ -4,8 +4,10 @@ Decide, then act: each `Supervisor.check()` records the tasks that ended since
 the last look, asks the pure `policy.decide` what to do and does it (restart a
 restart group, leave a task, finish the job), until the answer is to wait or
 the job is over, with its `JobResult`. The supervisor keeps the job's restart
-count and the restart rules tasks announced; the cluster that owns the tasks
-(`LocalCluster`) starts and stops their processes for it (`TaskActions`).
+count and the restart rules tasks announced; it touches no process itself: the
+cluster that owns the tasks (`LocalCluster`) sees their exits and starts and
+stops their processes for it, through the `TaskProcesses` it is given
+(`TaskActions`; tests give it fakes and a fake clock).
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import ExitCodes
-from trainexec.launch import policy, processes
+from trainexec.launch import policy
 from trainexec.contract.restart_announcements import read_rules
 from trainexec.contract.task_status import read_statuses
 from trainexec.launch.restart_groups import merge_rules
@@ -25,27 +27,54 @@ from trainexec.launch.result import (JobResult, TaskOutcome, exit_text, failure_
                                      how_it_ended, name_tasks, signal_name, stopped_reason)
 from trainexec.launch.task import Task
 
-__all__ = ["Supervisor", "TaskActions", "task_state"]
+__all__ = ["Supervisor", "TaskActions", "TaskProcesses", "task_state"]
 
 # The launcher's records keep the one logger name they had before the split.
 logger = logging.getLogger("trainexec.launch")
 
 
+class TaskProcesses(Protocol):
+    """What the supervisor asks of the cluster that owns the tasks' processes."""
+
+    def poll(self, task: Task) -> int | None:
+        """The current run's exit code once it has ended (recorded in the task:
+        `returncode`, `ended_at`), or None while it runs."""
+
+    def join_output(self, task: Task) -> None:
+        """Waits (briefly) for the rest of an ended run's output."""
+
+    def spawn(self, task: Task) -> None:
+        """Starts another run of a task, with the same TF_CONFIG."""
+
+    def stop(self, tasks: Sequence[Task], grace: float) -> None:
+        """Stops tasks: SIGTERM, SIGKILL after `grace` seconds (0: SIGKILL at once)."""
+
+    def sweep(self, task: Task) -> None:
+        """SIGKILLs what is left of a task's process group and reaps it."""
+
+    def stop_all(self) -> None:
+        """Stops every task and releases the cluster's resources."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TaskActions:
-    """What the supervisor asks of the cluster that owns the tasks.
+    """`TaskProcesses` from functions: `LocalCluster`'s, over `processes`.
 
     Attributes:
       spawn: starts another run of a task, with the same TF_CONFIG.
       stop: stops tasks (SIGTERM, SIGKILL after the grace seconds given; 0: SIGKILL).
       sweep: SIGKILLs what is left of a task's process group and reaps it.
       stop_all: stops every task and releases the cluster's resources.
+      poll: a task's exit once it ended, recorded not reaped (`processes.poll`).
+      join_output: waits for an ended run's output (`processes.join_reader`).
     """
 
     spawn: Callable[[Task], None]
     stop: Callable[[Sequence[Task], float], None]
     sweep: Callable[[Task], None]
     stop_all: Callable[[], None]
+    poll: Callable[[Task], int | None]
+    join_output: Callable[[Task], None]
 
 
 def task_state(task: Task) -> str:
@@ -65,11 +94,12 @@ class Supervisor:
     `primary` names the tasks that must exit 0; `flag_groups` are the restart
     groups given as options (task names); with `wait_for_announced`, tasks that
     announce they end by themselves are waited for too once the primaries are
-    done. `launch_dir` is where tasks announce their restart groups. `clock`
+    done. `launch_dir` is where tasks announce their restart groups. `actions`
+    sees the tasks' exits and starts and stops them (`TaskProcesses`). `clock`
     (default: the system's) times the deadline and the job's elapsed seconds.
     """
 
-    def __init__(self, tasks: Sequence[Task], actions: TaskActions, *,
+    def __init__(self, tasks: Sequence[Task], actions: TaskProcesses, *,
                  primary: Sequence[str], max_restarts: int, grace_secs: float,
                  flag_groups: Sequence[tuple[str, ...]], wait_for_announced: bool,
                  launch_dir: str | None, started_at: float,
@@ -99,10 +129,10 @@ class Supervisor:
         says wait (None) or the job is over (its result). `interrupt` is the
         signal that interrupted the job, if one did."""
         for task in self._tasks:  # newly ended tasks: recorded, not reaped
-            if task.running and processes.poll(task) is not None:
+            if task.running and self._actions.poll(task) is not None:
                 code = task.returncode
                 if task.stopped or code == 0:  # its group lives on until the task is stopped
-                    processes.join_reader(task)
+                    self._actions.join_output(task)
                     logger.info("%s exited with code %s", task.name, code)
                 else:
                     # what it left behind dies with it, before any restart
