@@ -171,3 +171,13 @@ def test_keras_tasks_announce_the_group_their_strategy_needs(job, index, cluster
     rule = rule_for_plan(_plan(job, index, cluster))
     assert (rule.group, rule.carry_on) == (group, carry_on)
     assert rule.ends_by_itself  # every KerasTrainer task exits once training is over
+
+
+def test_states_and_actions_are_enums_that_read_as_their_words():
+    from trainexec.launch import policy
+    assert isinstance(policy.RUNNING, policy.TaskState) and policy.EXITED == "exited 0"
+    assert isinstance(policy.WAIT, policy.Action) and policy.ALL_ENDED == "all ended"
+    assert [s.value for s in policy.TaskState] == [
+        "running", "exited 0", "failed", "stopped", "left"]
+    assert [a.value for a in policy.Action] == [
+        "wait", "restart", "leave", "fail", "succeed", "stop", "all ended"]

@@ -1,7 +1,8 @@
 """`LocalCluster`: the launcher users hold: starts, stops and restarts the tasks.
 
-The facade only: its options are checked by `options`, the tasks, their
-TF_CONFIG and the rules that run them come from `cluster_plan` (over `spec`),
+The facade only: its options are checked by `options`, the tasks' specs, their
+TF_CONFIG and the rules that run them come from `cluster_plan` (over `spec`; the
+runtime `Task`s are made from those specs here),
 their processes are handled by `processes` (and the `orphan_reaper`), and `wait()` hands the running job to the `supervisor`,
 which carries out the pure `policy.decide` with the restart groups of
 `restart_groups` and returns a `result.JobResult`. The package doc
@@ -169,14 +170,13 @@ class LocalCluster:
         plan = ClusterPlan.build(job, tf_config, host=host, env=env, wait_for=wait_for,
                                  restart_groups=restart_groups, restart_policy=restart_policy)
         self._clock: Clock = clock or SystemClock()
-        for task in plan.tasks:
-            task.clock = self._clock
         self._plan = plan
         self.job, self.tf_config_shape, self.command = job, tf_config, plan.command
         self.env, self.evaluator, self.cluster_spec = plan.env, plan.evaluator, plan.cluster_spec
-        self._tasks: list[Task] = plan.tasks
-        self.primary, self.restart_groups = plan.primary, plan.restart_groups
-        self.restart_policies, self.exit_codes = plan.restart_policies, plan.exit_codes
+        self._tasks: list[Task] = [Task.from_spec(spec, self._clock) for spec in plan.tasks]
+        self.primary, self.restart_groups = list(plan.primary), list(plan.restart_groups)
+        self.restart_policies = dict(plan.restart_policies)
+        self.exit_codes = plan.exit_codes
         self.max_restarts = max_restarts
         self.grace_secs = float(grace_secs)
         self.output = output

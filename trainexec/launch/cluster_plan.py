@@ -3,8 +3,9 @@
 From a `trainexec.jobs.JobShape`: every task with its command, environment and TF_CONFIG
 (`spec.plan_job`), the tasks whose exit decides the job (`wait_for`), the restart groups and
 each task's restart policy (`options`), the exit-code contract; its one-line description
-and the dry run's task plans (`trainexec launch --dry-run`). Starting, stopping and
-supervising the tasks is `LocalCluster`'s.
+and the dry run's task plans (`trainexec launch --dry-run`). The plan holds each
+task's `TaskSpec`, nothing that changes: `LocalCluster` makes its runtime `Task`s from
+them, and starts, stops and supervises those.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import types
 from typing import Any, Mapping, Sequence
 
 from trainexec.cluster.config import EVALUATOR, TF_CONFIG
@@ -22,7 +24,7 @@ from trainexec.jobs.shape import JobShape
 from trainexec.launch.options import (expand_restart_groups, expand_restart_policy,
                                       expand_wait_for)
 from trainexec.launch.spec import LAUNCH, plan_job
-from trainexec.launch.task import Task
+from trainexec.launch.task import Task, TaskSpec
 
 __all__ = ["ClusterPlan", "check_job_runs"]
 
@@ -48,7 +50,7 @@ class ClusterPlan:
       tf_config_shape: how TF_CONFIG is written (`trainexec.launch.spec`).
       command: the first role's command (a task with none of its own runs it).
       env: added to os.environ for every task.
-      tasks: every task, in order: chief, workers, ps, evaluator.
+      tasks: every task's spec, in order: chief, workers, ps, evaluator.
       cluster_spec: the cluster every task's TF_CONFIG holds.
       primary: the task names that must exit 0 for the job to succeed.
       restart_groups: groups of task names restarted together.
@@ -60,11 +62,11 @@ class ClusterPlan:
     tf_config_shape: str
     command: list[str]
     env: dict[str, str]
-    tasks: list[Task]
+    tasks: tuple[TaskSpec, ...]
     cluster_spec: dict[str, list[str]]
-    primary: Any
-    restart_groups: Any
-    restart_policies: Any
+    primary: tuple[str, ...]
+    restart_groups: tuple[tuple[str, ...], ...]
+    restart_policies: Mapping[str, str]
     exit_codes: ExitCodes
 
     @classmethod
@@ -78,10 +80,12 @@ class ClusterPlan:
         spec, tasks = plan_job(job, host, tf_config)  # validates
         return cls(
             job=job, tf_config_shape=tf_config,
-            command=[str(arg) for arg in first.command or ()], env=env, tasks=tasks,
-            cluster_spec=spec, primary=expand_wait_for(wait_for, tasks),
-            restart_groups=expand_restart_groups(restart_groups, [t.name for t in tasks]),
-            restart_policies=expand_restart_policy(restart_policy, tasks),
+            command=[str(arg) for arg in first.command or ()], env=env, tasks=tuple(tasks),
+            cluster_spec=spec, primary=tuple(expand_wait_for(wait_for, tasks)),
+            restart_groups=tuple(expand_restart_groups(restart_groups,
+                                                       [t.name for t in tasks])),
+            restart_policies=types.MappingProxyType(
+                expand_restart_policy(restart_policy, tasks)),
             exit_codes=ExitCodes.from_env({**os.environ, **env}))
 
     @property
@@ -89,11 +93,11 @@ class ClusterPlan:
         """Whether the job has an evaluator."""
         return self.job.count(EVALUATOR) > 0
 
-    def command_of(self, task: Task) -> list[str]:
+    def command_of(self, task: TaskSpec | Task) -> list[str]:
         """What `task` runs: its role's command, else the first role's."""
         return list(task.command) or list(self.command)
 
-    def added_env(self, task: Task) -> dict[str, str]:
+    def added_env(self, task: TaskSpec | Task) -> dict[str, str]:
         """What `task` adds to the launcher's environment, its TF_CONFIG included."""
         env = {**self.env, **task.env}
         if task.tf_config is not None:

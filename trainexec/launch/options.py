@@ -27,7 +27,7 @@ from trainexec.errors import ConfigError
 from trainexec.launch.network import NETWORKS, PRIVATE
 from trainexec.launch.policy import EXIT_CODE, RESTART_POLICIES
 from trainexec.launch.restart_groups import parse_group_flag
-from trainexec.launch.task import Task
+from trainexec.launch.task import TaskSpec
 
 __all__ = ["FLAGS", "KEYWORDS", "check_network", "check_options", "check_run_options",
            "default_wait_for", "expand_restart_groups", "expand_restart_policy",
@@ -141,7 +141,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def expand_restart_policy(restart_policy: str | Mapping[str, str],
-                          tasks: Sequence[Task], spelling: str = KEYWORDS) -> dict[str, str]:
+                          tasks: Sequence[TaskSpec], spelling: str = KEYWORDS) -> dict[str, str]:
     """Each task's restart policy: one for all (`"ExitCode"`), or per job
     (`{"worker": "OnFailure"}`, others `ExitCode`). ConfigError naming a policy
     or job that does not exist."""
@@ -170,7 +170,7 @@ def default_wait_for(chief: bool, evaluator: bool) -> list[str]:
                                                         else [])
 
 
-def expand_wait_for(wait_for: Sequence[str], tasks: Sequence[Task]) -> list[str]:
+def expand_wait_for(wait_for: Sequence[str], tasks: Sequence[TaskSpec]) -> list[str]:
     """Expands `wait_for` (task or job names) to task names, in task order."""
     if isinstance(wait_for, str) or not wait_for:
         raise ConfigError(f"wait_for is {wait_for!r}: give a list of task or job names, "

@@ -41,6 +41,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import enum
 from typing import Mapping
 
 from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
@@ -48,8 +49,8 @@ from trainexec.contract.restart_announcements import RestartRule
 
 __all__ = ["ALL_ENDED", "ALWAYS", "EXITED", "EXIT_CODE", "FAIL", "FAILED", "LEAVE", "LEFT",
            "NEVER", "ON_FAILURE", "RESTART", "RESTART_POLICIES", "RUNNING", "STOP",
-           "STOPPED", "SUCCEED", "WAIT", "Decision", "JobView", "TaskView", "decide",
-           "restarts_exit"]
+           "STOPPED", "SUCCEED", "WAIT", "Action", "Decision", "JobView", "TaskState",
+           "TaskView", "decide", "restarts_exit"]
 
 # Restart policies, as Kubeflow's TFJob names them.
 EXIT_CODE = "ExitCode"    # restart what the exit-code contract calls retryable
@@ -58,21 +59,37 @@ ALWAYS = "Always"         # as OnFailure: a task that exits 0 is done
 NEVER = "Never"
 RESTART_POLICIES = (EXIT_CODE, ON_FAILURE, ALWAYS, NEVER)
 
-# Task states.
-RUNNING = "running"
-EXITED = "exited 0"
-FAILED = "failed"      # non-zero exit, or a signal the launcher did not send
-STOPPED = "stopped"    # ended by the launcher
-LEFT = "left"          # failed, and the job goes on without it
 
-# Decisions.
-WAIT = "wait"
-RESTART = "restart"
-LEAVE = "leave"
-FAIL = "fail"
-SUCCEED = "succeed"
-STOP = "stop"
-ALL_ENDED = "all ended"
+class TaskState(str, enum.Enum):
+    """A task's state as the policy sees it. A `str`, so that a state reads and
+    compares as its words ("exited 0")."""
+
+    RUNNING = "running"
+    EXITED = "exited 0"
+    FAILED = "failed"      # non-zero exit, or a signal the launcher did not send
+    STOPPED = "stopped"    # ended by the launcher
+    LEFT = "left"          # failed, and the job goes on without it
+
+
+class Action(str, enum.Enum):
+    """What the launcher does next (`Decision.action`; see the module doc). A `str`,
+    as `TaskState`."""
+
+    WAIT = "wait"
+    RESTART = "restart"
+    LEAVE = "leave"
+    FAIL = "fail"
+    SUCCEED = "succeed"
+    STOP = "stop"
+    ALL_ENDED = "all ended"
+
+
+# The states and actions by their old names (the policy's table tests use them).
+RUNNING, EXITED, FAILED, STOPPED, LEFT = (TaskState.RUNNING, TaskState.EXITED,
+                                          TaskState.FAILED, TaskState.STOPPED, TaskState.LEFT)
+WAIT, RESTART, LEAVE, FAIL, SUCCEED, STOP, ALL_ENDED = (
+    Action.WAIT, Action.RESTART, Action.LEAVE, Action.FAIL, Action.SUCCEED, Action.STOP,
+    Action.ALL_ENDED)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +102,7 @@ class TaskView:
     """
 
     name: str
-    state: str
+    state: TaskState
     code: int | None = None
     charged: int = 0
     ended_at: float = 0.0
@@ -112,7 +129,7 @@ class Decision:
     policy does not restart that exit (restarts left or not). ALL_ENDED: `tasks`
     are the primaries that did not exit 0."""
 
-    action: str
+    action: Action
     tasks: tuple[str, ...] = ()
     cause: str | None = None
     gentle: bool = False

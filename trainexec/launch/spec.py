@@ -1,8 +1,8 @@
 """The cluster a launcher starts: free ports, the cluster spec, one TF_CONFIG per task.
 
 `plan_job` picks a free port per task in the cluster, builds the spec and
-gives each task its TF_CONFIG, its command and its environment, as a `Task` not
-started yet, in one of two shapes:
+gives each task its TF_CONFIG, its command and its environment, as a `TaskSpec`
+(nothing started), in one of two shapes:
 
 * `LAUNCH` (`trainexec launch`): the chief, workers and ps in `cluster`, the
   evaluator outside it; each TF_CONFIG validated by `ClusterConfig`;
@@ -17,13 +17,15 @@ started yet, in one of two shapes:
 
 from __future__ import annotations
 
+import types
+
 import portpicker
 
 from trainexec.cluster.config import EVALUATOR, ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
 from trainexec.jobs.tf_config import is_distributed, tfjob_tf_config
-from trainexec.launch.task import Task
+from trainexec.launch.task import TaskSpec
 
 __all__ = ["LAUNCH", "TFJOB", "TFJOB_SPARSE", "TF_CONFIG_SHAPES", "format_address",
            "pick_ports", "plan_job", "plan_tasks"]
@@ -50,7 +52,7 @@ def pick_ports(count: int) -> list[int]:
 
 
 def plan_tasks(host: str, chief: bool, workers: int, ps: int,
-               evaluator: bool) -> tuple[dict[str, list[str]], list[Task]]:
+               evaluator: bool) -> tuple[dict[str, list[str]], list[TaskSpec]]:
     """The cluster spec ({"chief": ["127.0.0.1:1234"], ...}) and every task in order:
     chief, workers, ps, evaluator. Raises ConfigError if a TF_CONFIG is invalid."""
     job = JobShape.from_counts(None, workers=workers, ps=ps, evaluator=evaluator, chief=chief)
@@ -58,7 +60,7 @@ def plan_tasks(host: str, chief: bool, workers: int, ps: int,
 
 
 def plan_job(job: JobShape, host: str, tf_config: str = LAUNCH
-             ) -> tuple[dict[str, list[str]], list[Task]]:
+             ) -> tuple[dict[str, list[str]], list[TaskSpec]]:
     """The cluster spec and every task of `job` in TF_CONFIG order, with TF_CONFIG in
     the `tf_config` shape (see the module doc). Raises ConfigError if a TF_CONFIG
     is invalid (LAUNCH) or the shape is unknown."""
@@ -71,7 +73,7 @@ def plan_job(job: JobShape, host: str, tf_config: str = LAUNCH
             for role in in_cluster if role.count or tf_config != LAUNCH}
     base = ClusterConfig(cluster=spec) if tf_config == LAUNCH else None
     distributed = is_distributed(job)
-    tasks: list[Task] = []
+    tasks: list[TaskSpec] = []
     for role in job.roles:
         for index in range(role.count):
             if base is not None:
@@ -82,6 +84,7 @@ def plan_job(job: JobShape, host: str, tf_config: str = LAUNCH
                 text = (tfjob_tf_config(spec, role.task_type, index,
                                         sparse=tf_config == TFJOB_SPARSE)
                         if distributed else None)
-            tasks.append(Task(role.task_type, index, text, address,
-                              command=role.command or (), env=role.env_dict))
+            tasks.append(TaskSpec(role.task_type, index, text, address,
+                                  command=tuple(role.command or ()),
+                                  env=types.MappingProxyType(dict(role.env_dict))))
     return spec, tasks

@@ -77,7 +77,7 @@ class TaskActions:
     join_output: Callable[[Task], None]
 
 
-def task_state(task: Task) -> str:
+def task_state(task: Task) -> policy.TaskState:
     """The task's state as the policy sees it (`policy.RUNNING`, ...)."""
     if task.running:
         return policy.RUNNING

@@ -10,13 +10,38 @@ import collections
 import dataclasses
 import subprocess
 import threading
+import types
+from typing import Mapping
 
 from trainexec.clock import Clock, SystemClock
 
-__all__ = ["MAX_LINES", "TAIL_LINES", "Task", "TaskRun"]
+__all__ = ["MAX_LINES", "TAIL_LINES", "Task", "TaskRun", "TaskSpec"]
 
 MAX_LINES = 100_000  # lines kept in memory per task
 TAIL_LINES = 20  # lines of a failed task shown in the failure reason
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSpec:
+    """One task as planned, before anything runs (`spec.plan_job`, held by a
+    `ClusterPlan`); a `LocalCluster` makes its `Task` from it (`Task.from_spec`).
+
+    `command` and `env` are the task's own, when its role has them; `tf_config`
+    None: it runs without TF_CONFIG (a one-task TFJob); `address` None: it is
+    outside the cluster (the launcher's evaluator).
+    """
+
+    task_type: str
+    index: int
+    tf_config: str | None
+    address: str | None
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] = dataclasses.field(
+        default_factory=lambda: types.MappingProxyType({}))
+
+    @property
+    def name(self) -> str:
+        return f"{self.task_type}:{self.index}"
 
 
 @dataclasses.dataclass(eq=False)
@@ -74,6 +99,14 @@ class Task:
         default_factory=lambda: collections.deque(maxlen=MAX_LINES), repr=False)
     _lines_lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
     clock: Clock = dataclasses.field(default_factory=SystemClock, repr=False)  # its times'
+
+    @classmethod
+    def from_spec(cls, spec: TaskSpec, clock: Clock | None = None) -> "Task":
+        """A task not started yet, as `spec` plans it, timed by `clock` (default:
+        the system's)."""
+        return cls(spec.task_type, spec.index, spec.tf_config, spec.address,
+                   command=tuple(spec.command), env=dict(spec.env),
+                   clock=clock or SystemClock())
 
     @property
     def name(self) -> str:
