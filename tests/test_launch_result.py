@@ -63,7 +63,7 @@ def test_the_summary_ends_with_the_metrics_the_exports_and_the_tensorboard_comma
 def _failed(name, code, lines):
     import types
 
-    return types.SimpleNamespace(name=name, returncode=code, _crashes_restarted=0,
+    return types.SimpleNamespace(name=name, returncode=code, crashes_restarted=0,
                                  tail=lambda n=20: list(lines)[-n:])
 
 
