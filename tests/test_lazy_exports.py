@@ -1,0 +1,23 @@
+"""trainexec/lazy_exports.py: a package's names imported on first use, then cached."""
+
+import pytest
+
+from trainexec.lazy_exports import lazy_exports
+
+
+def test_a_name_is_imported_on_first_use_and_cached_in_the_namespace():
+    namespace = {"__all__": ["dumps", "sqrt"]}
+    getattr_, dir_ = lazy_exports("pkg", {"dumps": "json", "sqrt": "math"}, namespace)
+    import json
+
+    assert getattr_("dumps") is json.dumps
+    assert namespace["dumps"] is json.dumps
+    assert "sqrt" not in namespace
+    assert dir_() == ["dumps", "sqrt"]
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_the_package():
+    getattr_, dir_ = lazy_exports("pkg", {"dumps": "json"}, {})
+    with pytest.raises(AttributeError, match="module 'pkg' has no attribute 'nope'"):
+        getattr_("nope")
+    assert dir_() == ["dumps"]  # no __all__: the exported names

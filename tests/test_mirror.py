@@ -1,0 +1,414 @@
+"""Tests mirror the package: each module of `trainexec/` has its own test file, or a line
+in `MIRROR_EXEMPT` saying where it is tested instead.
+
+The naming rule: the module's path under `trainexec/`, `/` turned into `_`, `.py`
+dropped, `test_` in front, in `tests/` or `tests/cluster/` (the tests that start
+processes):
+
+* `trainexec/launch/policy.py` -> `tests/test_launch_policy.py`;
+* a nested package's module, `trainexec/keras/compat/optimizers.py` ->
+  `tests/test_keras_compat_optimizers.py`;
+* a top-level module, `trainexec/clock.py` -> `tests/test_clock.py`;
+* a package's `__init__.py` is the package: `trainexec/keras/compat/__init__.py` ->
+  `tests/test_keras_compat.py` (`trainexec/__init__.py` -> `tests/test_trainexec.py`);
+* `__main__.py` likewise: `trainexec/testing/gcs/__main__.py` ->
+  `tests/test_testing_gcs___main__.py` (in practice: exempt, naming where the command
+  is run).
+
+An exemption's reason names where the module is tested, as `tests/<file>.py::<test>`
+(every one named must exist); an exemption whose module has a mirror now, or whose
+module is gone, fails the test, so the list only shrinks as mirrors are written.
+"""
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "trainexec"
+TEST_DIRS = (ROOT / "tests", ROOT / "tests" / "cluster")
+_WHERE = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
+
+# {module: where it is tested instead of a mirror file}. Most are tested through the
+# module that uses them, or in a test file named after the behaviour (the fault
+# matrices, the trainers' contracts) rather than the module.
+MIRROR_EXEMPT = {
+    # --- the package, its entry point and shared names
+    "trainexec/__init__.py":
+        "the public names, lazily imported: tests/test_public_api.py::"
+        "test_public_names_resolve_without_tensorflow_estimator",
+    "trainexec/__main__.py":
+        "`python -m trainexec` runs in tests/test_cli.py::test_cli_tfconfig_shows_role "
+        "and tests/test_cli_parser.py::test_no_command_prints_the_full_help",
+    "trainexec/errors.py":
+        "ConfigError is what every refusal raises, e.g. tests/test_cluster_parsing.py::"
+        "test_malformed_tf_config_is_explained",
+    "trainexec/exporters.py":
+        "re-exports of the exporters: tests/test_docs.py::test_api_reference_has_every_exporter"
+        " and tests/test_keras_exporters.py::test_latest_exporter_keeps_newest_and_exports_load",
+    # --- cli
+    "trainexec/cli/render.py":
+        "`trainexec render` in tests/test_jobs_render.py::"
+        "test_every_role_combination_renders_a_valid_tfjob_with_what_was_asked and "
+        "tests/test_jobs_sbatch.py::test_the_script_says_why_each_line_is_there",
+    "trainexec/cli/slurm.py":
+        "`trainexec slurm-exec` / `slurm-verdict` in tests/cluster/test_slurm.py::"
+        "test_srun_gives_every_task_its_role_and_its_own_nodes_address and "
+        "tests/test_cli_parser.py::test_every_example_parses",
+    "trainexec/cli/tfconfig.py":
+        "`trainexec tfconfig` in tests/test_cli.py::test_cli_tfconfig_shows_role and the "
+        "rest of tests/test_cli.py",
+    # --- cluster, contract
+    "trainexec/cluster/__init__.py":
+        "re-exports: tests/test_cluster_config.py::test_worker_facts",
+    "trainexec/cluster/task_types.py":
+        "the task type names, read by every cluster test, e.g. tests/test_cluster_config.py::"
+        "test_worker_facts",
+    "trainexec/contract/__init__.py":
+        "re-exports: tests/test_docs.py::test_troubleshooting_has_every_exit_code",
+    "trainexec/contract/task_logging.py":
+        "tests/test_keras_trainer.py::"
+        "test_task_logging_prefixes_lines_and_respects_a_users_configuration",
+    # --- estimator (its compat package: the inventory test and the table test)
+    "trainexec/estimator/__init__.py":
+        "the Estimator line's public names: tests/test_public_api.py::"
+        "test_public_names_resolve_without_tensorflow_estimator",
+    "trainexec/estimator/compat/estimator_internals.py":
+        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "its use in tests/test_estimator_persistent_eval.py::"
+        "test_the_graph_is_built_once_and_does_not_grow",
+    "trainexec/estimator/compat/exporters.py":
+        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "tests/test_internals.py::test_each_compat_modules_table_matches_its_internals",
+    "trainexec/estimator/compat/run_config.py":
+        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "its use in tests/test_executor.py::test_distribute_coordinator_is_refused_clearly",
+    "trainexec/estimator/compat/session_manager.py":
+        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "its use in tests/test_estimator_roles_readiness.py::"
+        "test_inside_the_block_new_session_managers_recheck_every_secs",
+    "trainexec/estimator/engine/__init__.py":
+        "tests/test_estimator_engine_estimator.py::test_the_engine_uses_public_tensorflow_only",
+    "trainexec/estimator/engine/calls.py":
+        "through the native Estimator: tests/test_estimator_engine_validation.py::"
+        "test_model_fn_signature_rows",
+    "trainexec/estimator/engine/eval_summaries.py":
+        "through the native Estimator's evaluate: tests/test_estimator_engine_estimator.py::"
+        "test_train_evaluate_predict_export_round_trip",
+    "trainexec/estimator/engine/evaluation.py":
+        "through the native Estimator: tests/test_estimator_engine_estimator.py::"
+        "test_evaluate_a_named_evaluation_and_a_given_checkpoint",
+    "trainexec/estimator/engine/export_outputs.py":
+        "tests/test_estimator_engine_export.py::test_output_and_receiver_rows and "
+        "tests/test_estimator_engine_export.py::"
+        "test_classify_and_regress_signatures_over_parsed_examples",
+    "trainexec/estimator/engine/exporters.py":
+        "tests/test_keras_exporters.py::test_best_exporter_exports_improvements_only and "
+        "tests/test_fault_matrix_exports.py::"
+        "test_evaluators_of_two_data_sets_keep_their_own_best_exports",
+    "trainexec/estimator/engine/graph.py":
+        "through the native Estimator: tests/test_estimator_engine_contract.py::"
+        "test_a_scaffold_with_its_own_local_init_op",
+    "trainexec/estimator/engine/hook_runner.py":
+        "through the native Estimator: tests/test_estimator_engine_estimator.py::"
+        "test_arguments_and_hooks_reach_the_users_functions",
+    "trainexec/estimator/engine/model_spec.py":
+        "tests/test_estimator_engine_validation.py::test_estimator_spec_rows",
+    "trainexec/estimator/engine/prediction.py":
+        "through the native Estimator's predict: tests/test_estimator_engine_estimator.py::"
+        "test_train_evaluate_predict_export_round_trip",
+    "trainexec/estimator/engine/run_config.py":
+        "tests/test_estimator_engine_validation.py::test_run_config_rows and "
+        "tests/test_estimator_engine_validation.py::"
+        "test_run_config_reads_tf_config_through_trainexecs_cluster_config",
+    "trainexec/estimator/engine/saved_model.py":
+        "through export_saved_model: tests/test_estimator_engine_export.py::"
+        "test_a_raw_receiver_a_single_output_and_receiver_alternatives",
+    "trainexec/estimator/engine/serving_input.py":
+        "tests/test_estimator_engine_export.py::"
+        "test_classify_and_regress_signatures_over_parsed_examples",
+    "trainexec/estimator/engine/session_hooks.py":
+        "through the native Estimator's training: tests/test_estimator_engine_contract.py::"
+        "test_the_final_checkpoint_is_saved_before_a_user_hooks_end",
+    "trainexec/estimator/engine/training.py":
+        "through the native Estimator's train: tests/test_estimator_engine_estimator.py::"
+        "test_train_resumes_from_its_checkpoint_and_skips_a_reached_max_steps",
+    "trainexec/estimator/engine/warm_start.py":
+        "tests/test_estimator_engine_estimator.py::test_warm_start_takes_another_runs_variables",
+    "trainexec/estimator/export.py":
+        "re-exports: tests/test_estimator_engine_export.py::"
+        "test_classify_and_regress_signatures_over_parsed_examples",
+    "trainexec/estimator/hooks.py":
+        "the Estimator's task hooks: tests/test_tasks_roles.py::"
+        "test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order",
+    "trainexec/estimator/roles/__init__.py":
+        "its one module has its mirror: tests/test_estimator_roles_readiness.py::"
+        "test_inside_the_block_new_session_managers_recheck_every_secs",
+    "trainexec/estimator/roles/evaluate_on_save.py":
+        "an Estimator chief evaluating its saves: tests/test_executor.py::"
+        "test_an_estimator_chief_whose_plan_evaluates_evaluates_its_saves",
+    "trainexec/estimator/target.py":
+        "tests/test_estimator_persistent_eval.py::"
+        "test_same_metrics_and_summaries_as_estimator_evaluate and "
+        "tests/test_estimator_engine_contract.py::"
+        "test_an_input_of_tensors_is_evaluated_per_checkpoint_not_on_a_kept_graph",
+    # --- evaluation
+    "trainexec/evaluation/__init__.py":
+        "re-exports: tests/test_evaluation_loop.py::test_decide",
+    "trainexec/evaluation/evaluator_role.py":
+        "the evaluator's role: tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
+    "trainexec/evaluation/final_export.py":
+        "the export fault matrix: tests/test_fault_matrix_exports.py::"
+        "test_final_export_interrupted_between_two_exporters_is_finished_not_repeated",
+    "trainexec/evaluation/lease.py":
+        "tests/test_fault_matrix_exports.py::test_lease_is_exclusive_and_released and "
+        "tests/test_fault_matrix_exports.py::"
+        "test_lease_of_a_dead_process_or_not_renewed_is_taken_over",
+    "trainexec/evaluation/lease_store.py":
+        "through the lease: tests/test_fault_matrix_exports.py::"
+        "test_lease_is_exclusive_and_released (files) and tests/cluster/test_storage_gcs.py::"
+        "test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export "
+        "(gs://)",
+    "trainexec/evaluation/listeners.py":
+        "tests/test_keras_sidecar.py::test_throttle_and_listeners and "
+        "tests/test_evaluation_loop.py::test_listener_before_eval_stops",
+    "trainexec/evaluation/policy.py":
+        "the decision table: tests/test_evaluation_loop.py::test_decide",
+    "trainexec/evaluation/staged_export.py":
+        "exports to gs://: tests/cluster/test_storage_gcs.py::"
+        "test_an_evaluator_killed_while_publishing_to_gs_leaves_no_partial_export_that_counts",
+    "trainexec/evaluation/summaries.py":
+        "tests/test_keras_sidecar.py::test_tensorboard_gets_eval_summaries_at_the_training_step",
+    "trainexec/evaluation/target.py":
+        "through its trainers' targets: tests/test_estimator_persistent_eval.py::"
+        "test_a_rotated_out_checkpoint_disappeared and tests/test_fault_matrix_evaluator.py::"
+        "test_keras_target_calls_a_checkpoint_rotated_away_disappeared",
+    # --- examples (the demo jobs)
+    "trainexec/examples/__init__.py":
+        "tests/test_examples_keras_job.py::test_the_demo_job_trains_evaluates_and_exports_locally",
+    "trainexec/examples/arguments.py":
+        "the demos' flags: tests/test_examples_keras_job.py::"
+        "test_the_demo_job_trains_evaluates_and_exports_locally",
+    "trainexec/examples/blobs.py":
+        "the demos' data: tests/test_examples_keras_job.py::"
+        "test_the_demo_job_trains_evaluates_and_exports_locally",
+    "trainexec/examples/estimator_job.py":
+        "tests/cluster/test_estimator_engine_clusters.py::"
+        "test_native_estimator_cluster_trains_evaluates_and_exports_once",
+    "trainexec/examples/report.py":
+        "the demos' closing line: tests/test_examples_keras_job.py::"
+        "test_the_demo_job_trains_evaluates_and_exports_locally",
+    # --- jobs (rendered and read back through `trainexec render` / `launch --from`)
+    "trainexec/jobs/__init__.py":
+        "re-exports: tests/test_jobs_shape.py::test_from_counts_is_the_launchers_shape_in_tf_config_order",
+    "trainexec/jobs/manifest_rules.py":
+        "tests/test_jobs_manifest.py::"
+        "test_a_manifest_breaking_a_rule_is_refused_at_its_field_with_the_fix",
+    "trainexec/jobs/naming.py":
+        "tests/test_jobs_shape.py::test_a_tfjob_name_is_a_dns_1035_label and "
+        "tests/test_jobs_shape.py::test_env_names",
+    "trainexec/jobs/network_policy.py":
+        "tests/test_jobs_render.py::test_render_network_policy_reads_back",
+    "trainexec/jobs/policies.py":
+        "tests/test_jobs_shape.py::test_choose_policies_never_deletes_a_finishing_pod_and_says_why",
+    "trainexec/jobs/site_options.py":
+        "tests/test_jobs_render.py::"
+        "test_site_flags_put_volumes_gpus_account_and_annotations_in_every_pod and "
+        "tests/test_jobs_render.py::test_bad_vertex_site_flags_exit_2_naming_them",
+    "trainexec/jobs/tf_config.py":
+        "tests/test_jobs_shape.py::"
+        "test_tfjob_tf_config_lists_every_role_the_evaluator_too_in_gos_json",
+    "trainexec/jobs/tfjob.py":
+        "tests/test_jobs_render.py::test_render_tfjob_is_plain_data_from_the_shape",
+    "trainexec/jobs/vertex.py":
+        "tests/test_jobs_render.py::"
+        "test_vertex_lists_the_pools_in_vertex_order_with_the_counts_asked",
+    # --- keras (its compat package: the inventory test and the table test)
+    "trainexec/keras/__init__.py":
+        "the Keras line's public names: tests/test_public_api.py::"
+        "test_public_names_resolve_without_tensorflow_estimator",
+    "trainexec/keras/callbacks.py":
+        "tests/test_keras_sidecar.py::test_training_complete_callback_stops_the_evaluator",
+    "trainexec/keras/compat/coordinator.py":
+        "tests/test_keras_compat.py::"
+        "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
+        "tests/test_keras_coordinator_release.py::test_an_idle_coordinator_is_stopped_at_once",
+    "trainexec/keras/compat/fit_loop.py":
+        "tests/test_keras_compat.py::"
+        "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
+        "tests/test_keras_distributed_fit.py::"
+        "test_under_ps_batch_callbacks_get_the_remote_logs_or_one_fetch_for_all_that_need_values",
+    "trainexec/keras/compat/optimizers.py":
+        "tests/test_keras_compat.py::"
+        "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
+        "tests/test_keras_progress.py::"
+        "test_reports_every_n_steps_and_at_max_steps_with_rate_and_time_left",
+    "trainexec/keras/compat/preemption.py":
+        "tests/test_keras_compat.py::"
+        "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
+        "tests/test_keras_preemption.py::"
+        "test_a_sigtermed_local_run_saves_exits_143_and_resumes_there",
+    "trainexec/keras/compat/variables.py":
+        "tests/test_keras_distributed_fit.py::"
+        "test_keras_3_variable_updates_are_single_ops_inside_atomic_updates_only and "
+        "tests/test_keras_distributed_fit.py::"
+        "test_inside_a_stateless_scope_an_update_keeps_keras_own_even_within_atomic_updates",
+    "trainexec/keras/first_checkpoint_hint.py":
+        "through the sidecar: tests/test_keras_sidecar_contract.py::"
+        "test_hint_wait_is_an_option_and_none_turns_it_off",
+    "trainexec/keras/hooks.py":
+        "the Keras trainer's task hooks: tests/test_tasks_roles.py::"
+        "test_keras_hooks_write_the_chiefs_records_in_the_same_order",
+    "trainexec/keras/input_data.py":
+        "the input functions of every local run, e.g. tests/test_keras_trainer.py::"
+        "test_local_run_trains_evaluates_after_saves_and_exports",
+    "trainexec/keras/restart_rule.py":
+        "tests/test_launch_policy.py::test_keras_tasks_announce_the_group_their_strategy_needs",
+    "trainexec/keras/scratch.py":
+        "tests/test_keras_peer_watchdog.py::"
+        "test_a_peer_still_running_leaves_linger_secs_after_the_chief_finished",
+    "trainexec/keras/summaries.py":
+        "tests/test_keras_progress.py::"
+        "test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard",
+    "trainexec/keras/target.py":
+        "tests/test_keras_sidecar.py::test_evaluates_every_checkpoint_style and "
+        "tests/test_fault_matrix_evaluator.py::"
+        "test_keras_target_calls_a_checkpoint_rotated_away_disappeared",
+    "trainexec/keras/training.py":
+        "tests/test_keras_trainer.py::test_segments and tests/test_keras_trainer.py::"
+        "test_local_run_resumes_at_its_last_saved_step",
+    # --- launch
+    "trainexec/launch/__init__.py":
+        "the launcher's public names: tests/test_public_api.py::"
+        "test_public_names_resolve_without_tensorflow_estimator",
+    "trainexec/launch/slurm_exec.py":
+        "`trainexec slurm-exec` on the Slurm bed: tests/cluster/test_slurm.py::"
+        "test_srun_gives_every_task_its_role_and_its_own_nodes_address",
+    "trainexec/launch/task.py":
+        "tests/test_launch_cluster_plan.py::"
+        "test_a_task_from_a_spec_has_its_own_copy_of_the_spec_s_environment and the "
+        "supervisor's table, tests/test_launch_supervisor_table.py",
+    # --- records
+    "trainexec/records/__init__.py":
+        "re-exports: tests/test_records_liveness.py::test_this_process_is_alive_and_itself",
+    "trainexec/records/checkpoints.py":
+        "tests/test_keras_restore_point.py::test_tasks_that_agree_restore_what_they_see and "
+        "tests/test_evaluation_loop.py::test_never_evaluates_half_written_checkpoint",
+    "trainexec/records/completion.py":
+        "tests/test_executor.py::test_chief_trains_then_records_completion and "
+        "tests/test_evaluation_loop.py::test_stale_completion_of_other_run_is_ignored",
+    "trainexec/records/finished_tasks.py":
+        "tests/test_executor.py::test_ps_exits_once_every_training_task_has_finished",
+    # --- tasks (the role sequence)
+    "trainexec/tasks/__init__.py":
+        "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
+    "trainexec/tasks/hooks.py":
+        "the hooks the role table calls: tests/test_tasks_roles.py::"
+        "test_every_role_takes_its_steps_in_order",
+    "trainexec/tasks/result.py":
+        "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
+    "trainexec/tasks/serving.py":
+        "tests/test_tasks_roles.py::test_ps_serves_forever_when_asked and "
+        "tests/test_executor.py::test_ps_keeps_serving_while_a_task_has_not_finished",
+    "trainexec/tasks/training.py":
+        "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order and "
+        "tests/test_executor.py::test_worker_waits_its_delay_then_trains",
+    # --- testing (the test beds: run by the cluster tests that use them)
+    "trainexec/testing/__init__.py":
+        "re-exports of the beds: tests/cluster/test_multihost_bed.py::"
+        "test_hosts_reach_each_other_by_service_name_and_nothing_else",
+    "trainexec/testing/bridge.py":
+        "the beds' network: tests/cluster/test_multihost_bed.py::"
+        "test_hosts_reach_each_other_by_service_name_and_nothing_else",
+    "trainexec/testing/chaos/__main__.py":
+        "two lines running cli.main, tested in tests/test_testing_chaos.py::"
+        "test_the_cli_prints_the_schedules_it_would_run",
+    "trainexec/testing/chaos/cli.py":
+        "tests/test_testing_chaos.py::test_the_cli_prints_the_schedules_it_would_run",
+    "trainexec/testing/chaos/invariants.py":
+        "tests/test_testing_chaos.py::test_a_run_that_kept_every_promise_has_no_violation",
+    "trainexec/testing/chaos/regressions.py":
+        "tests/test_testing_chaos.py::test_the_issues_regressions_are_kept_with_their_faults",
+    "trainexec/testing/chaos/runner.py":
+        "tests/test_testing_chaos.py::test_the_log_gives_lines_and_evaluated_checkpoints",
+    "trainexec/testing/chaos/schedule.py":
+        "tests/test_testing_chaos.py::test_a_seed_always_gives_the_same_schedule",
+    "trainexec/testing/gcs/__main__.py":
+        "`python -m trainexec.testing.gcs`, started by GcsEmulator: "
+        "tests/cluster/test_testing_gcs.py::test_client_settings",
+    "trainexec/testing/gcs/emulator.py":
+        "tests/cluster/test_testing_gcs.py::test_create_if_absent_has_one_winner",
+    "trainexec/testing/gcs/server.py":
+        "the emulator process: tests/cluster/test_testing_gcs.py::"
+        "test_generation_preconditions and tests/cluster/test_testing_gcs.py::"
+        "test_tensorflow_on_gs",
+    "trainexec/testing/gcs/tls.py":
+        "the emulator's certificates: tests/cluster/test_testing_gcs.py::test_client_settings",
+    "trainexec/testing/netns.py":
+        "tests/cluster/test_multihost_bed.py::"
+        "test_hosts_reach_each_other_by_service_name_and_nothing_else",
+    "trainexec/testing/slurm.py":
+        "the Slurm bed: tests/cluster/test_slurm.py::"
+        "test_srun_gives_every_task_its_role_and_its_own_nodes_address",
+    "trainexec/testing/storage.py":
+        "tests/cluster/test_multihost_bed.py::"
+        "test_a_file_one_host_writes_shows_on_another_when_the_cache_allows",
+}
+
+
+def mirror_name(module: pathlib.Path) -> str:
+    """`test_<path under trainexec/, "/" as "_">.py`; a package's `__init__.py` is the
+    package."""
+    parts = list(module.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return "test_" + "_".join(parts or ["trainexec"]) + ".py"
+
+
+def has_mirror(module: pathlib.Path) -> bool:
+    return any((folder / mirror_name(module)).is_file() for folder in TEST_DIRS)
+
+
+def modules() -> list[str]:
+    return sorted(path.relative_to(ROOT).as_posix() for path in PACKAGE.rglob("*.py"))
+
+
+def test_the_naming_rule():
+    assert mirror_name(PACKAGE / "clock.py") == "test_clock.py"
+    assert mirror_name(PACKAGE / "launch" / "policy.py") == "test_launch_policy.py"
+    assert (mirror_name(PACKAGE / "keras" / "compat" / "optimizers.py")
+            == "test_keras_compat_optimizers.py")
+    assert mirror_name(PACKAGE / "keras" / "compat" / "__init__.py") == "test_keras_compat.py"
+    assert mirror_name(PACKAGE / "__init__.py") == "test_trainexec.py"
+
+
+def test_every_module_has_a_mirror_or_an_exemption():
+    missing = [module for module in modules()
+               if not has_mirror(ROOT / module) and module not in MIRROR_EXEMPT]
+    assert missing == [], (
+        "write tests/" + (mirror_name(ROOT / missing[0]) if missing else "") + " (or list "
+        "the module in MIRROR_EXEMPT, naming the tests/<file>.py::<test> that tests it)")
+
+
+def test_no_exemption_is_stale():
+    known = set(modules())
+    gone = sorted(module for module in MIRROR_EXEMPT if module not in known)
+    mirrored = sorted(module for module in MIRROR_EXEMPT
+                      if module in known and has_mirror(ROOT / module))
+    assert gone == [], "exempt modules that no longer exist"
+    assert mirrored == [], "exempt modules that now have their mirror: drop the exemption"
+
+
+def test_every_exemption_names_tests_that_exist():
+    problems = []
+    for module, reason in MIRROR_EXEMPT.items():
+        places = _WHERE.findall(reason)
+        if not places:
+            problems.append(f"{module}: the reason names no tests/<file>.py::<test>")
+        for path, name in places:
+            test_file = ROOT / path
+            if not test_file.is_file():
+                problems.append(f"{module}: {path} does not exist")
+            elif not re.search(rf"^\s*def {name}\(", test_file.read_text(encoding="utf-8"),
+                               flags=re.MULTILINE):
+                problems.append(f"{module}: {path} has no {name}")
+    assert problems == []
