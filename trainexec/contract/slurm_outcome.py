@@ -41,7 +41,7 @@ from typing import Mapping, Sequence
 from trainexec.contract.exit_codes import CAUSES, ExitCodes
 from trainexec.records.layout import RECORDS_DIR, record_path, task_file_name, write_json
 
-__all__ = ["FAIL", "LOST", "REQUEUE", "SLURM_DIR", "SUCCEED", "Decision", "TaskVerdict",
+__all__ = ["FAIL", "REQUEUE", "SLURM_DIR", "SUCCEED", "Decision", "TaskVerdict",
            "cause_of", "decide", "read_verdicts", "run_key", "verdict_dir", "write_verdict"]
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,6 @@ SLURM_DIR = "slurm"
 SUCCEED = "succeed"
 FAIL = "fail"
 REQUEUE = "requeue"
-LOST = "lost"  # a task that left no verdict: SIGKILLed, or its node lost
 SIGNALLED = "signalled"
 FAILED = "failed"
 

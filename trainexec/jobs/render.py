@@ -37,14 +37,13 @@ from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 from trainexec.jobs.yaml_text import dump_documents
 
-__all__ = ["SBATCH", "TARGETS", "TFJOB", "VERTEX", "check_image", "check_max_restarts",
+__all__ = ["SBATCH", "TFJOB", "VERTEX", "check_image", "check_max_restarts",
            "check_namespace", "check_port", "check_sbatch_name", "parse_env", "pod_options",
            "render_shape", "tfjob_yaml", "vertex_json", "vertex_options"]
 
 SBATCH = "sbatch"
 TFJOB = "tfjob"
 VERTEX = "vertex"
-TARGETS = (TFJOB, VERTEX, SBATCH)
 _MAX_DISPLAY_NAME = 128  # Vertex AI's limit for a display name
 
 

@@ -41,7 +41,7 @@ from trainexec.errors import ConfigError
 from trainexec.evaluation.target import GLOBAL_STEP, load_or_classify
 
 __all__ = ["KerasTarget", "MissingIterationsError", "ModelNotCompiledError",
-           "NothingToLoadError", "flatten_metrics", "read_iterations"]
+           "NothingToLoadError", "flatten_metrics"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +92,6 @@ def _has_variables(model: Any) -> bool:
         return bool(model.weights)
     except ValueError:  # Keras 2: a Sequential model without an input shape
         return False
-
-
-def read_iterations(checkpoint_path: str) -> int | None:
-    """The optimizer `iterations` saved in a checkpoint or Keras file, or None."""
-    if checkpoints.is_keras_file(checkpoint_path):
-        return _file_iterations(checkpoint_path)
-    return _ObjectGraph(tf.train.load_checkpoint(checkpoint_path)).iterations()
 
 
 class _ObjectGraph:
