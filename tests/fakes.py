@@ -11,7 +11,9 @@ import tensorflow as tf
 from trainexec.records.checkpoints import checkpoint_step
 from trainexec.errors import ConfigError
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.trainer import EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan
+from trainexec.tasks.hooks import TrainerHooks
+from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, RolePlan,
+                               TrainerBase)
 
 
 class FakeClock:
@@ -206,47 +208,69 @@ class FakeEstimator(StubEstimator):
         return self
 
 
-class FakeTrainer:
+class FakeHooks(TrainerHooks):
+    """A `FakeTrainer`'s hooks for one plan: no step of them runs. Tests that run a
+    FakeTrainer's role replace the sequence (`trainexec.executor.run_role`) with
+    `run_fake_role`, which hands back `result`."""
+
+    def __init__(self, plan: RolePlan, model_dir: str) -> None:
+        self.plan, self.model_dir = plan, model_dir
+        self.result = FakeTrainer.result_for(plan)
+
+
+def run_fake_role(plan: RolePlan, hooks: FakeHooks, settings) -> tuple | None:
+    """`trainexec.tasks.roles.run_role` for a FakeTrainer: its hooks' `result`."""
+    assert isinstance(hooks, FakeHooks) and hooks.plan == plan
+    return hooks.result
+
+
+class FakeTrainer(TrainerBase):
     """A `trainexec.trainer.Trainer` without a model: it plans a role for each
     task type (the Estimator's shapes, without its checks), or refuses the
     cluster with `refuse` (a ConfigError message), and records what the
-    executor asks of it. `run_role` returns `(metrics, exports)` naming the
-    task for the roles that evaluate, else None; `run_task` (the executor's
-    `run_chief()`...) records the task type it is given."""
+    executor asks of it. Its hooks (`task_hooks`) run nothing: with `run_fake_role`
+    as the sequence, a role returns `(metrics, exports)` naming the task for the roles
+    that evaluate, else None; `plan_task` (the executor's `run_chief()`...) records
+    the task type it is given."""
 
     def __init__(self, model_dir: str = "/tmp/fake-trainer", refuse: str | None = None):
         self.model_dir = model_dir
         self.refuse = refuse
         self.planned: list = []   # the clusters plan_role was given
         self.plans: list = []     # the plans it returned
-        self.ran: list = []       # (plan, settings) run_role was given
-        self.tasks: list = []     # (task type, settings) run_task was given
+        self.ran: list = []       # (plan, settings) task_hooks was given
+        self.tasks: list = []     # (task type, cluster) plan_task was given
 
     def plan_role(self, cluster) -> RolePlan:
         self.planned.append(cluster)
         if self.refuse:
             raise ConfigError(self.refuse)
-        task, role = cluster.task_name, cluster.role
-        if role == "local":
-            plan = RolePlan(task, TRAIN_AND_EVALUATE, writes_checkpoints=True, is_local=True)
-        elif role == "evaluator":
-            plan = RolePlan(task, EVALUATE)
-        elif role == "ps":
-            plan = RolePlan(task, SERVE, starts_server=True, strategy="fake")
-        else:
-            plan = RolePlan(task, TRAIN_AND_EVALUATE if role == "master" else TRAIN,
-                            starts_server=True, start_delay=role == "worker",
-                            waits_for_chief=role == "worker",
-                            writes_checkpoints=role in ("chief", "master"), strategy="fake")
+        plan = self._plan(cluster.task_name, cluster.role)
         self.plans.append(plan)
         return plan
 
-    def run_role(self, plan: RolePlan, settings) -> tuple | None:
-        self.ran.append((plan, settings))
-        return self.result_for(plan)
+    def plan_task(self, task_type, cluster) -> RolePlan:
+        self.tasks.append((task_type, cluster))
+        if task_type is None:
+            return self._plan("local", "local")
+        return self._plan(f"{task_type}:{cluster.task_index or 0}", task_type)
 
-    def run_task(self, task_type, settings) -> None:
-        self.tasks.append((task_type, settings))
+    @staticmethod
+    def _plan(task: str, role: str) -> RolePlan:
+        if role == "local":
+            return RolePlan(task, TRAIN_AND_EVALUATE, writes_checkpoints=True, is_local=True)
+        if role == "evaluator":
+            return RolePlan(task, EVALUATE)
+        if role == "ps":
+            return RolePlan(task, SERVE, starts_server=True, strategy="fake")
+        return RolePlan(task, TRAIN_AND_EVALUATE if role == "master" else TRAIN,
+                        starts_server=True, start_delay=role == "worker",
+                        waits_for_chief=role == "worker",
+                        writes_checkpoints=role in ("chief", "master"), strategy="fake")
+
+    def task_hooks(self, plan: RolePlan, settings) -> FakeHooks:
+        self.ran.append((plan, settings))
+        return FakeHooks(plan, self.model_dir)
 
     @staticmethod
     def result_for(plan: RolePlan) -> tuple | None:
@@ -258,7 +282,8 @@ class FakeTrainer:
 def serve_as_keras_task(plan, model_dir, max_steps, poll_secs=1.0, clock=None,
                         server_factory=None):
     """A Keras ParameterServerStrategy worker's or ps's serving role, as the executor runs
-    it (`KerasTrainer.run_role`, then `trainexec.tasks`); returns the server it started."""
+    it (`KerasTrainer.task_hooks`, then `trainexec.tasks`); returns the server it started."""
+    from trainexec.tasks.roles import run_role
     from trainexec.clock import SystemClock
     from trainexec.evaluation.listeners import ContinuousEvalListener
     from trainexec.keras.trainer import KerasTrainer, role_plan
@@ -278,7 +303,8 @@ def serve_as_keras_task(plan, model_dir, max_steps, poll_secs=1.0, clock=None,
         cluster=plan.cluster, clock=clock or SystemClock(), poll_secs=poll_secs,
         idle_timeout_secs=None, listener=ContinuousEvalListener(), server_factory=factory)
     trainer._plans[plan.cluster] = plan  # the plan given, not one made for this machine
-    assert trainer.run_role(role_plan(plan), settings) is None  # not an evaluating role
+    role = role_plan(plan)
+    assert run_role(role, trainer.task_hooks(role, settings), settings) is None  # serves
     return started[-1]
 
 

@@ -1,6 +1,7 @@
-"""trainexec/executor.py: the executor plans each TF_CONFIG shape's role, logs it and has
-the trainer carry out that plan (a `FakeTrainer`, no model); then the Estimator's roles
-through it (a `FakeEstimator`, whose 'training' writes real checkpoints)."""
+"""trainexec/executor.py: the executor plans each TF_CONFIG shape's role, logs it and
+carries out that plan with the trainer's hooks (a `FakeTrainer`, no model, whose role
+the sequence does not run); then the Estimator's roles through it (a `FakeEstimator`,
+whose 'training' writes real checkpoints)."""
 
 import dataclasses
 import json
@@ -15,8 +16,10 @@ from trainexec import (ClusterConfig, ConfigError, ContinuousEvalListener, EvalS
                        TrainSpec, TrainingExecutor, WorkerDelay, read_training_complete,
                        train_and_evaluate)
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
-from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer
-from fakes import FakeClock, FakeEstimator, FakeServer, FakeTrainer, RecordingExporter
+from trainexec.trainer import SERVE, TRAIN_AND_EVALUATE, Trainer, TrainerBase
+import trainexec.executor
+from fakes import (FakeClock, FakeEstimator, FakeHooks, FakeServer, FakeTrainer,
+                   RecordingExporter, run_fake_role)
 
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
@@ -24,6 +27,20 @@ CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
 
 def input_fn():
     return None
+
+
+@pytest.fixture(autouse=True)
+def fake_trainers_roles(monkeypatch):
+    """A FakeTrainer's role is not carried out: `run_fake_role` hands back its result
+    (every other trainer's runs, `trainexec.tasks.roles.run_role`)."""
+    real = trainexec.executor.run_role
+
+    def run_role(plan, hooks, settings):
+        if isinstance(hooks, FakeHooks):
+            return run_fake_role(plan, hooks, settings)
+        return real(plan, hooks, settings)
+
+    monkeypatch.setattr(trainexec.executor, "run_role", run_role)
 
 
 # -- the executor, with a fake Trainer ---------------------------------------------------
@@ -107,10 +124,14 @@ def test_run_a_role_asks_the_trainer_for_that_role(method, task_type):
     ex = TrainingExecutor(trainer, TrainSpec(input_fn), EvalSpec(input_fn),
                           cluster=ClusterConfig(cluster=CLUSTER, task_type="worker",
                                                 task_index=1))
-    getattr(ex, method)()
+    result = getattr(ex, method)()
     assert [task for task, _ in trainer.tasks] == [task_type]
-    assert trainer.tasks[0][1].cluster.task_name == "worker:1"
-    assert trainer.ran == []
+    assert trainer.tasks[0][1].task_name == "worker:1"
+    # That task type's plan is what runs, with the job's settings.
+    (plan, settings), = trainer.ran
+    assert plan.task == ("local" if task_type is None else f"{task_type}:1")
+    assert settings.cluster == ex.cluster and trainer.planned == []
+    assert result == FakeTrainer.result_for(plan)
 
 
 # -- the Estimator's roles ---------------------------------------------------------------
@@ -283,7 +304,7 @@ def test_evaluator_runs_until_training_done(tmp_path):
     assert metrics["global_step"] == 20
 
 
-class Replanned:
+class Replanned(TrainerBase):
     """A Trainer that changes its trainer's plan: what runs is what the plan says."""
 
     def __init__(self, trainer, **changes):
@@ -293,8 +314,8 @@ class Replanned:
     def plan_role(self, cluster):
         return dataclasses.replace(self.trainer.plan_role(cluster), **self.changes)
 
-    def run_role(self, plan, settings):
-        return self.trainer.run_role(plan, settings)
+    def task_hooks(self, plan, settings):
+        return self.trainer.task_hooks(plan, settings)
 
 
 def estimator_trainer(model_dir, task_type=None, index=0):

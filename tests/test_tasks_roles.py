@@ -21,13 +21,12 @@ import pytest
 from fakes import FakeClock, FakeEstimator, FakeServer
 from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.evaluation.evaluate_on_save import OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.records import completion, finished_tasks
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.tasks.result import TrainResult
 from trainexec.tasks import roles, training
-from trainexec.tasks.hooks import Trained, TrainerHooks, TrainerWords
+from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings
 
@@ -106,32 +105,36 @@ TABLE = [pytest.param(trainer, cluster, task, steps,
          for task, steps, planners in ROLES for trainer, cluster in planners]
 
 
-class JournalingHooks:
-    """`TrainerHooks` of a trainer without a model: each call goes to `journal`."""
-
-    words = TrainerWords(on_save=OnSaveWording("", "", "%s %s", "{path} {status}"))
-    model_dir: str
+class JournalingHooks(TrainerHooks):
+    """`TrainerHooks` of a trainer without a model: each call goes to `journal` (8
+    members; `words` and `run_evaluation` are the defaults)."""
 
     def __init__(self, model_dir, journal):
         self.model_dir, self.journal = str(model_dir), journal
-        self.run_evaluation = lambda evaluate: evaluate()
 
-    def begin(self):
+    @contextlib.contextmanager
+    def session(self):
         self.journal.append("begin")
+        try:
+            yield
+        finally:
+            self.journal.append("close")
 
     def start_server(self):
         self.journal.append("start server")
         return object()
 
-    def start_delay_secs(self):
+    def before_training(self, plan):
         self.journal.append("start delay")
-        return 3.0
+        journal = self.journal
 
-    @contextlib.contextmanager
-    def waiting_for_chief(self):
-        self.journal.append("wait for chief")
-        yield
-        self.journal.append("chief is ready")
+        @contextlib.contextmanager
+        def waiting_for_chief():
+            journal.append("wait for chief")
+            yield
+            journal.append("chief is ready")
+
+        return BeforeTraining(start_delay_secs=3.0, waiting_for_chief=waiting_for_chief())
 
     def train(self, plan, on_save, record_finished):
         self.journal.append("train")
@@ -142,7 +145,9 @@ class JournalingHooks:
     def after_records(self, plan, trained):
         self.journal.append("after records")
 
-    def eval_target(self):
+    @contextlib.contextmanager
+    def evaluation(self):
+        self.journal.append("eval listeners")
         self.journal.append("eval target")
         journal = self.journal
 
@@ -150,21 +155,13 @@ class JournalingHooks:
             def close(self):
                 journal.append("eval target closed")
 
-        return Target()
-
-    @contextlib.contextmanager
-    def evaluation_listeners(self):
-        self.journal.append("eval listeners")
-        yield ()
+        yield Evaluation(Target())
         self.journal.append("eval listeners closed")
 
     def serving_job(self):
         self.journal.append("serving job")
         return ServingJob(task="?", model_dir=self.model_dir, waited_for=frozenset(),
                           max_steps=20)
-
-    def close(self):
-        self.journal.append("close")
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.executor import as_trainer
+from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan)
 
@@ -162,7 +163,7 @@ def test_a_keras_trainer_refuses_a_plan_it_cannot_carry_out(tmp_path, changes):
     plan = dataclasses.replace(trainer.plan_role(ClusterConfig()), **changes)
     with pytest.raises(ConfigError, match="KerasTrainer cannot carry out this role: local "
                        "trains and evaluates"):
-        trainer.run_role(plan, _keras_settings())
+        trainer.task_hooks(plan, _keras_settings())
     assert not (tmp_path / "model").exists()
 
 
@@ -182,7 +183,8 @@ def test_a_keras_trainer_carries_out_its_plan_not_its_task_type(tmp_path):
     trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10)
     plan = dataclasses.replace(trainer.plan_role(ClusterConfig()), action=TRAIN)
     listener = _Counting()
-    assert trainer.run_role(plan, _keras_settings(listener)) is None  # nothing evaluated
+    settings = _keras_settings(listener)
+    assert run_role(plan, trainer.task_hooks(plan, settings), settings) is None  # nothing evaluated
     assert listener.calls == 0
     assert read_training_complete(model_dir).global_step == 20
     assert FinishedTasks(model_dir, since_nsec=0).finished() == set()  # it ran alone

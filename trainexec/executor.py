@@ -1,16 +1,16 @@
 """`TrainingExecutor` and `train_and_evaluate`: cluster -> role -> trainer.
 
 The executor reads the cluster (TF_CONFIG), asks the trainer what this task
-does (`Trainer.plan_role`), logs that `RolePlan` and has the trainer carry out
-that same plan (`Trainer.run_role`). The trainer is a
+does (`Trainer.plan_role`), logs that `RolePlan` and carries out that same plan
+with the trainer's hooks (`trainexec.tasks.roles.run_role(plan,
+trainer.task_hooks(plan, settings), settings)`). The trainer is a
 `tf.estimator.Estimator` (wrapped in `EstimatorTrainer`) or a
 `trainexec.KerasTrainer`.
 
-A trainer with a `cluster_for(given, explicit)` method picks the cluster it
-runs as: an Estimator takes its `RunConfig`'s, as tf.estimator does, warning
-when TF_CONFIG read at call time disagrees
-(`trainexec.estimator.run_config_cluster`). A KerasTrainer has none: it runs as
-TF_CONFIG says.
+A trainer picks the cluster it runs as (`Trainer.cluster_for`): an Estimator
+takes its `RunConfig`'s, as tf.estimator does, warning when TF_CONFIG read at
+call time disagrees (`trainexec.estimator.run_config_cluster`); a KerasTrainer
+runs as TF_CONFIG says (`TrainerBase`'s default).
 
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
 TF_CONFIG differs):
@@ -37,13 +37,13 @@ from trainexec.records.storage import check_supported
 from trainexec.clock import Clock, SystemClock
 from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.contract.exit_deadline import deadline_secs, end_within_at_exit
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
                              check_poll_secs, validate_hooks)
 from trainexec.tasks.result import TrainResult
+from trainexec.tasks.roles import run_role
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
@@ -121,9 +121,7 @@ class TrainingExecutor:
         check_poll_secs(poll_secs)  # before TF_CONFIG is read: the first error to fix
         explicit = cluster is not None
         cluster = cluster if explicit else ClusterConfig.from_env()
-        cluster_for = getattr(self._trainer, "cluster_for", None)
-        if cluster_for is not None:
-            cluster = cluster_for(cluster, explicit)
+        cluster = self._trainer.cluster_for(cluster, explicit)
         self._settings = JobSettings(
             train_spec=train_spec, eval_spec=eval_spec,  # parsed by JobSettings
             cluster=cluster,
@@ -173,12 +171,12 @@ class TrainingExecutor:
             logger.info("Running %s of the cluster.", self.cluster.task_name)
         logger.info("Role: %s", plan.describe())
         if self.cluster.role == "local":
-            return self._trainer.run_role(plan, self._settings)
+            return self._run_plan(plan)
         # A task of a cluster ends within a bound once its role is over, whatever
         # TensorFlow's shutdown waits for (trainexec.contract.exit_deadline).
         bound = deadline_secs()
         try:
-            result = self._trainer.run_role(plan, self._settings)
+            result = self._run_plan(plan)
         except SystemExit as stop:  # preempted: the code it ends with
             end_within_at_exit(bound, stop.code if isinstance(stop.code, int) else 1,
                                self.cluster.task_name)
@@ -186,15 +184,14 @@ class TrainingExecutor:
         end_within_at_exit(bound, 0, self.cluster.task_name)
         return result
 
+    def _run_plan(self, plan: RolePlan) -> TrainResult | None:
+        """`plan` carried out with the trainer's hooks (`trainexec.tasks.roles`)."""
+        return run_role(plan, self._trainer.task_hooks(plan, self._settings), self._settings)
+
     def _run_task(self, task_type: str | None) -> TrainResult | None:
         """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role
-        whatever TF_CONFIG says, for a trainer that offers it (`run_task`)."""
-        run_task = getattr(self._trainer, "run_task", None)
-        if run_task is None:
-            raise ConfigError(
-                f"{type(self._trainer).__name__} plays the role TF_CONFIG gives it: call "
-                f"TrainingExecutor.run() (TF_CONFIG says {self.cluster.task_name})")
-        return run_task(task_type, self._settings)
+        whatever TF_CONFIG says, for a trainer that plans it (`Trainer.plan_task`)."""
+        return self._run_plan(self._trainer.plan_task(task_type, self.cluster))
 
     def run_chief(self) -> None:
         """Trains as the chief and records when training is done."""

@@ -5,10 +5,11 @@ model. For this process's task a trainer returns a `RolePlan`: whether the task
 starts a standard TensorFlow server, waits out a start delay, waits for the
 chief, writes the run's checkpoints, runs alone or as a task of a cluster, and
 whether it trains, serves until training is over, evaluates, or trains and
-evaluates after its checkpoint saves. The executor logs the plan and asks the
-trainer to carry it out with the job's settings (`JobSettings`): a trainer's
-`run_role` acts on the plan's action and flags, and does not decide the role
-again from the task type.
+evaluates after its checkpoint saves. The executor logs the plan, asks the trainer
+for its hooks for that plan and the job's settings (`task_hooks`, a
+`trainexec.tasks.hooks.TrainerHooks`) and carries the plan out with them
+(`trainexec.tasks.roles.run_role`): the role's steps follow the plan's action and
+flags, and nothing decides the role again from the task type.
 
 Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
 Estimator, `trainexec.estimator.trainer`) and `KerasTrainer`
@@ -19,7 +20,8 @@ Example:
     trainer = KerasTrainer(...)   # or EstimatorTrainer(estimator)
     plan = trainer.plan_role(cluster)
     logger.info("%s", plan.describe())
-    result = trainer.run_role(plan, settings)
+    result = trainexec.tasks.roles.run_role(plan, trainer.task_hooks(plan, settings),
+                                            settings)
     ```
 """
 
@@ -36,11 +38,11 @@ from trainexec.cluster.server import WorkerDelay
 from trainexec.errors import ConfigError
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec, check_poll_secs
 
-if TYPE_CHECKING:  # the tasks' result type; trainexec.tasks imports this module
-    from trainexec.tasks.result import TrainResult
+if TYPE_CHECKING:  # the hooks' type; trainexec.tasks imports this module
+    from trainexec.tasks.hooks import TrainerHooks
 
 __all__ = ["COORDINATE", "EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings",
-           "RolePlan", "TaskAction", "Trainer"]
+           "RolePlan", "TaskAction", "Trainer", "TrainerBase"]
 
 
 class TaskAction(str, enum.Enum):
@@ -167,7 +169,11 @@ class JobSettings:
 
 @runtime_checkable
 class Trainer(Protocol):
-    """A kind of model the executor can run in every role."""
+    """A kind of model the executor can run in every role.
+
+    A trainer thinks about three members: `model_dir`, `plan_role` and `task_hooks`;
+    `TrainerBase` gives the other two their defaults (subclass it).
+    """
 
     @property
     def model_dir(self) -> str:  # read-only here: an attribute or a property qualifies
@@ -177,6 +183,34 @@ class Trainer(Protocol):
         """What the task `cluster` describes does; ConfigError if it cannot run."""
         ...
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
-        """Carries out `plan`; a `TrainResult` where it evaluates, else None."""
+    def task_hooks(self, plan: RolePlan, settings: JobSettings) -> TrainerHooks:
+        """How this trainer does each step of `plan`'s sequence; ConfigError, before
+        anything starts, for what it cannot do with these settings."""
         ...
+
+    def cluster_for(self, given: ClusterConfig, explicit: bool = False) -> ClusterConfig:
+        """The cluster this trainer runs as, given TF_CONFIG's (or the executor's
+        explicit `cluster`): `given` (TrainerBase), or e.g. an Estimator's RunConfig's."""
+        ...
+
+    def plan_task(self, task_type: str | None, cluster: ClusterConfig) -> RolePlan:
+        """The plan of `task_type`'s role (None: a local run) whatever `cluster` says:
+        tf.estimator's `run_chief()`, `run_worker()`...; ConfigError for a trainer that
+        plays only the role TF_CONFIG gives it (TrainerBase)."""
+        ...
+
+
+class TrainerBase:
+    """The defaults of a `Trainer`'s two optional members."""
+
+    def cluster_for(self, given: ClusterConfig, explicit: bool = False) -> ClusterConfig:
+        """TF_CONFIG's cluster (or the executor's explicit one), as given."""
+        del explicit
+        return given
+
+    def plan_task(self, task_type: str | None, cluster: ClusterConfig) -> RolePlan:
+        """ConfigError: this trainer plays the role TF_CONFIG gives it."""
+        del task_type
+        raise ConfigError(
+            f"{type(self).__name__} plays the role TF_CONFIG gives it: call "
+            f"TrainingExecutor.run() (TF_CONFIG says {cluster.task_name})")

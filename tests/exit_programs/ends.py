@@ -20,7 +20,7 @@ import tensorflow as tf  # noqa: E402
 
 import trainexec  # noqa: E402
 from trainexec.contract.exit_codes import install_exit_hook  # noqa: E402
-from trainexec.trainer import TRAIN, RolePlan  # noqa: E402
+from trainexec.trainer import TRAIN, RolePlan, TrainerBase  # noqa: E402
 
 
 def _data(context=None):
@@ -34,7 +34,7 @@ def _model():
     return model
 
 
-class RaisingTrainer:
+class RaisingTrainer(TrainerBase):
     """A `trainexec.trainer.Trainer` whose training task of a two-task cluster
     raises `error`."""
 
@@ -47,7 +47,7 @@ class RaisingTrainer:
     def plan_role(self, cluster):
         return RolePlan(cluster.task_name, TRAIN)
 
-    def run_role(self, plan, settings):
+    def task_hooks(self, plan, settings):  # as its role starts
         raise self.error
 
 

@@ -22,17 +22,17 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, ContextManager, Sequence
+from typing import Any, Callable, ContextManager, Iterator
 
 from trainexec.estimator.availability import TrainableModel
 from trainexec.estimator.roles.evaluate_on_save import (ESTIMATOR_WORDING,
                                                          EvaluateOnSaveListener)
 from trainexec.estimator.roles.readiness import model_readiness_checks_every
 from trainexec.estimator.target import EstimatorTarget
-from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, evaluate_here
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.cluster.server import start_standard_server
-from trainexec.tasks.hooks import Trained, TrainerWords
+from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings, RolePlan
 
@@ -44,10 +44,9 @@ __all__ = ["DRAIN_SECS", "EstimatorHooks"]
 DRAIN_SECS = 30.0
 
 
-class EstimatorHooks:
-    """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc)."""
-
-    run_evaluation = staticmethod(evaluate_here)
+class EstimatorHooks(TrainerHooks):
+    """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc).
+    Its evaluation after saves runs on the training thread (the default)."""
 
     def __init__(self, estimator: TrainableModel, settings: JobSettings) -> None:
         self.estimator = estimator
@@ -62,22 +61,27 @@ class EstimatorHooks:
                         f"save_checkpoints_secs={getattr(config, 'save_checkpoints_secs', None)}), "
                         f"at most every {throttle}s.")
 
-    def begin(self) -> None:
-        pass
-
     def start_server(self) -> Any:
         config = self.estimator.config
         return start_standard_server(
             self.settings.cluster, getattr(config, "session_config", None),
             self.settings.server_factory, getattr(config, "protocol", None))
 
-    def start_delay_secs(self) -> float:
+    def before_training(self, plan: RolePlan) -> BeforeTraining:
+        """A worker's staggered start (`WorkerDelay` with RunConfig's
+        `experimental_max_worker_delay_secs`), then the wait for the chief's model,
+        re-checked every `poll_secs`."""
+        return BeforeTraining(
+            start_delay_secs=self._start_delay_secs() if plan.start_delay else 0.0,
+            waiting_for_chief=self._waiting_for_chief())
+
+    def _start_delay_secs(self) -> float:
         cluster = self.settings.cluster
         return self.settings.worker_delay.secs_for(
             cluster.task_type, cluster.task_index,
             getattr(self.estimator.config, "experimental_max_worker_delay_secs", None))
 
-    def waiting_for_chief(self) -> ContextManager[Any]:
+    def _waiting_for_chief(self) -> ContextManager[Any]:
         checks_every = getattr(self.estimator, "readiness_checks_every", None)
         if checks_every is not None:  # trainexec.estimator.Estimator: public, no patch
             return checks_every(self.settings.poll_secs)
@@ -101,24 +105,17 @@ class EstimatorHooks:
                        checkpoint=latest.path if latest else None,
                        final_step=evaluating.ended_at_step if evaluating else None)
 
-    def after_records(self, plan: RolePlan, trained: Trained) -> None:
-        pass
-
-    def eval_target(self) -> EstimatorTarget:
-        """A corrupt-looking checkpoint is retried after `poll_secs` on the job's clock.
-        (The sequence has checked there is an EvalSpec: `JobSettings.eval_spec_for`.)"""
+    @contextlib.contextmanager
+    def evaluation(self) -> Iterator[Evaluation]:
+        """An `EstimatorTarget`; a corrupt-looking checkpoint is retried after
+        `poll_secs` on the job's clock. (The sequence has checked there is an EvalSpec:
+        `JobSettings.eval_spec_for`.)"""
         settings = self.settings
-        return EstimatorTarget(self.estimator, settings.eval_spec, clock=settings.clock,
-                               retry_secs=settings.poll_secs)
-
-    def evaluation_listeners(self) -> ContextManager[Sequence[Any]]:
-        return contextlib.nullcontext(())
+        yield Evaluation(EstimatorTarget(self.estimator, settings.eval_spec,
+                                         clock=settings.clock, retry_secs=settings.poll_secs))
 
     def serving_job(self) -> ServingJob:
         cluster = self.settings.cluster
         return ServingJob(task=cluster.task_name, model_dir=self.model_dir,
                           waited_for=frozenset(cluster.training_tasks),
                           max_steps=self.settings.train_spec.max_steps, drain_secs=DRAIN_SECS)
-
-    def close(self) -> None:
-        pass

@@ -14,9 +14,10 @@ Under Google's own cluster environment (`TF_CONFIG.environment == "google"`)
 the training tasks' servers are started by the platform, not here (a ps
 starts its own, as tf.estimator's does).
 
-`plan_role` decides this (`role_plan` is the pure part); `run_role` carries
-out the plan it is given with the role sequences of `trainexec.tasks`, each step
-done as `trainexec.estimator.hooks.EstimatorHooks` says for an Estimator.
+`plan_role` decides this (`role_plan` is the pure part; `plan_task` plans a role
+by its task type, for tf.estimator's `run_chief()`...); the executor carries out
+the plan with the role sequences of `trainexec.tasks`, each step done as
+`task_hooks` (`trainexec.estimator.hooks.EstimatorHooks`) says for an Estimator.
 
 Example:
     ```python
@@ -36,17 +37,15 @@ from trainexec.estimator.availability import check_trainable
 from trainexec.estimator.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator.run_config_cluster import choose_cluster
 from trainexec.estimator.hooks import EstimatorHooks
-from trainexec.tasks.result import TrainResult
-from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
-                               RolePlan)
+                               RolePlan, TrainerBase)
 
 __all__ = ["EstimatorTrainer", "role_plan"]
 
 _BETWEEN_GRAPH = "between-graph replication"
 
 
-class EstimatorTrainer:
+class EstimatorTrainer(TrainerBase):
     """Runs a `tf.estimator.Estimator` (or any `TrainableModel`) in every role."""
 
     def __init__(self, estimator: Any) -> None:
@@ -83,19 +82,11 @@ class EstimatorTrainer:
         del plan  # an Estimator can carry out every plan
         return EstimatorHooks(self.estimator, settings)
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
-        """Carries out `plan`: a `TrainResult` locally and on the evaluator, None in
-        the other roles (as tf.estimator)."""
-        return run_role(plan, self.task_hooks(plan, settings), settings)
-
-    def run_task(self, task_type: str | None,
-                 settings: JobSettings) -> TrainResult | None:
-        """Plays `task_type`'s role (None: a local run) whatever TF_CONFIG says:
+    def plan_task(self, task_type: str | None, cluster: ClusterConfig) -> RolePlan:
+        """The plan of `task_type`'s role (None: a local run) whatever `cluster` says:
         the executor's `run_chief()`, `run_worker()`... as in `tf.estimator`."""
-        cluster = settings.cluster
         task = "local" if task_type is None else f"{task_type}:{cluster.task_index or 0}"
-        return self.run_role(role_plan(task_type, task, cluster.is_google_environment),
-                             settings)
+        return role_plan(task_type, task, cluster.is_google_environment)
 
     def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
         config = getattr(self.estimator, "config", None)

@@ -26,20 +26,20 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from trainexec.clock import Clock
 from trainexec.cluster.config import CHIEF
 from trainexec.cluster.server import start_standard_server
 from trainexec.contract.restart_announcements import announce
-from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
+from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.keras.input_data import call_input_fn
 from trainexec.keras.peer_watchdog import PeerWatchdog
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, StrategyPlan
 from trainexec.keras.training import check_compiled, train_to_max_steps
 from trainexec.records.finished_tasks import FinishedTasks
-from trainexec.tasks.hooks import Trained, TrainerWords
+from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
 from trainexec.trainer import JobSettings, RolePlan
 
@@ -56,14 +56,8 @@ CHIEF_TASK = f"{CHIEF}:0"
 # peers to finish too before it leaves (an exited peer stalls the others' last steps).
 PEER_EXIT_WAIT_SECS = 60.0
 
-# The lines a KerasTrainer logs as it evaluates its own saves.
-KERAS_WORDING = OnSaveWording(
-    stopped_before_eval="Stopping training: ContinuousEvalListener.before_eval asked to",
-    stopped_after_eval="Stopping training: ContinuousEvalListener.after_eval asked to",
-    throttled="Not evaluating step %s: less than throttle_secs (%ss) since the last "
-              "evaluation",
-    not_evaluated="Evaluating {path} found {status}",
-    evaluated="Evaluated %s (step %s): %s")
+# The lines a KerasTrainer logs as it evaluates its own saves: trainexec's own.
+KERAS_WORDING = ON_SAVE_WORDING
 
 
 def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
@@ -91,13 +85,14 @@ def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
     return outcome["value"]
 
 
-class KerasHooks:
+class KerasHooks(TrainerHooks):
     """The `trainexec.tasks.hooks.TrainerHooks` of one KerasTrainer task (module doc).
 
-    `settings` holds specs the trainer has checked (`KerasTrainer.task_hooks`).
+    `settings` holds specs the trainer has checked (`KerasTrainer.task_hooks`). No
+    start delay and no wait for the chief (`before_training`'s defaults): the trainer
+    refuses plans with either.
     """
 
-    words = TrainerWords(on_save=KERAS_WORDING)
     run_evaluation = staticmethod(_off_the_training_thread)
 
     def __init__(self, trainer: "KerasTrainer", strategy: StrategyPlan,
@@ -113,9 +108,17 @@ class KerasHooks:
     def _clock(self) -> Clock:
         return self.settings.clock
 
-    def begin(self) -> None:
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """Announces the task's restart group first; stops the peer watchdog at the end."""
         logger.debug("KerasTrainer job: %s", self.strategy.describe())
         announce(rule_for_plan(self.strategy))  # to `trainexec launch`, when it started this task
+        try:
+            yield
+        finally:
+            if self._watchdog is not None:
+                self._watchdog.stop()
+                self._watchdog = None
 
     # -- serving --------------------------------------------------------------------------
     def start_server(self) -> Any:
@@ -133,12 +136,6 @@ class KerasHooks:
                           serves="ParameterServerStrategy training")
 
     # -- training -------------------------------------------------------------------------
-    def start_delay_secs(self) -> float:
-        return 0.0  # plans with a start delay are refused (KerasTrainer.task_hooks)
-
-    def waiting_for_chief(self) -> ContextManager[Any]:
-        return contextlib.nullcontext()
-
     def train(self, plan: RolePlan, on_save: EvaluateOnSave | None,
               record_finished: Callable[[], None]) -> Trained:
         """Trains to max_steps; a MultiWorkerMirroredStrategy peer watches the chief
@@ -191,11 +188,6 @@ class KerasHooks:
         wait_for_tasks_to_finish(self._peers_watch, peers, PEER_EXIT_WAIT_SECS,
                                  clock=self._clock)
 
-    def close(self) -> None:
-        if self._watchdog is not None:
-            self._watchdog.stop()
-            self._watchdog = None
-
     def _reporting_callbacks(self, plan: RolePlan, summaries: Any) -> list:
         """The chief's (or a local run's) progress reports: log lines (unless
         `log_step_count_steps` is None), TensorBoard `summaries` (when given) and,
@@ -229,8 +221,15 @@ class KerasHooks:
                                                            "model_dir": model_dir})
 
     # -- evaluating -----------------------------------------------------------------------
-    def eval_target(self) -> Any:
-        """A `KerasTarget` on a model of its own, built without a strategy."""
+    @contextlib.contextmanager
+    def evaluation(self) -> Iterator[Evaluation]:
+        """A `KerasTarget` on a model of its own, built without a strategy; the
+        evaluation summaries under `model_dir/eval` (`eval_<name>`), unless
+        `summaries=False`, closed when the context exits."""
+        with self._evaluation_summaries() as listeners:
+            yield Evaluation(self._eval_target(), listeners)
+
+    def _eval_target(self) -> Any:
         from trainexec.keras.target import KerasTarget  # loads TensorFlow
 
         eval_spec = self.settings.eval_spec
@@ -241,9 +240,7 @@ class KerasHooks:
                            clock=self._clock)
 
     @contextlib.contextmanager
-    def evaluation_listeners(self) -> Iterator[Sequence[Any]]:
-        """The evaluation summaries under `model_dir/eval` (`eval_<name>`), unless
-        `summaries=False`."""
+    def _evaluation_summaries(self) -> Iterator[Sequence[Any]]:
         if not self.trainer.summaries:
             yield ()
             return

@@ -2,9 +2,10 @@
 
 The same program runs as every task of a TF_CONFIG cluster, or alone; only
 TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
-(`trainexec.keras.strategy.plan_for`, then `role_plan`), and
-`KerasTrainer.run_role` carries out that `RolePlan` by its action and flags;
-`run_keras_job` does both:
+(`trainexec.keras.strategy.plan_for`, then `role_plan`), and the executor carries
+out that `RolePlan` by its action and flags, with the trainer's hooks
+(`KerasTrainer.task_hooks`, `trainexec.keras.hooks`); `run_keras_job` runs the
+executor:
 
 * local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
   at most every `eval_spec.throttle_secs` and always at the end
@@ -51,7 +52,7 @@ from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, 
 from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
-                               RolePlan)
+                               RolePlan, TrainerBase)
 
 __all__ = ["KerasTrainer", "role_plan", "run_keras_job"]
 
@@ -66,7 +67,7 @@ def _positive_int(field: str, value: Any, example: str, allow_none: bool = False
                           f"integer{none}, e.g. {example}")
 
 
-class KerasTrainer:
+class KerasTrainer(TrainerBase):
     """A Keras model to train in every role: what `train_and_evaluate` takes for Keras.
 
     The same program runs in every task; the strategy follows from TF_CONFIG
@@ -175,10 +176,6 @@ class KerasTrainer:
         _check_specs(settings, plan)
         return KerasHooks(self, strategy, settings)
 
-    def run_role(self, plan: RolePlan, settings: JobSettings) -> TrainResult | None:
-        """Carries out `plan` (from `plan_role`): a `TrainResult` locally and on the
-        evaluator, None in the other roles (`trainexec.tasks.result`)."""
-        return run_role(plan, self.task_hooks(plan, settings), settings)
 
 
 def role_plan(plan: StrategyPlan) -> RolePlan:
@@ -266,4 +263,5 @@ def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
         clock=clock or SystemClock(), poll_secs=poll_secs,
         idle_timeout_secs=evaluator_idle_timeout_secs, listener=ListenerList(listeners))
     configure_task_logging(settings.cluster.task_name)  # as the executor's run() does
-    return trainer.run_role(trainer.plan_role(settings.cluster), settings)
+    plan = trainer.plan_role(settings.cluster)
+    return run_role(plan, trainer.task_hooks(plan, settings), settings)

@@ -9,7 +9,7 @@
   (`trainexec.evaluation.evaluator_role`) until its last one, with the job's listener and
   the trainer's (its summaries); the evaluation target is closed at the end.
 
-Every role begins with the hooks' `begin` and ends with their `close`, whatever happens.
+Every role runs inside the hooks' `session`, left whatever happens.
 """
 
 from __future__ import annotations
@@ -35,15 +35,12 @@ def run_role(plan: RolePlan, hooks: TrainerHooks,
              settings: JobSettings) -> TrainResult | None:
     """Carries out `plan` (see the module doc); returns its role's `TrainResult`, or None
     (`trainexec.tasks.result`)."""
-    hooks.begin()
-    try:
+    with hooks.session():
         if plan.action == SERVE:
             return run_serving(plan, hooks, settings)
         if plan.action == EVALUATE:
             return run_evaluating(plan, hooks, settings)
         return run_training(plan, hooks, settings)
-    finally:
-        hooks.close()
 
 
 def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> None:
@@ -69,14 +66,14 @@ def run_evaluating(plan: RolePlan, hooks: TrainerHooks,
                    settings: JobSettings) -> TrainResult | None:
     """An EVALUATE plan: the `TrainResult` of the run's last checkpoint."""
     eval_spec = settings.eval_spec_for(plan.task)
-    with hooks.evaluation_listeners() as extra_listeners:
-        target = hooks.eval_target()
+    with hooks.evaluation() as evaluation:
+        target = evaluation.target
         try:
             return train_result(*evaluate_until_done(
                 target, eval_spec, settings.train_spec.max_steps,
                 task_name=settings.cluster.task_name, clock=settings.clock,
                 poll_secs=settings.poll_secs, idle_timeout_secs=settings.idle_timeout_secs,
-                listener=ListenerList([settings.listener, *extra_listeners])))
+                listener=ListenerList([settings.listener, *evaluation.listeners])))
         finally:
             close = getattr(target, "close", None)
             if close is not None:

@@ -7,8 +7,9 @@ trainer's hooks (`trainexec.tasks.hooks.TrainerHooks`) how each is done:
    so that no evaluator or ps reads it as this run's;
 2. `starts_server`: start the task's TensorFlow server (before any delay, so that its
    peers can connect);
-3. `start_delay`: wait out the worker's staggered start delay;
-4. `waits_for_chief`: train once the chief has initialized the model;
+3. `start_delay`: wait out the worker's staggered start delay (the hooks'
+   `before_training`);
+4. `waits_for_chief`: train once the chief has initialized the model (ditto);
 5. train, handing each checkpoint save to the evaluation after saves (TRAIN_AND_EVALUATE);
 6. TRAIN_AND_EVALUATE: the final evaluation and export of the last checkpoint;
 7. `writes_checkpoints`: record that training is complete, at its last checkpoint
@@ -26,13 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
-
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.tasks.hooks import Trained, TrainerHooks
+from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.result import TrainResult, train_result
 from trainexec.trainer import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
 
@@ -47,10 +46,11 @@ def run_training(plan: RolePlan, hooks: TrainerHooks,
     if plan.action not in (TRAIN, TRAIN_AND_EVALUATE):
         raise ValueError(f"{plan.describe()}: not a training role")
     evaluates = plan.action == TRAIN_AND_EVALUATE
-    with (hooks.evaluation_listeners() if evaluates
-          else contextlib.nullcontext(())) as extra_listeners:
-        on_save = (_evaluate_on_save(plan, hooks, settings, extra_listeners) if evaluates
-                   else None)
+    if evaluates:
+        settings.eval_spec_for(plan.task)  # ConfigError before anything starts
+    with (hooks.evaluation() if evaluates else contextlib.nullcontext()) as evaluation:
+        on_save = (_evaluate_on_save(plan, hooks, settings, evaluation)
+                   if evaluation is not None else None)
         if on_save is not None and plan.is_local and hooks.words.local_start:
             logger.info(hooks.words.local_start)
         trained = _train(plan, hooks, settings, on_save)
@@ -65,13 +65,13 @@ def run_training(plan: RolePlan, hooks: TrainerHooks,
 
 
 def _evaluate_on_save(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
-                      extra_listeners: Any) -> EvaluateOnSave:
+                      evaluation: Evaluation) -> EvaluateOnSave:
     """The evaluation after this task's saves: the job's listener follows a local run; a
     master's evaluations go to its log and exporters only, as in tf.estimator."""
     eval_spec = settings.eval_spec_for(plan.task)
     listener = ListenerList([settings.listener if plan.is_local else None,
-                             *extra_listeners])
-    return EvaluateOnSave(hooks.eval_target(), eval_spec, settings.train_spec.max_steps,
+                             *evaluation.listeners])
+    return EvaluateOnSave(evaluation.target, eval_spec, settings.train_spec.max_steps,
                           listener, settings.clock, hooks.words.on_save,
                           run_evaluation=hooks.run_evaluation)
 
@@ -84,13 +84,15 @@ def _train(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
     # A tf.distribute.Server cannot be stopped: its port stays bound until the process
     # exits, whatever happens to this reference.
     server = hooks.start_server() if plan.starts_server else None
+    joining = (hooks.before_training(plan) if plan.start_delay or plan.waits_for_chief
+               else BeforeTraining())
     if plan.start_delay:
-        delay = hooks.start_delay_secs()
+        delay = joining.start_delay_secs
         if delay > 0:
             logger.info("Waiting %.0f secs before starting training.", delay)
             settings.clock.sleep(delay)
     task, model_dir = settings.cluster.task_name, hooks.model_dir
-    with hooks.waiting_for_chief() if plan.waits_for_chief else contextlib.nullcontext():
+    with joining.waiting_for_chief if plan.waits_for_chief else contextlib.nullcontext():
         trained = hooks.train(plan, on_save,
                               lambda: record_task_finished(model_dir, task))
     del server
