@@ -1,7 +1,7 @@
 """A persistent evaluation graph for Estimators: built once, then one session.
 
 `estimator.evaluate(checkpoint_path=...)` builds a new graph and a new session
-for every checkpoint (about 0.2 s for a small model, seconds for a large one).
+for every checkpoint (docs/benchmarks.md, "Evaluation speed", has the figures).
 `PersistentEvaluation` builds the Estimator's own evaluation graph once (its
 `model_fn` in EVAL mode on the `EvalSpec`'s `input_fn`, the loss metric added,
 the global step fetched), finalizes it and keeps one session. Per checkpoint it

@@ -34,8 +34,8 @@ with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
   epoch ends with `join()`, and its logs are the last call's. `model.stop_training`
   is checked after each call is scheduled, as `fit` does after each step. A Keras 3
   variable's `assign_add` / `assign_sub` reads, adds and assigns, so two workers'
-  concurrent steps lose updates (measured: the optimizer's `iterations` counted
-  245 of 300 steps with 2 workers); while the loop traces and schedules its
+  concurrent steps lose updates (the optimizer's `iterations` lagging the steps
+  run: docs/benchmarks.md, "Figures the code quotes"); while the loop traces and schedules its
   steps (only then), they are the underlying `tf.Variable`'s own, atomic on the
   ps, as on tf_keras (`atomic_updates`). Batch-level callbacks get each call's
   last batch after it is scheduled, with the call's `RemoteValue` as logs when

@@ -4,8 +4,9 @@ Under ParameterServerStrategy the chief sends each step to a worker as one
 gRPC call and waits for its answer; every epoch end waits for every call
 (`ClusterCoordinator.join`). A worker cut off the network (a partition, a
 frozen host) sends neither an answer nor an error, and TCP alone notices
-nothing for minutes: the whole job stalled (a 60 s partition of one worker cost
-130 s, most of it in TCP's retransmission back-off after the link was back).
+nothing for minutes: the whole job stalled, most of the time in TCP's
+retransmission back-off after the link was back (docs/benchmarks.md, "Figures the
+code quotes", has the measurements).
 
 TensorFlow creates its gRPC channels with the options of the environment
 variable `TF_GRPC_DEFAULT_OPTIONS` (read once, when the process makes its
@@ -18,7 +19,7 @@ each set to `TRAINEXEC_GRPC_KEEPALIVE_SECS` (default 5 s; 0 adds nothing):
   unacknowledged data ends the connection as fast: a partition);
 * `grpc.http2.ping_timeout_ms` (known to TensorFlow 2.21's gRPC; 2.15's
   ignores it, so there the bound below does not hold: a frozen worker stalled
-  the job 302 s once): the same timeout for gRPC's other pings; otherwise a
+  the job for minutes once): the same timeout for gRPC's other pings; otherwise a
   flow-control ping in flight when the peer froze holds the keepalive ping back;
 * `grpc.min_reconnect_backoff_ms`: a connection attempt to a peer whose host
   accepts TCP but whose server does not answer (a frozen process) gives up
@@ -37,15 +38,11 @@ retryably) and the ps.
 The bound: a worker cut off or frozen stalls the job for at most about
 `3 * secs` (the ping goes out up to `secs` after the last answer and is given
 up `secs` later; one call to every task may then wait `secs` for a connection
-attempt); training then goes on with the remaining workers at their full rate.
-Measured on the multi-host test bed (TFJob pods, TF 2.21 + tf_keras) with the
-default 5 s: a worker's link down for 60 s stalled the job 10.4-11.6 s, then
-the other worker trained on at full rate (wall 29.8-35 s for 1500 steps,
-instead of 138 s); a ps's link down ended the chief with exit 170 in 5.1 s (it
-then waits, restarted, until the ps answers again). On one machine, a frozen
-worker (SIGSTOP) with 2 s: 100 steps joined in 2.2 s. Pings only go out
-while a call is in flight (gRPC's default), so an idle connection is never
-pinged.
+attempt); training then goes on with the remaining workers at their full rate,
+and a ps cut off ends the chief retryably (it then waits, restarted, until the ps
+answers again): docs/benchmarks.md ("Figures the code quotes") has what this was
+measured to be. Pings only go out while a call is in flight (gRPC's default), so an
+idle connection is never pinged.
 
 Example:
     ```python

@@ -6,10 +6,9 @@ at 1 s). Until its next attempt, every call it makes to the new ps fails at
 once as Unavailable, and TensorFlow's `ClusterCoordinator` forgives only two
 such failures per ps, retried at once: the restarted chief's first steps
 could land in that window and end the chief (exit 170), a second restart for
-one fault. Seen once in CI; with gRPC's connectivity traces on the test bed
-(a ps killed, then restarted with its chief), the restarted chief's first
-steps met the window in 1 of 6 runs: two forgiven failures, 6 ms before the
-worker's connection came back and one failure short of the end.
+one fault. Seen once in CI, and with gRPC's connectivity traces on the test bed
+(a ps killed, then restarted with its chief): docs/benchmarks.md, "Figures the
+code quotes", says how often and how close.
 
 `wait_for_ps_links` closes that window: it runs a small function on each
 worker that reads one variable on each ps (the worker's own calls to the ps,
@@ -17,9 +16,10 @@ as a training step makes them) and, while that fails for want of a ps
 connection, tries again every `poll_secs`, up to `timeout_secs`. A worker
 that cannot be reached itself is left to the coordinator, which handles lost
 workers; nothing here raises. It returns how long each worker took, or why it
-gave up. The cost: a few milliseconds when every link is up, the rest of
-the back-off (at most about 1.2 s) when one is not, and at most
-`timeout_secs` when a worker does not answer at all (frozen or cut off).
+gave up. The cost: little when every link is up, the rest of the back-off
+when one is not, and at most `timeout_secs` when a worker does not answer at
+all (frozen or cut off); docs/benchmarks.md, "Figures the code quotes", has
+the figures.
 
 Example:
     ```python

@@ -8,9 +8,9 @@
 TensorFlow's own clean-up (`__del__`, also run when the handler is garbage collected)
 posts a value for its watcher thread through the coordination service and joins it.
 Once a peer has ended (a worker that finished first and exited) those calls can block
-until the service gives up on the peer: measured 19 s at the end of a
-MultiWorkerMirroredStrategy job whose tasks had been restarted once, with the chief the
-last pod running. Both watcher threads are daemons, so the process exits without
+until the service gives up on the peer (at the end of a MultiWorkerMirroredStrategy
+job whose tasks had been restarted once, with the chief the last pod running; the time
+is in docs/benchmarks.md, "Figures the code quotes"). Both watcher threads are daemons, so the process exits without
 joining them: this handler only tells its own-signal poller to stop.
 
 Example:
