@@ -26,7 +26,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+import dataclasses
+from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.clock import Clock
 from trainexec.cluster.config import CHIEF
@@ -43,10 +44,7 @@ from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerH
 from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
 from trainexec.trainer import JobSettings, RolePlan
 
-if TYPE_CHECKING:
-    from trainexec.keras.trainer import KerasTrainer
-
-__all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "PEER_EXIT_WAIT_SECS"]
+__all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "KerasSettings", "PEER_EXIT_WAIT_SECS"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +56,21 @@ PEER_EXIT_WAIT_SECS = 60.0
 
 # The lines a KerasTrainer logs as it evaluates its own saves: trainexec's own.
 KERAS_WORDING = ON_SAVE_WORDING
+
+
+@dataclasses.dataclass(frozen=True)
+class KerasSettings:
+    """What a `KerasTrainer` was configured with, as its hooks read it (checked by
+    `KerasTrainer`; see its Args)."""
+
+    build_model: Callable[[], Any]
+    model_dir: str
+    save_checkpoints_steps: int
+    callbacks: tuple
+    keep_checkpoint_max: int | None
+    verbose: int | str
+    log_step_count_steps: int | None
+    summaries: bool
 
 
 def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
@@ -88,19 +101,20 @@ def _off_the_training_thread(fn: Callable[[], Any]) -> Any:
 class KerasHooks(TrainerHooks):
     """The `trainexec.tasks.hooks.TrainerHooks` of one KerasTrainer task (module doc).
 
-    `settings` holds specs the trainer has checked (`KerasTrainer.task_hooks`). No
+    `keras` is the trainer's configuration (`KerasSettings`), `settings` the job's, with
+    specs the trainer has checked (`KerasTrainer.task_hooks`). No
     start delay and no wait for the chief (`before_training`'s defaults): the trainer
     refuses plans with either.
     """
 
     run_evaluation = staticmethod(_off_the_training_thread)
 
-    def __init__(self, trainer: "KerasTrainer", strategy: StrategyPlan,
+    def __init__(self, keras: KerasSettings, strategy: StrategyPlan,
                  settings: JobSettings) -> None:
-        self.trainer = trainer
+        self.keras = keras
         self.strategy = strategy
         self.settings = settings
-        self.model_dir = trainer.model_dir
+        self.model_dir = keras.model_dir
         self._peers_watch: FinishedTasks | None = None
         self._watchdog: PeerWatchdog | None = None
 
@@ -140,7 +154,7 @@ class KerasHooks(TrainerHooks):
               record_finished: Callable[[], None]) -> Trained:
         """Trains to max_steps; a MultiWorkerMirroredStrategy peer watches the chief
         (and records that it finished with `record_finished` if it must leave early)."""
-        strategy, trainer = self.strategy, self.trainer
+        strategy, keras = self.strategy, self.keras
         # MultiWorkerMirroredStrategy tasks leave together (`after_records`).
         if strategy.kind == MULTI_WORKER_MIRRORED:
             self._peers_watch = FinishedTasks.starting_now(self.model_dir,
@@ -153,18 +167,18 @@ class KerasHooks(TrainerHooks):
                     strategy.cluster.chief_task, strategy.cluster.task_name,
                     self.model_dir, record_finished).start()
         summaries = None
-        if plan.writes_checkpoints and trainer.summaries:
+        if plan.writes_checkpoints and keras.summaries:
             from trainexec.keras.summaries import TrainingSummaries
 
             summaries = TrainingSummaries(self.model_dir)
         train_spec = self.settings.train_spec
         try:
             trained = train_to_max_steps(
-                strategy, trainer.build_model, self.model_dir, train_spec.input_fn,
-                train_spec.max_steps, trainer.save_checkpoints_steps,
-                trainer.keep_checkpoint_max,
-                (*trainer.callbacks, *self._reporting_callbacks(plan, summaries)),
-                trainer.verbose,
+                strategy, keras.build_model, self.model_dir, train_spec.input_fn,
+                train_spec.max_steps, keras.save_checkpoints_steps,
+                keras.keep_checkpoint_max,
+                (*keras.callbacks, *self._reporting_callbacks(plan, summaries)),
+                keras.verbose,
                 after_save=(lambda path, step: on_save.after_save(step, path))
                 if on_save is not None else None)
         finally:
@@ -173,9 +187,8 @@ class KerasHooks(TrainerHooks):
         if trained.stopped_early:
             logger.warning("Training %s", trained.reason)
         logger.info("Training finished at step %s", trained.step)
-        return Trained(step=trained.step, checkpoint=trained.checkpoint,
-                       final_step=trained.step if trained.checkpoint is not None else None,
-                       stopped_early=trained.stopped_early, skipped=trained.skipped)
+        return dataclasses.replace(
+            trained, final_step=trained.step if trained.checkpoint is not None else None)
 
     def after_records(self, plan: RolePlan, trained: Trained) -> None:
         if self._peers_watch is None or trained.stopped_early or trained.skipped:
@@ -197,13 +210,13 @@ class KerasHooks(TrainerHooks):
             return []
         from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
 
-        logs = self.trainer.log_step_count_steps is not None
+        logs = self.keras.log_step_count_steps is not None
         sinks = [sink for sink in (log_progress if logs else None, self._status_sink(),
                                    summaries) if sink is not None]
         if not sinks:
             return []
         tracker = ProgressTracker(self.settings.train_spec.max_steps,
-                                  self.trainer.log_step_count_steps or 100, sinks,
+                                  self.keras.log_step_count_steps or 100, sinks,
                                   self._clock)
         return [progress_callback(tracker)]
 
@@ -233,15 +246,15 @@ class KerasHooks(TrainerHooks):
         from trainexec.keras.target import KerasTarget  # loads TensorFlow
 
         eval_spec = self.settings.eval_spec
-        model = self.trainer.build_model()
+        model = self.keras.build_model()
         check_compiled(model)
         return KerasTarget(model, call_input_fn(eval_spec.input_fn), self.model_dir,
-                           steps=eval_spec.steps, verbose=self.trainer.verbose,
+                           steps=eval_spec.steps, verbose=self.keras.verbose,
                            clock=self._clock)
 
     @contextlib.contextmanager
     def _evaluation_summaries(self) -> Iterator[Sequence[Any]]:
-        if not self.trainer.summaries:
+        if not self.keras.summaries:
             yield ()
             return
         from trainexec.evaluation.summaries import EvalSummaries, eval_summary_dir

@@ -46,7 +46,7 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.errors import ConfigError
 from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
-from trainexec.keras.hooks import KerasHooks
+from trainexec.keras.hooks import KerasHooks, KerasSettings
 from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
 from trainexec.tasks.result import TrainResult
@@ -174,7 +174,15 @@ class KerasTrainer(TrainerBase):
         strategy = self.strategy_plan(settings.cluster)
         _check_keras_can(plan)
         _check_specs(settings, plan)
-        return KerasHooks(self, strategy, settings)
+        return KerasHooks(self._keras_settings(), strategy, settings)
+
+    def _keras_settings(self) -> KerasSettings:
+        """What this trainer was configured with, frozen (what its hooks read)."""
+        return KerasSettings(
+            build_model=self.build_model, model_dir=self.model_dir,
+            save_checkpoints_steps=self.save_checkpoints_steps, callbacks=self.callbacks,
+            keep_checkpoint_max=self.keep_checkpoint_max, verbose=self.verbose,
+            log_step_count_steps=self.log_step_count_steps, summaries=self.summaries)
 
 
 

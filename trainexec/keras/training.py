@@ -45,7 +45,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
@@ -61,6 +60,7 @@ from trainexec.keras.ps_links import touch_ps, wait_for_ps_links, worker_devices
 from trainexec.keras.restore_point import agreed_checkpoint
 from trainexec.keras.strategy import (DEFAULT, MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
                                       StrategyPlan, distribute_cluster, make_strategy)
+from trainexec.tasks.hooks import Trained  # how training ended, for every trainer
 
 __all__ = ["CHECKPOINT_NAME", "Trained", "segments", "train_to_max_steps"]
 
@@ -136,19 +136,6 @@ def _build_optimizer(model: Any) -> None:
     optimizer = model.optimizer
     if not optimizer_built(optimizer) and callable(getattr(optimizer, "build", None)) and model.trainable_variables:
         optimizer.build(model.trainable_variables)
-
-
-@dataclasses.dataclass(frozen=True)
-class Trained:
-    """How training ended: the step reached, the last checkpoint in model_dir
-    (None on a non-chief), whether it stopped before max_steps, and why;
-    `skipped` when max_steps was reached before (nothing built, no cluster)."""
-
-    step: int
-    checkpoint: str | None
-    stopped_early: bool = False
-    reason: str = ""
-    skipped: bool = False
 
 
 @contextlib.contextmanager
