@@ -341,3 +341,20 @@ def test_the_table_lines_up():
     assert table[0].split() == list(cli.COLUMNS)
     assert table[1].index("mwms") == table[2].index("pss") == table[0].index("shape")
     assert "…" in table[2]
+
+
+def test_the_report_row_says_which_faults_were_not_applied():
+    from trainexec.testing.chaos import ChaosReport
+
+    late = AppliedFault(SCHEDULE.faults[1], T0 + 90.0, T0 + 90.0, applied=False,
+                        detail="not applied: every pod had ended before its time")
+    evidence = good_evidence(applied=(good_evidence().applied[0], late))
+    report = ChaosReport(SCHEDULE, evidence, tuple(check(evidence)), 60.0, 70.0,
+                         {"demo-worker-0": 1}, (("sigterm worker:0 at 5s", 1),),
+                         baseline_wall_secs=40.0)
+    assert report.faults_applied == 1
+    row = report.row()
+    assert row["faults"] == ("1/2 applied: sigterm worker:0 at 5s; "
+                             "cut chief:0 at 5s for 6s")
+    assert row["wall"] == "60s (1.5x)" and row["restarts"] == "1"
+    assert row["violations"] == "-" and row["outcome"] == "Succeeded"

@@ -97,6 +97,9 @@ def _run(schedule: Schedule, tmp_path) -> None:
             "restarts_by_fault": result.restarts_by_fault,
             "violations": [v.describe() for v in result.violations],
             "log": result.evidence.log_path})
+    assert result.faults_applied, (
+        f"{schedule.describe()}: no fault was applied (every pod had ended before the "
+        f"first fault's time), so this run tested nothing: pick another seed")
     told = "\n".join(f"{v.describe()}\n    " + "\n    ".join(v.evidence)
                      for v in result.violations)
     assert not result.safety, (f"{schedule.describe()}\nsafety violated:\n{told}\n"

@@ -279,6 +279,12 @@ class ChaosReport:
     def outcome(self) -> str:
         return self.evidence.phase
 
+    @property
+    def faults_applied(self) -> int:
+        """How many of the schedule's faults were applied (one due after every pod
+        had ended, or aimed at a pod between runs, was not)."""
+        return sum(a.applied for a in self.evidence.applied)
+
     def row(self) -> dict[str, str]:
         """The table's columns: seed, shape, faults, outcome, restarts, wall,
         violations."""
@@ -286,10 +292,9 @@ class ChaosReport:
         if self.baseline_wall_secs:
             wall += f" ({self.wall_secs / self.baseline_wall_secs:.1f}x)" \
                 if self.wall_secs else ""
-        skipped = sum(not a.applied for a in self.evidence.applied)
         faults = "; ".join(f.describe() for f in self.schedule.faults) or "none"
-        if skipped:
-            faults += f" ({skipped} not applied)"
+        if self.schedule.faults:  # first, so that a cut cell still says it
+            faults = f"{self.faults_applied}/{len(self.schedule.faults)} applied: {faults}"
         return {"seed": self.schedule.label(),
                 "shape": f"{self.schedule.shape()} {self.schedule.storage}",
                 "faults": faults, "outcome": self.outcome,
@@ -426,6 +431,18 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
             stop.set()
             for thread in threads:
                 thread.join(timeout=5)
+            with lock:  # faults whose time never came: every pod had ended first
+                done = [a.fault for a in applied]
+                for fault in schedule.faults:
+                    if fault in done:
+                        done.remove(fault)
+                        continue
+                    now = clock()
+                    applied.append(AppliedFault(
+                        fault, now, now, applied=False,
+                        detail=("not applied: every pod had ended before its time"
+                                if began is not None else
+                                "not applied: training never began")))
             restarts = {p.name: p.restarts for p in run.pods}
             chief = next((spec.pod_name(t, 0) for t in ("chief", "master")
                           if (t, 0) in pods), spec.pod_name("worker", 0))
