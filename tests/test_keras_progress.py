@@ -19,13 +19,23 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.formatting import format_secs
 from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
                                       progress_callback, scalar_logs)
-from trainexec.keras.trainer import KerasTrainer, run_keras_job
+from trainexec.evaluation.listeners import ListenerList
+from trainexec.executor import TrainingExecutor
+from trainexec.keras.trainer import KerasTrainer
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.contract.task_status import TRAINING, read_statuses
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
+
+
+def run_job(trainer, train_spec, eval_spec, cluster=None, *, listeners=(), **options):
+    """A Keras job's role through the production path: `TrainingExecutor(...).run()`
+    (what `train_and_evaluate` runs), the job's listeners as its one listener."""
+    return TrainingExecutor(trainer, train_spec, eval_spec,
+                            continuous_eval_listener=ListenerList(listeners),
+                            cluster=cluster, **options).run()
 
 
 def _drive(tracker, clock, start, steps, secs_per_step, epoch_steps):
@@ -118,7 +128,7 @@ def test_a_local_run_logs_progress_lines(tmp_path, caplog):
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=40,
                            log_step_count_steps=25)
     with caplog.at_level(logging.INFO, logger="trainexec"):
-        run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=110),
+        run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=110),
                       EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                                throttle_secs=0), ClusterConfig())
     lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.keras.progress"]
@@ -134,7 +144,7 @@ def test_log_step_count_steps_none_turns_progress_off(tmp_path, caplog):
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
                            log_step_count_steps=None)
     with caplog.at_level(logging.INFO, logger="trainexec"):
-        run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
+        run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
                       EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                                throttle_secs=0), ClusterConfig())
     assert not [r for r in caplog.records if r.name == "trainexec.keras.progress"]
@@ -149,7 +159,7 @@ def test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_ten
     trainer = KerasTrainer(keras_toy.build_dense, str(model_dir), save_checkpoints_steps=40,
                            log_step_count_steps=20,
                            callbacks=[tf.keras.callbacks.TensorBoard(str(users))])
-    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=100),
+    run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=100),
                   EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                            throttle_secs=0), ClusterConfig(), listeners=[seen])
     training = scalars(model_dir)
@@ -171,7 +181,7 @@ def test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_ten
 def test_summaries_false_writes_none(tmp_path):
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
                            summaries=False)
-    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
+    run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
                   EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                            throttle_secs=0), ClusterConfig())
     events = [name for _, _, files in os.walk(tmp_path) for name in files
@@ -208,7 +218,7 @@ def test_a_finished_run_leaves_no_event_file_open(tmp_path):
     handles of the finished ones."""
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20,
                            log_step_count_steps=20)
-    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+    run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
                   EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                            throttle_secs=0), ClusterConfig())
     assert scalars(tmp_path)["loss"] and scalars(tmp_path / "eval")["loss"]
@@ -216,7 +226,7 @@ def test_a_finished_run_leaves_no_event_file_open(tmp_path):
     # The evaluator task of the same (finished) run: its writer is closed too.
     evaluator = ClusterConfig.from_env({"TF_CONFIG": json.dumps({
         "cluster": {"chief": ["localhost:2222"]}, "task": {"type": "evaluator", "index": 0}})})
-    metrics, _ = run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+    metrics, _ = run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
                                EvalSpec(keras_toy.eval_dataset, steps=None,
                                         start_delay_secs=0, throttle_secs=0, name="again"),
                                evaluator, clock=FakeClock())  # no real wait for the record
@@ -234,7 +244,7 @@ def test_without_progress_lines_or_summaries_the_launcher_still_gets_the_status(
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path / "model"),
                            save_checkpoints_steps=20, log_step_count_steps=None,
                            summaries=False)
-    run_keras_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
+    run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=40),
                   EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                            throttle_secs=0), ClusterConfig())
     record = read_statuses(str(launch_dir), ["local"])["local"]

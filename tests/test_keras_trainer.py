@@ -21,7 +21,9 @@ from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
 from trainexec.keras.exporters import FinalExporter
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.keras.trainer import KerasTrainer, run_keras_job
+from trainexec.evaluation.listeners import ListenerList
+from trainexec.executor import TrainingExecutor
+from trainexec.keras.trainer import KerasTrainer
 from trainexec.contract.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
 from trainexec.keras.training import segments
 from trainexec.specs import EvalSpec, TrainSpec
@@ -31,6 +33,14 @@ sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
 LOCAL = ClusterConfig()
+
+
+def run_job(trainer, train_spec, eval_spec, cluster=None, *, listeners=(), **options):
+    """A Keras job's role through the production path: `TrainingExecutor(...).run()`
+    (what `train_and_evaluate` runs), the job's listeners as its one listener."""
+    return TrainingExecutor(trainer, train_spec, eval_spec,
+                            continuous_eval_listener=ListenerList(listeners),
+                            cluster=cluster, **options).run()
 
 
 # -- the fit schedule ----------------------------------------------------------------
@@ -101,13 +111,13 @@ class _Hook(tf.compat.v1.train.SessionRunHook):
     (dict(eval_spec=None), ("local evaluates", "EvalSpec")),
     (dict(poll_secs=0), ("poll_secs", "(0)")),
 ])
-def test_run_keras_job_rejects(tmp_path, change, words):
+def test_a_keras_job_rejects(tmp_path, change, words):
     train_spec, eval_spec = _specs()
     args = dict(trainer=KerasTrainer(keras_toy.build_dense, str(tmp_path / "m")),
                 train_spec=train_spec, eval_spec=eval_spec, cluster=LOCAL)
     args.update(change)
     with pytest.raises(ConfigError) as raised:
-        run_keras_job(**args)
+        run_job(**args)
     for word in words:
         assert word in str(raised.value), (word, str(raised.value))
     assert not (tmp_path / "m").exists()
@@ -256,7 +266,7 @@ def test_local_run_trains_evaluates_after_saves_and_exports(tmp_path, model_name
     trainer = KerasTrainer(keras_toy.BUILDERS[model_name], model_dir,
                            save_checkpoints_steps=20, keep_checkpoint_max=2,
                            callbacks=[batches])
-    metrics, exports = run_keras_job(trainer, *_specs(50, exporters=[FinalExporter()]),
+    metrics, exports = run_job(trainer, *_specs(50, exporters=[FinalExporter()]),
                                      LOCAL, listeners=[seen])
     assert seen.steps == [20, 40, 50]
     assert batches.batches == 50
@@ -279,7 +289,7 @@ def test_local_run_throttles_evaluations_but_always_evaluates_the_end(tmp_path):
     seen = StepsSeen()
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=10)
     # The fake clock does not move: after the first evaluation every save is throttled.
-    metrics, _ = run_keras_job(trainer, *_specs(50, throttle_secs=60), LOCAL,
+    metrics, _ = run_job(trainer, *_specs(50, throttle_secs=60), LOCAL,
                                listeners=[seen], clock=FakeClock())
     assert seen.steps == [10, 50]
     assert metrics["global_step"] == 50
@@ -291,7 +301,7 @@ def test_local_run_resumes_at_its_last_saved_step(tmp_path, caplog):
     crashing = KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
                             callbacks=[FailAtStep(60)])
     with pytest.raises(RuntimeError, match="simulated crash at step 60"):
-        run_keras_job(crashing, *_specs(100), LOCAL)
+        run_job(crashing, *_specs(100), LOCAL)
     assert _checkpoints(model_dir) == ["ckpt-20", "ckpt-40"]
     assert read_training_complete(model_dir) is None
 
@@ -299,7 +309,7 @@ def test_local_run_resumes_at_its_last_saved_step(tmp_path, caplog):
     restarted = KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
                              callbacks=[batches])
     with caplog.at_level(logging.INFO, logger="trainexec"):
-        metrics, _ = run_keras_job(restarted, *_specs(100), LOCAL, listeners=[seen])
+        metrics, _ = run_job(restarted, *_specs(100), LOCAL, listeners=[seen])
     assert f"Restored {os.path.join(model_dir, 'ckpt-40')}: training resumes at step 40" \
         in caplog.messages
     assert batches.batches == 60
@@ -312,7 +322,7 @@ def test_local_run_resumes_at_its_last_saved_step(tmp_path, caplog):
 
     # Restarted once more after the end: nothing left to train; the end is evaluated.
     again = CountBatches()
-    metrics_again, _ = run_keras_job(
+    metrics_again, _ = run_job(
         KerasTrainer(keras_toy.build_custom, model_dir, save_checkpoints_steps=20,
                      callbacks=[again]), *_specs(100), LOCAL)
     assert again.batches == 0
@@ -349,7 +359,7 @@ def test_a_repeated_step_realigns_the_saves_and_training_still_ends_at_max_steps
                            save_checkpoints_steps=20, keep_checkpoint_max=10,
                            callbacks=[batches])
     with caplog.at_level(logging.INFO, logger="trainexec"):
-        metrics, _ = run_keras_job(trainer, *_specs(100), LOCAL)
+        metrics, _ = run_job(trainer, *_specs(100), LOCAL)
     assert _checkpoints(model_dir) == [f"ckpt-{s}" for s in (20, 40, 61, 80, 100)]
     assert batches.batches == 99  # step 45 counted twice
     assert metrics["global_step"] == 100
@@ -363,7 +373,7 @@ def test_a_listener_stops_a_local_run_after_a_save(tmp_path):
     model_dir = str(tmp_path)
     seen = StepsSeen(stop_after=1)
     trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=20)
-    metrics, exports = run_keras_job(trainer, *_specs(100, exporters=[FinalExporter()]),
+    metrics, exports = run_job(trainer, *_specs(100, exporters=[FinalExporter()]),
                                      LOCAL, listeners=[seen])
     assert seen.steps == [20]
     assert metrics["global_step"] == 20
@@ -378,7 +388,7 @@ def test_a_local_run_whose_data_runs_out_stops_and_says_so(tmp_path, caplog):
 
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=20)
     with caplog.at_level(logging.INFO, logger="trainexec"):
-        metrics, _ = run_keras_job(trainer, *_specs(100, input_fn=thirty_batches), LOCAL)
+        metrics, _ = run_job(trainer, *_specs(100, input_fn=thirty_batches), LOCAL)
     # Keras 2 stops when the data runs out (step 30); Keras 3 starts the data again
     # in the next epoch and stops only in an epoch that cannot finish.
     step = metrics["global_step"]
@@ -410,17 +420,17 @@ def test_a_local_mirrored_run_evaluates_outside_the_training_strategy(tmp_path):
 
 @pytest.mark.estimator
 @pytest.mark.keras
-def test_run_keras_job_takes_tf_estimator_specs_locally_and_on_the_evaluator(tmp_path):
+def test_a_keras_job_takes_tf_estimator_specs_locally_and_on_the_evaluator(tmp_path):
     """A program written for tf.estimator.train_and_evaluate hands its own
-    tf.estimator TrainSpec and EvalSpec; KerasTrainer's job converts them as
-    the executor does, in the local run and on the evaluator alike."""
+    tf.estimator TrainSpec and EvalSpec; the executor converts them, in the local run
+    and on the evaluator alike."""
     model_dir = str(tmp_path)
     train_spec = tf.estimator.TrainSpec(keras_toy.train_input_fn, max_steps=30)
     eval_spec = tf.estimator.EvalSpec(keras_toy.eval_dataset, steps=None,
                                       start_delay_secs=0, throttle_secs=0)
     seen = StepsSeen()
     trainer = KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10)
-    metrics, _ = run_keras_job(trainer, train_spec, eval_spec, LOCAL, listeners=[seen])
+    metrics, _ = run_job(trainer, train_spec, eval_spec, LOCAL, listeners=[seen])
     assert seen.steps == [10, 20, 30]
     assert metrics["global_step"] == 30
     assert read_training_complete(model_dir).global_step == 30
@@ -429,7 +439,7 @@ def test_run_keras_job_takes_tf_estimator_specs_locally_and_on_the_evaluator(tmp
         "cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
         "task": {"type": "evaluator", "index": 0}})
     on_evaluator = StepsSeen()
-    evaluated, _ = run_keras_job(
+    evaluated, _ = run_job(
         KerasTrainer(keras_toy.build_dense, model_dir, save_checkpoints_steps=10),
         train_spec, eval_spec, evaluator, poll_secs=0.05, listeners=[on_evaluator])
     assert on_evaluator.steps == [30]

@@ -27,7 +27,8 @@ import tensorflow as tf
 from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
-from trainexec.keras.trainer import KerasTrainer, run_keras_job
+from trainexec.executor import TrainingExecutor
+from trainexec.keras.trainer import KerasTrainer
 from trainexec.specs import TrainSpec
 
 GLOBAL_BATCH = 48
@@ -103,8 +104,8 @@ def main():
         trainer = KerasTrainer(lambda: build_model(model_class), model_dir=args.model_dir,
                                save_checkpoints_steps=STEPS_PER_EPOCH, callbacks=[record])
         try:
-            run_keras_job(trainer, TrainSpec(input_fn, max_steps=STEPS_PER_EPOCH * EPOCHS),
-                          None, cluster)
+            TrainingExecutor(trainer, TrainSpec(input_fn, max_steps=STEPS_PER_EPOCH * EPOCHS),
+                             None, cluster=cluster).run()
         except ConfigError as err:
             cause = type(err.__cause__).__name__ if err.__cause__ else "nothing"
             print(f"loop_curve.py: {err} [raised from {cause}]", flush=True)

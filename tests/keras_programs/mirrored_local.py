@@ -20,7 +20,8 @@ import keras_toy  # noqa: E402
 import trainexec.keras.trainer  # noqa: E402
 from trainexec.cluster.config import ClusterConfig  # noqa: E402
 from trainexec.evaluation.listeners import ContinuousEvalListener  #noqa: E402
-from trainexec.keras.trainer import KerasTrainer, run_keras_job  # noqa: E402
+from trainexec.executor import TrainingExecutor  # noqa: E402
+from trainexec.keras.trainer import KerasTrainer  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 
 
@@ -41,12 +42,12 @@ def main(prefix):
     trainexec.keras.trainer.visible_gpus = lambda: 2
     for name in ("dense", "custom"):
         seen = StepsSeen()
-        metrics, _ = run_keras_job(
+        metrics, _ = TrainingExecutor(
             KerasTrainer(keras_toy.BUILDERS[name], f"{prefix}-{name}",
                          save_checkpoints_steps=20),
             TrainSpec(keras_toy.train_input_fn, max_steps=50),
             EvalSpec(keras_toy.eval_dataset, steps=None, throttle_secs=0),
-            ClusterConfig(), listeners=[seen])
+            continuous_eval_listener=seen, cluster=ClusterConfig()).run()
         print(json.dumps({"model": name, "metrics": metrics, "steps_evaluated": seen.steps}),
               flush=True)
 

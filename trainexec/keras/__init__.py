@@ -1,7 +1,7 @@
 """Keras models (Keras 3 and tf_keras): training in every role, and evaluation.
 
 * `strategy`: which `tf.distribute` strategy a task uses, and what it does;
-* `trainer`: `KerasTrainer` and `run_keras_job`, one job in every role;
+* `trainer`: `KerasTrainer`, one job in every role;
 * `training`: `model.fit` to `max_steps`, with checkpoints;
 * `distributed_fit`: the loop that stands in for `fit` for Keras 3 under MWMS and PSS;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;

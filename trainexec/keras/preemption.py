@@ -147,7 +147,7 @@ def preemption_saves(plan: StrategyPlan, strategy: Any, save: Save) -> Iterator[
     if threading.current_thread() is not threading.main_thread():
         logger.warning("Training runs off the main thread, where Python cannot handle "
                        "signals: a SIGTERM ends this task without a save (call "
-                       "run_keras_job from the main thread to save on preemption)")
+                       "train_and_evaluate from the main thread to save on preemption)")
         yield _step_callback(lambda: None)
         return
     previous = signal.getsignal(signal.SIGTERM)

@@ -1,11 +1,10 @@
-"""`KerasTrainer` and `run_keras_job`: one Keras train-and-evaluate job, every role.
+"""`KerasTrainer`: one Keras train-and-evaluate job, every role.
 
 The same program runs as every task of a TF_CONFIG cluster, or alone; only
 TF_CONFIG differs. `KerasTrainer.plan_role` decides this process's role
 (`trainexec.keras.strategy.plan_for`, then `role_plan`), and the executor carries
 out that `RolePlan` by its action and flags, with the trainer's hooks
-(`KerasTrainer.task_hooks`, `trainexec.keras.hooks`); `run_keras_job` runs the
-executor:
+(`KerasTrainer.task_hooks`, `trainexec.keras.hooks`):
 
 * local (no TF_CONFIG): trains to `max_steps`, evaluating after new checkpoints
   at most every `eval_spec.throttle_secs` and always at the end
@@ -30,8 +29,9 @@ Example:
 
     trainer = KerasTrainer(build_model, model_dir="/shared/run1",
                            save_checkpoints_steps=20)
-    result = run_keras_job(trainer, TrainSpec(train_input_fn, max_steps=200),
-                           EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
+    result = trainexec.train_and_evaluate(
+        trainer, TrainSpec(train_input_fn, max_steps=200),
+        EvalSpec(eval_input_fn, steps=None, throttle_secs=0))
     ```
 """
 
@@ -41,20 +41,15 @@ import logging
 import os
 from typing import Any, Callable, Iterable, Sequence
 
-from trainexec.clock import Clock, SystemClock
 from trainexec.cluster.config import ClusterConfig
-from trainexec.contract.task_logging import configure_task_logging
 from trainexec.errors import ConfigError
-from trainexec.evaluation.listeners import ContinuousEvalListener, ListenerList
 from trainexec.keras.hooks import KerasHooks, KerasSettings
 from trainexec.keras.strategy import (STRATEGY_NAMES, StrategyPlan, is_keras_3, plan_for,
                                       visible_gpus)
-from trainexec.tasks.result import TrainResult
-from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan, TrainerBase)
 
-__all__ = ["KerasTrainer", "role_plan", "run_keras_job"]
+__all__ = ["KerasTrainer", "role_plan"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +66,7 @@ class KerasTrainer(TrainerBase):
     """A Keras model to train in every role: what `train_and_evaluate` takes for Keras.
 
     The same program runs in every task; the strategy follows from TF_CONFIG
-    (see the module doc, and `run_keras_job`, which this configures).
+    (see the module doc).
 
     Example:
         ```python
@@ -248,28 +243,3 @@ def _check_specs(settings: JobSettings, plan: RolePlan) -> None:
         raise ConfigError("EvalSpec hooks are Estimator SessionRunHooks, which KerasTrainer "
                           "does not run; leave them out (Keras callbacks for evaluation "
                           "are not supported yet)")
-
-
-def run_keras_job(trainer: KerasTrainer, train_spec: Any, eval_spec: Any,
-                  cluster: ClusterConfig | None = None, *, poll_secs: float = 1.0,
-                  evaluator_idle_timeout_secs: float | None = None,
-                  listeners: Iterable[ContinuousEvalListener] = (),
-                  clock: Clock | None = None) -> TrainResult | None:
-    """Plays this process's role of the job (see the module doc), without the
-    executor: `KerasTrainer.plan_role`, then `KerasTrainer.run_role`.
-
-    Returns what `trainexec.train_and_evaluate` returns: a `TrainResult` locally
-    and on the evaluator, None in the other roles. Raises ConfigError, before anything starts, for a cluster
-    Keras cannot train.
-    """
-    if not isinstance(trainer, KerasTrainer):
-        raise TypeError(f"`trainer` must be a trainexec.KerasTrainer, got "
-                        f"{type(trainer).__name__}")
-    settings = JobSettings(  # parses the specs, as in the executor
-        train_spec=train_spec, eval_spec=eval_spec,
-        cluster=cluster if cluster is not None else ClusterConfig.from_env(),
-        clock=clock or SystemClock(), poll_secs=poll_secs,
-        idle_timeout_secs=evaluator_idle_timeout_secs, listener=ListenerList(listeners))
-    configure_task_logging(settings.cluster.task_name)  # as the executor's run() does
-    plan = trainer.plan_role(settings.cluster)
-    return run_role(plan, trainer.task_hooks(plan, settings), settings)
