@@ -35,7 +35,7 @@ PRIVATE_USE_ALLOWED = {
         "os._exit, the standard library's (public despite its name): the task's exit code",
     ("trainexec/contract/exit_deadline.py", "_exit"):
         "os._exit: ends a task past its exit deadline",
-    ("trainexec/keras/peer_watchdog.py", "_exit"):
+    ("trainexec/tasks/peer_watchdog.py", "_exit"):
         "os._exit: ends a task whose peer is lost",
     ("trainexec/testing/gcs/server.py", "_exit"):
         "os._exit: the test emulator ends at once on SIGTERM",

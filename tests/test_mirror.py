@@ -263,9 +263,6 @@ MIRROR_EXEMPT = {
         "test_local_run_trains_evaluates_after_saves_and_exports",
     "trainexec/keras/restart_rule.py":
         "tests/test_launch_policy.py::test_keras_tasks_announce_the_group_their_strategy_needs",
-    "trainexec/keras/scratch.py":
-        "tests/test_keras_peer_watchdog.py::"
-        "test_a_peer_still_running_leaves_linger_secs_after_the_chief_finished",
     "trainexec/keras/summaries.py":
         "tests/test_keras_progress.py::"
         "test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard",

@@ -350,3 +350,26 @@ def test_keras_hooks_write_the_chiefs_records_in_the_same_order(tmp_path, journa
     trainer = KerasTrainer(keras_toy.build_dense, str(tmp_path), save_checkpoints_steps=10)
     assert _records_of_a_chief(journal, trainer, tmp_path) == [CLEARED, COMPLETE, FINISHED]
     assert completion.read_training_complete(str(tmp_path)).global_step == 20
+
+
+def test_a_worker_restarted_after_the_run_finished_skips_its_staggered_start(tmp_path,
+                                                                              journal):
+    """Chaos seed 14 of issue 36: a worker restarted after the job had succeeded waited
+    its staggered start before it saw max_steps saved. With the run's completion
+    record at max_steps it goes straight to training (which ends at once)."""
+    completion.record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-20"),
+                                        global_step=20, max_steps=20)
+    plan, config = estimator_plan(ESTIMATOR_CLUSTER, "worker:0")
+    clock = FakeClock()
+    roles.run_role(plan, JournalingHooks(tmp_path, journal), _settings(config, clock))
+    assert journal == TRAIN_WORKER  # the same steps...
+    assert clock.sleeps == []  # ...without the 3 s wait
+
+
+def test_a_worker_of_an_unfinished_run_still_staggers_its_start(tmp_path, journal):
+    completion.record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-10"),
+                                        global_step=10, max_steps=20)  # an earlier run's
+    plan, config = estimator_plan(ESTIMATOR_CLUSTER, "worker:0")
+    clock = FakeClock()
+    roles.run_role(plan, JournalingHooks(tmp_path, journal), _settings(config, clock))
+    assert clock.sleeps == [3.0]

@@ -31,8 +31,10 @@ from trainexec.estimator.roles.readiness import model_readiness_checks_every
 from trainexec.estimator.target import EstimatorTarget
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.records.checkpoints import latest_checkpoint
+from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
+from trainexec.tasks.peer_watchdog import PeerWatchdog
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings, RolePlan
 
@@ -89,7 +91,23 @@ class EstimatorHooks(TrainerHooks):
 
     def train(self, plan: RolePlan, on_save: EvaluateOnSave | None,
               record_finished: Callable[[], None]) -> Trained:
-        del record_finished  # an Estimator task leaves when training returns
+        """Trains to max_steps. A worker also leaves by itself (recording that it
+        finished) should it still be in `train` once the chief has finished: its session
+        can wait for a ps that was restarted under it (`trainexec.tasks.peer_watchdog`)."""
+        cluster = self.settings.cluster
+        watchdog = None
+        if not plan.writes_checkpoints and not plan.is_local and cluster.chief_task:
+            watchdog = PeerWatchdog(
+                FinishedTasks.starting_now(self.model_dir, cluster.task_name),
+                cluster.chief_task, cluster.task_name, self.model_dir,
+                record_finished).start()  # on real time: it ends the process
+        try:
+            return self._train(plan, on_save)
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+
+    def _train(self, plan: RolePlan, on_save: EvaluateOnSave | None) -> Trained:
         train_spec = self.settings.train_spec
         # The train spec's saving listeners run where the checkpoints are saved.
         listeners = list(train_spec.saving_listeners) if plan.writes_checkpoints else []

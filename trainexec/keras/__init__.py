@@ -5,7 +5,6 @@
 * `training`: `model.fit` to `max_steps`, with checkpoints;
 * `distributed_fit`: the loop that stands in for `fit` for Keras 3 under MWMS and PSS;
 * `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
-* `peer_watchdog`: a MultiWorkerMirroredStrategy peer leaves once the chief is done;
 * `restore_point`: every MultiWorkerMirroredStrategy task resumes from the same checkpoint;
 * `scratch`: the temporary directories a task makes, removed if it leaves early;
 * `hooks`: `KerasHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;

@@ -11,7 +11,7 @@
 * training: `trainexec.keras.training.train_to_max_steps`, with the user's callbacks and
   the chief's progress reports (log lines, TensorBoard summaries, the status record
   `trainexec launch` shows); a MultiWorkerMirroredStrategy task watches the chief
-  (`trainexec.keras.peer_watchdog`) and, once it recorded finishing, waits for its peers,
+  (`trainexec.tasks.peer_watchdog`) and, once it recorded finishing, waits for its peers,
   so that they leave together (an exited peer stalls the others' last steps);
 * evaluating: a `KerasTarget` on a model of its own, built without a strategy; the
   evaluation after a save runs off the training thread; each evaluation's metrics go to
@@ -35,12 +35,13 @@ from trainexec.cluster.server import start_standard_server
 from trainexec.contract.restart_announcements import announce
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.keras.input_data import call_input_fn
-from trainexec.keras.peer_watchdog import PeerWatchdog
 from trainexec.keras.restart_rule import rule_for_plan
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, StrategyPlan
+from trainexec.keras import scratch
 from trainexec.keras.training import check_compiled, train_to_max_steps
 from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
+from trainexec.tasks.peer_watchdog import PeerWatchdog
 from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
 from trainexec.trainer import JobSettings, RolePlan
 
@@ -165,7 +166,7 @@ class KerasHooks(TrainerHooks):
                 self._watchdog = PeerWatchdog(
                     FinishedTasks(self.model_dir, self._peers_watch.since_nsec),
                     strategy.cluster.chief_task, strategy.cluster.task_name,
-                    self.model_dir, record_finished).start()
+                    self.model_dir, record_finished, cleanup=scratch.remove_all).start()
         summaries = None
         if plan.writes_checkpoints and keras.summaries:
             from trainexec.keras.summaries import TrainingSummaries

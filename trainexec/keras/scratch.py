@@ -4,7 +4,7 @@ A MultiWorkerMirroredStrategy peer writes its part of each checkpoint to a
 temporary directory (`trainexec.keras.training`), and TensorFlow's preemption
 handler keeps a throwaway counter in another (`trainexec.keras.preemption`).
 Both are removed when training returns. A peer that leaves from another
-thread (`trainexec.keras.peer_watchdog`, which ends the process at once)
+thread (`trainexec.tasks.peer_watchdog`, which ends the process at once)
 removes what is still registered here first.
 
 Example:

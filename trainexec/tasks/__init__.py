@@ -22,7 +22,8 @@ Its modules:
   records;
 * `serving`: the loop that serves until training is over;
 * `hooks`: `TrainerHooks`, what a trainer supplies to the sequences, and `Trained`;
-* `result`: `TrainResult`, what a role returns (the same for every trainer).
+* `result`: `TrainResult`, what a role returns (the same for every trainer);
+* `peer_watchdog`: a worker still in its role after the chief finished leaves by itself.
 
 Nothing else in trainexec clears the completion record or records that a task finished
 (the public `trainexec.keras.callbacks.TrainingCompleteCallback` excepted: it serves

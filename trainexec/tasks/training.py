@@ -29,7 +29,8 @@ import contextlib
 import logging
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.evaluation.listeners import ListenerList
-from trainexec.records.completion import clear_training_complete, record_training_complete
+from trainexec.records.completion import (clear_training_complete, read_training_complete,
+                                          record_training_complete)
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.result import TrainResult, train_result
@@ -88,7 +89,10 @@ def _train(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
                else BeforeTraining())
     if plan.start_delay:
         delay = joining.start_delay_secs
-        if delay > 0:
+        if delay > 0 and _training_over(hooks.model_dir, settings):
+            logger.info("Training is already complete: no staggered start (%.0f secs).",
+                        delay)
+        elif delay > 0:
             logger.info("Waiting %.0f secs before starting training.", delay)
             settings.clock.sleep(delay)
     task, model_dir = settings.cluster.task_name, hooks.model_dir
@@ -97,6 +101,15 @@ def _train(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings,
                               lambda: record_task_finished(model_dir, task))
     del server
     return trained
+
+
+def _training_over(model_dir: str, settings: JobSettings) -> bool:
+    """Whether the run's completion record says training is over (a task restarted after
+    the job finished): it has nothing to wait for."""
+    complete = read_training_complete(model_dir)
+    max_steps = settings.train_spec.max_steps
+    return complete is not None and (max_steps is None or (
+        complete.global_step is not None and complete.global_step >= max_steps))
 
 
 def _record(plan: RolePlan, model_dir: str, settings: JobSettings, trained: Trained) -> None:

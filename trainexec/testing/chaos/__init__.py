@@ -17,7 +17,8 @@ pod ends within the bound after the chief or the last fault (liveness). Each
 Modules, one concept each: `schedule` (`Schedule`, `Fault`, the seeded
 generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
 `invariants` (`Evidence`, `check`, `Violation`), `runner` (`run_schedule`,
-`ChaosReport`, `demo_job`), `cli` (`python -m trainexec.testing.chaos`).
+`ChaosReport`, `demo_job`), `cli` (the command line), `__main__`
+(`python -m trainexec.testing.chaos`).
 Root only, as the bed is; "nfs" storage also needs bindfs.
 
 Example:

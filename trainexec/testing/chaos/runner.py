@@ -41,12 +41,15 @@ import threading
 import time
 from typing import Callable, Mapping
 
-import trainexec
 from trainexec.testing.chaos.invariants import (BOUND_SECS, NFS_STALENESS_SECS, AppliedFault,
                                                 Evaluated, Evidence, ExportDir, LogLine,
                                                 PodExit, Violation, check)
 from trainexec.testing.chaos.schedule import Fault, Schedule
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
+
+# The directory holding this trainexec package (trainexec/testing/chaos/runner.py).
+_TREE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
 
 __all__ = ["MAX_STEPS", "ChaosReport", "JobFactory", "JobPaths", "baseline_wall_secs",
            "collect_log", "demo_job", "mode_unavailable", "run_schedule"]
@@ -105,7 +108,7 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
     if schedule.evaluator:
         replicas["Evaluator"] = Replicas(1)
     # The pods import this trainexec, installed or not.
-    here = os.path.dirname(os.path.dirname(os.path.abspath(trainexec.__file__)))
+    here = _TREE
     env = {"TF_CPP_MIN_LOG_LEVEL": "2",
            "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
            **paths.env}

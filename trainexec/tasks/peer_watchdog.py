@@ -1,13 +1,17 @@
-"""A MultiWorkerMirroredStrategy peer leaves by itself once the chief has finished.
+"""A training peer (a worker) leaves by itself once the chief has finished.
 
-Every MultiWorkerMirroredStrategy task trains in step with the others, and
-the chief's success decides the job (TFJob's success policy: the chief exits
-0). A peer normally returns from `model.fit` with the chief and leaves within
-a second of its finished record (`trainexec.keras.trainer`). But a peer can
-stay inside TensorFlow after that: on the multi-host test bed, after a
-partition had restarted the group, worker:0 had saved its part of the last
-checkpoint and was still running more than 10 s after the chief had exited 0
-(TFJob's default `cleanPodPolicy: None` then leaves the pod holding its node).
+The chief's success decides the job (TFJob's success policy: the chief exits 0). A
+worker normally returns from training with the chief and leaves within a second of its
+finished record. But a worker can stay inside TensorFlow after that:
+
+* MultiWorkerMirroredStrategy: on the multi-host test bed, after a partition had
+  restarted the group, worker:0 had saved its part of the last checkpoint and was
+  still running more than 10 s after the chief had exited 0;
+* an Estimator worker (TF 2.15, chaos seed 48 of issue 36) still creating its session
+  when the ps was killed and restarted never went on, and the run was over.
+
+TFJob's default `cleanPodPolicy: None` then leaves the pod holding its node, and a ps
+waits for the worker's finished record.
 
 `PeerWatchdog` bounds that. A daemon thread looks every `poll_secs` for the
 chief's finished record or this run's completion record (both written by the
@@ -19,7 +23,7 @@ does when training returns), it
    what the task was waiting for;
 2. records that the task finished (`record_finished`: the role sequence's record,
    `trainexec.tasks.training`), removes its temporary directories
-   (`trainexec.keras.scratch`), and
+   (the trainer's `cleanup`, e.g. `trainexec.keras.scratch.remove_all`), and
 3. ends the process with exit code 0: the job's result is the chief's, in
    `model_dir` already, and nothing a peer still does can change it.
 
@@ -47,7 +51,6 @@ from typing import Callable
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import flush_logs
 from trainexec.records.finished_tasks import FinishedTasks
-from trainexec.keras import scratch
 
 __all__ = ["LINGER_SECS", "PeerWatchdog"]
 
@@ -65,7 +68,8 @@ class PeerWatchdog:
                  record_finished: Callable[[], None],
                  linger_secs: float = LINGER_SECS, poll_secs: float = 0.5,
                  clock: Clock | None = None,
-                 exit_fn: Callable[[int], None] | None = None) -> None:
+                 exit_fn: Callable[[int], None] | None = None,
+                 cleanup: Callable[[], None] = lambda: None) -> None:
         # A watch of its own (its cache is not shared with the training thread's).
         self._watch = FinishedTasks(model_dir, watch.since_nsec)
         self.chief = chief
@@ -76,6 +80,7 @@ class PeerWatchdog:
         self.poll_secs = poll_secs
         self._clock = clock or SystemClock()
         self._exit = exit_fn or os._exit
+        self._cleanup = cleanup
         self._stopped = threading.Event()
         self._chief_done_at: float | None = None
         self.left = False
@@ -129,7 +134,7 @@ class PeerWatchdog:
                 self._record_finished()
             except Exception as err:  # OSError, or TensorFlow's file system error
                 logger.warning("Could not record that %s finished: %s", self.task, err)
-            scratch.remove_all()
+            self._cleanup()
             flush_logs()
         finally:
             self._exit(0)

@@ -1,6 +1,6 @@
-"""A MultiWorkerMirroredStrategy peer leaves by itself once the chief is done
-(trainexec.keras.peer_watchdog), and the temporary directories it removes
-(trainexec.keras.scratch)."""
+"""A training peer leaves by itself once the chief is done
+(trainexec.tasks.peer_watchdog), after the trainer's cleanup (here Keras' temporary
+directories, trainexec.keras.scratch)."""
 
 import logging
 import os
@@ -11,7 +11,7 @@ from fakes import FakeClock
 from trainexec.records.completion import record_training_complete
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras import scratch
-from trainexec.keras.peer_watchdog import LINGER_SECS, PeerWatchdog
+from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
 
 
 class Exits:
@@ -28,7 +28,7 @@ def _watchdog(model_dir, clock, exits, **kw):
     watch = FinishedTasks.starting_now(model_dir, "worker:0")
     return PeerWatchdog(watch, "chief:0", "worker:0", model_dir,
                         lambda: record_task_finished(model_dir, "worker:0"), clock=clock,
-                        exit_fn=exits, **kw)
+                        exit_fn=exits, cleanup=scratch.remove_all, **kw)
 
 
 def test_a_peer_still_running_leaves_linger_secs_after_the_chief_finished(tmp_path, caplog):
@@ -113,13 +113,3 @@ def test_the_thread_stops_when_told(tmp_path):
     watchdog.stop()
     record_task_finished(model_dir, "chief:0")
     assert not exits.done.wait(0.6) and not watchdog.left
-
-
-def test_scratch_directories_are_registered_until_removed():
-    first = scratch.make("trainexec-test-scratch-")
-    second = scratch.make("trainexec-test-scratch-")
-    assert {first, second} <= scratch.registered()
-    scratch.remove(first)
-    assert not os.path.exists(first) and first not in scratch.registered()
-    scratch.remove_all()
-    assert not os.path.exists(second) and not scratch.registered()
