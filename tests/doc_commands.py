@@ -41,6 +41,9 @@ NOT_RUN = {
               "here, and run on a real Slurm by tests/slurm/",
     "./scripts/demo.sh": "the repository's own command, run by .ci/run on every change",
     "./scripts/test.sh": "the repository's own command: it is the CI run itself",
+    "python -m trainexec.testing.chaos": "runs fault schedules on the multi-host bed (root): "
+                                         "tests/cluster/test_chaos.py runs its schedules "
+                                         "through the same run_schedule",
 }
 
 
