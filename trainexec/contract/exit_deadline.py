@@ -43,7 +43,7 @@ __all__ = ["BACKSTOP_SECS", "DEFAULT_SECS", "ENV_VAR", "ExitDeadline", "deadline
 logger = logging.getLogger(__name__)
 
 ENV_VAR = "TRAINEXEC_EXIT_DEADLINE_SECS"
-DEFAULT_SECS = 10.0
+DEFAULT_SECS = 5.0  # as long as a peer may linger once the chief finished (peer_watchdog)
 BACKSTOP_SECS = 5.0
 
 
