@@ -61,7 +61,7 @@ def test_a_process_that_hangs_at_exit_ends_within_the_bound_with_its_code():
     assert done.returncode == 0, done.stderr[-2000:]
     assert secs < 1.5 + 8  # the bound, plus the interpreter's start
     assert "role over" in done.stdout
-    assert "worker:1 is still ending 2s after its role was over" in done.stderr
+    assert "worker:1 is still running 2s after its role was over" in done.stderr
     assert "in _shutdown" in done.stderr  # where it was stuck: waiting for the thread
 
 
@@ -77,4 +77,4 @@ def test_a_process_that_ends_by_itself_is_not_touched():
         raise SystemExit(3)
     """)
     assert done.returncode == 3 and secs < 20
-    assert "still ending" not in done.stderr
+    assert "still running" not in done.stderr

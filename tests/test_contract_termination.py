@@ -84,3 +84,31 @@ def test_a_sigterm_tensorflow_passes_on_is_only_noted(clean_state):
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert calls == [signal.SIGTERM] and termination_requested()
+
+
+def test_a_save_that_hangs_after_a_sigterm_ends_the_task_as_preempted(tmp_path):
+    """Chaos regression seed 3 (issue 36): TensorFlow's collective save waited for ever
+    for acknowledgements through the coordination service of a cut-off, then restarted,
+    chief. TRAINEXEC_SAVE_GRACE_SECS after the SIGTERM the task ends with 143 and the
+    threads' stacks."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    program = textwrap.dedent("""
+        import os, signal, time
+        from trainexec.keras.preemption import _note_sigterm_before
+        _note_sigterm_before(lambda signum, frame: time.sleep(3600))  # never returns
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(3600)
+    """)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=root, TF_CPP_MIN_LOG_LEVEL="2",
+                                   TRAINEXEC_SAVE_GRACE_SECS="1.5"), timeout=120)
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert time.monotonic() - started < 1.5 + 60  # the bound, plus importing TensorFlow
+    assert "this task is still running 2s after SIGTERM (saving before a preemption)" \
+        in done.stderr

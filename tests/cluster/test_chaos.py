@@ -85,7 +85,8 @@ def _run(schedule: Schedule, tmp_path) -> None:
         pytest.skip(why)
     if schedule.storage == "nfs" and storage_views.unavailable():
         pytest.skip(storage_views.unavailable())
-    result = run_schedule(schedule, str(tmp_path))
+    # 300 s: about four times a run here; a hang then fails the test, not the budget.
+    result = run_schedule(schedule, str(tmp_path), timeout_secs=300)
     row = result.row()
     report({"chaos": schedule.describe(), **row, "run_secs": round(result.run_secs, 1),
             "restarts_by_fault": result.restarts_by_fault,

@@ -59,10 +59,12 @@ class ExitDeadline:
     def __init__(self, secs: float, code: int, task: str = "this task",
                  exit_fn: Callable[[int], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 alarm: Callable[[int], object] | None = None) -> None:
+                 alarm: Callable[[int], object] | None = None,
+                 since: str = "its role was over") -> None:
         self.secs = secs
         self.code = code
         self.task = task
+        self.since = since
         self._exit = exit_fn or os._exit
         self._sleep = sleep
         self._alarm = alarm if alarm is not None else _kernel_alarm
@@ -78,9 +80,9 @@ class ExitDeadline:
         self._sleep(self.secs)
         self.fired = True
         try:
-            logger.warning("%s is still ending %.0fs after its role was over (its "
-                           "threads' stacks follow on stderr): exiting %s now",
-                           self.task, self.secs, self.code)
+            logger.warning("%s is still running %.0fs after %s (its threads' stacks "
+                           "follow on stderr): exiting %s now",
+                           self.task, self.secs, self.since, self.code)
             for handler in logging.getLogger().handlers:
                 handler.flush()
             faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
@@ -99,11 +101,13 @@ def _kernel_alarm(secs: int) -> None:
         signal.alarm(max(secs, 1))
 
 
-def end_within(secs: float, code: int, task: str = "this task") -> ExitDeadline | None:
-    """Starts the deadline now (None when `secs` is 0: no bound)."""
+def end_within(secs: float, code: int, task: str = "this task",
+               since: str = "its role was over") -> ExitDeadline | None:
+    """Starts the deadline now (None when `secs` is 0: no bound); `since` says what
+    started it, for the log line."""
     if secs <= 0 or _disabled:
         return None
-    return ExitDeadline(secs, code, task).start()
+    return ExitDeadline(secs, code, task, since=since).start()
 
 
 _armed: dict[str, tuple[float, int, str]] = {}

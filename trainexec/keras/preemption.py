@@ -57,7 +57,10 @@ from trainexec.keras import scratch
 from trainexec.keras.compat.preemption import non_blocking_handler_class
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
 from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
-from trainexec.contract.termination import note_termination_requested
+from trainexec.contract.exit_deadline import end_within
+from trainexec.env_settings import seconds_setting
+from trainexec.errors import ConfigError
+from trainexec.contract.termination import note_termination_requested, termination_requested
 
 __all__ = ["Preempted", "preemption_saves"]
 
@@ -175,7 +178,7 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
     callback = _epoch_callback(received, after_stop)
 
     def on_sigterm(signum, frame):
-        note_termination_requested()
+        _bound_the_save()
         if not received.is_set():
             logger.warning("SIGTERM: saving a checkpoint after the current step, then "
                            "exiting %s", ExitCodes.from_env().code_for(PREEMPTED))
@@ -188,6 +191,34 @@ def _single_writer(plan: StrategyPlan, strategy: Any, save: Save) -> Any:
     return callback
 
 
+# How long a task may take, once it got SIGTERM, to save and exit: Kubernetes' default
+# terminationGracePeriodSeconds, after which the pod is killed anyway. Set it to the
+# platform's grace (Slurm's, say) with TRAINEXEC_SAVE_GRACE_SECS; 0: no bound.
+SAVE_GRACE_VAR = "TRAINEXEC_SAVE_GRACE_SECS"
+SAVE_GRACE_SECS = 30.0
+
+
+def _bound_the_save() -> None:
+    """On the first SIGTERM: notes it (`trainexec.contract.termination`) and bounds what
+    follows. TensorFlow's collective save waits, with no timeout, for every worker's
+    acknowledgement through the coordination service: with the chief cut off and then
+    restarted, worker:0 of chaos regression seed 3 waited there for ever, and its
+    restarted peers waited for it. `TRAINEXEC_SAVE_GRACE_SECS` (default 30) later the
+    task ends with the preempted code (143), as the pod's kill would, so the group
+    restarts."""
+    if termination_requested():
+        return
+    note_termination_requested()
+    try:
+        grace = seconds_setting(SAVE_GRACE_VAR, SAVE_GRACE_SECS, "how long a task may "
+                                "take to save and exit after SIGTERM; 0: no bound")
+    except ConfigError as error:  # in a signal handler: say it, keep the default
+        logger.warning("%s", error)
+        grace = SAVE_GRACE_SECS
+    end_within(grace, ExitCodes.from_env().code_for(PREEMPTED), "this task",
+               since="SIGTERM (saving before a preemption)")
+
+
 def _note_sigterm_before(handler: Any) -> None:
     """Puts a SIGTERM handler in front of TensorFlow's (`handler`) that notes the signal
     (`trainexec.contract.termination`) first, and ends the task as preempted when
@@ -196,7 +227,7 @@ def _note_sigterm_before(handler: Any) -> None:
     pybind11), which would otherwise end the task as the user's error."""
 
     def on_sigterm(signum: int, frame: Any) -> None:
-        note_termination_requested()
+        _bound_the_save()
         if not callable(handler):
             return
         try:
