@@ -34,8 +34,11 @@ def test_the_deadline_ends_the_process_with_its_code_after_the_bound():
                             sleep=slept.append, alarm=alarms.append)
     deadline.run()
     assert slept == [7.0] and exited == [143] and deadline.fired
-    deadline.start()  # the kernel's backstop: 5 s after the bound, rounded up
-    assert alarms == [12]
+    deadline.start()  # no kernel backstop: a kill would make a success retryable
+    assert alarms == []
+    ExitDeadline(7.0, 143, exit_fn=exited.append, sleep=slept.append,
+                 alarm=alarms.append, backstop=True).start()
+    assert alarms == [12]  # asked for (a retryable code): 5 s after the bound, rounded up
 
 
 def _child(body: str, env_extra=None, timeout=60):

@@ -12,8 +12,8 @@ import pytest
 from trainexec.testing.chaos import (KINDS, REGRESSIONS, Evidence, Fault, Schedule, check,
                                      parse_seeds)
 from trainexec.testing.chaos import cli
-from trainexec.testing.chaos.invariants import (LIVENESS, SAFETY, AppliedFault, Evaluated,
-                                                ExportDir, LogLine, PodExit)
+from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, AppliedFault,
+                                                Evaluated, ExportDir, LogLine, PodExit)
 from trainexec.testing.chaos.runner import collect_log, complete, export_dirs, newest_checkpoint
 
 SEEDS = range(1, 41)
@@ -235,10 +235,11 @@ def test_a_process_left_running_is_a_safety_violation():
 
 def test_a_pod_ending_past_the_bound_is_a_liveness_violation():
     late = good_evidence(exits=good_evidence().exits + (
-        PodExit("demo-worker-1", T0 + 73.0, 0),))
+        PodExit("demo-worker-1", T0 + 60.0 + BOUND_SECS + 3.0, 0),))
     [violation] = check(late)
     assert violation.name == "late-exit" and violation.liveness
-    assert "demo-worker-1 ended 13.0s after the chief succeeded" in violation.evidence[0]
+    assert (f"demo-worker-1 ended {BOUND_SECS + 3.0:.1f}s after the chief succeeded"
+            in violation.evidence[0])
 
 
 def test_the_bound_counts_from_the_last_faults_end_when_it_is_later():
@@ -248,18 +249,19 @@ def test_the_bound_counts_from_the_last_faults_end_when_it_is_later():
                                  PodExit("demo-worker-1", T0 + 95.0, 0),))
     assert names(evidence) == []
     later = dataclasses.replace(evidence, exits=evidence.exits + (
-        PodExit("demo-worker-1", T0 + 101.0, 0),))
+        PodExit("demo-worker-1", T0 + 90.0 + BOUND_SECS + 1.0, 0),))
     assert names(later) == ["late-exit"]
 
 
 def test_a_chief_that_ends_long_after_the_final_checkpoint_is_late():
-    evidence = good_evidence(final_step_at=T0 + 40.0)
+    evidence = good_evidence(final_step_at=T0 + 60.0 - BOUND_SECS - 1.0)
     [violation] = check(evidence)
     assert violation.name == "chief-late" and violation.liveness
 
 
 def test_safety_violations_come_before_liveness_ones():
-    evidence = good_evidence(still_running=("demo-worker-1",), final_step_at=T0 + 40.0)
+    evidence = good_evidence(still_running=("demo-worker-1",),
+                             final_step_at=T0 + 60.0 - BOUND_SECS - 1.0)
     assert names(evidence) == ["processes-left", "chief-late"]
     assert set(SAFETY).isdisjoint(LIVENESS)
 

@@ -10,9 +10,13 @@ TFJob's success policy, can hold the job.
 (after the user's program has returned: its own work after `train_and_evaluate` is
 not limited), a daemon thread starts a clock; if the process is still alive `secs`
 later, it logs where every thread is and ends the process with `code` (`os._exit`: the
-code the process was ending with). Should even that thread not get to run (a hang
-inside the interpreter's own finalization), the kernel ends the process
-`BACKSTOP_SECS` later by SIGALRM (exit 142: retryable under TFJob's ExitCode policy).
+code the process was ending with). Where that thread cannot run (TensorFlow's C++
+shutdown holding the interpreter's lock, as when its coordination service waits for a
+peer that has left: about 13 s), the process ends when TensorFlow lets it, with its
+own code: no signal is sent, since a kill would turn a task that succeeded into a
+retryable failure and a restart. `end_within(..., backstop=True)` adds the kernel's
+SIGALRM `BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a
+preempted task's save: `trainexec.keras.preemption`).
 
 `TRAINEXEC_EXIT_DEADLINE_SECS` changes the bound (default `DEFAULT_SECS`; 0 turns it
 off). The executor arms it for every task of a cluster (`trainexec.executor`) and the
@@ -60,18 +64,20 @@ class ExitDeadline:
                  exit_fn: Callable[[int], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  alarm: Callable[[int], object] | None = None,
-                 since: str = "its role was over") -> None:
+                 since: str = "its role was over", backstop: bool = False) -> None:
         self.secs = secs
         self.code = code
         self.task = task
         self.since = since
+        self.backstop = backstop
         self._exit = exit_fn or os._exit
         self._sleep = sleep
         self._alarm = alarm if alarm is not None else _kernel_alarm
         self.fired = False
 
     def start(self) -> "ExitDeadline":
-        self._alarm(int(self.secs + BACKSTOP_SECS + 0.999))
+        if self.backstop:
+            self._alarm(int(self.secs + BACKSTOP_SECS + 0.999))
         threading.Thread(target=self.run, name="trainexec-exit-deadline",
                          daemon=True).start()
         return self
@@ -102,12 +108,13 @@ def _kernel_alarm(secs: int) -> None:
 
 
 def end_within(secs: float, code: int, task: str = "this task",
-               since: str = "its role was over") -> ExitDeadline | None:
+               since: str = "its role was over",
+               backstop: bool = False) -> ExitDeadline | None:
     """Starts the deadline now (None when `secs` is 0: no bound); `since` says what
-    started it, for the log line."""
+    started it, for the log line; `backstop`: SIGALRM too (see the module doc)."""
     if secs <= 0 or _disabled:
         return None
-    return ExitDeadline(secs, code, task, since=since).start()
+    return ExitDeadline(secs, code, task, since=since, backstop=backstop).start()
 
 
 _armed: dict[str, tuple[float, int, str]] = {}

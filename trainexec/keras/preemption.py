@@ -216,7 +216,7 @@ def _bound_the_save() -> None:
         logger.warning("%s", error)
         grace = SAVE_GRACE_SECS
     end_within(grace, ExitCodes.from_env().code_for(PREEMPTED), "this task",
-               since="SIGTERM (saving before a preemption)")
+               since="SIGTERM (saving before a preemption)", backstop=True)
 
 
 def _note_sigterm_before(handler: Any) -> None:

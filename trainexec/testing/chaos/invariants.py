@@ -43,9 +43,14 @@ __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "NFS_STALENESS_SECS", "RECOVERABL
            "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodExit",
            "Violation", "check", "permanent"]
 
-# docs/concepts/faults.md: a peer still running 5 s after the chief finished leaves;
-# the multi-host tests hold every pod to 10 s after the chief.
-BOUND_SECS = 10.0
+# docs/concepts/faults.md ("Random mixes of faults"): every pod ends within 20 s of the
+# later of the chief's success and the last fault's end. A peer still in its role 5 s
+# after the chief finished leaves (tasks.peer_watchdog), and a task's own shutdown is
+# bounded at 5 s more (contract.exit_deadline) -- except where TensorFlow's C++ shutdown
+# holds the interpreter's lock waiting for a peer's coordination service that has gone,
+# which no thread can interrupt and a kill must not (it would make a success a
+# restart): 13-15 s seen after a cut (chaos regression seed 3).
+BOUND_SECS = 20.0
 # How late a host may see another's change through NFS-like views at worst
 # (trainexec.testing.storage.NFS_DEFAULTS), added to the bound on "nfs".
 NFS_STALENESS_SECS = 60.0
