@@ -190,8 +190,8 @@ def estimator_evaluator(model_dir, clock, fault_at, input_fn=eval_input_fn):
             os.environ["TF_CONFIG"] = saved
 
     def run():
-        metrics, _ = executor.run()
-        return metrics
+        result = executor.run()  # None: no checkpoint was evaluated
+        return result.metrics if result is not None else None
     return watched(clock, exporter, guard, fault_at, run)
 
 
