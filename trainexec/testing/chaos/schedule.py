@@ -37,11 +37,14 @@ PS_MODES = ("pss", "estimator", "native-estimator")
 STORAGES = ("local", "nfs")
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 
-# What `generate` draws from (seconds after training began).
-FIRST_FAULT_SECS = 3.0
-LAST_FAULT_SECS = 20.0
-MIN_DURATION_SECS = 2.0
-MAX_DURATION_SECS = 17.0
+# What `generate` draws from (seconds after training began). The packaged jobs train
+# their 1200 steps in about 10 s on 2 cores without faults (every mode), so faults
+# start inside that span, where they meet training; one that lands after a restart
+# meets recovery, and the longest freezes and cuts outlast the whole span.
+FIRST_FAULT_SECS = 1.0
+LAST_FAULT_SECS = 9.0
+MIN_DURATION_SECS = 1.5
+MAX_DURATION_SECS = 12.0
 OVERLAP_CHANCE = 0.45  # a fault after the first starts inside an active freeze or cut
 
 
