@@ -5,7 +5,9 @@
   or an unmarked one there, stops the run before it starts;
 * `estimator`: skipped where tf.estimator is missing, but FAILS there when
   TRAINEXEC_REQUIRE_ESTIMATOR=1 (the TensorFlow 2.15 run must not skip them);
-* `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected;
+* `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected, and so
+  are the multi-host ones unless `-m` names `multihost` (the tf_keras run: Keras 2's
+  code paths are the same on one host as on several, which the Keras 3 run covers);
 * `full_matrix`: rows of the multi-host fault matrix beyond the default subset,
   deselected unless `-m` names `multihost` (`./scripts/test.sh -m multihost`);
 * `slurm_faults`: real-Slurm job rows beyond the default two (the PSS job, preemption,
@@ -66,10 +68,13 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=extra)
             items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
-        others = [item for item in items if not item.get_closest_marker("keras")]
+        wanted = "multihost" in (config.getoption("markexpr") or "")
+        others = [item for item in items if not item.get_closest_marker("keras")
+                  or (item.get_closest_marker("multihost") and not wanted)]
         if others:
             config.hook.pytest_deselected(items=others)
-            items[:] = [item for item in items if item.get_closest_marker("keras")]
+            dropped = set(map(id, others))
+            items[:] = [item for item in items if id(item) not in dropped]
     if tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR"):
         return  # pytest_runtest_call fails them instead
     if any(item.get_closest_marker("estimator") for item in items):
