@@ -9,13 +9,14 @@ import functools
 import json
 import os
 import signal
-import sys
 import threading
 import time
 from typing import Callable, Mapping
 
 from trainexec.records import checkpoints
-from trainexec.testing.kubelet import Replicas, TFJobSpec
+from trainexec.testing.chaos import JobPaths, Schedule
+from trainexec.testing.chaos import demo_job as chaos_demo_job
+from trainexec.testing.kubelet import TFJobSpec
 
 __all__ = ["FAULTS", "FAULT_SECS", "MAX_STEPS", "MODES", "Progress", "demo_job",
            "keras_line", "late_pods", "mode_skip", "newest_step", "pod_lags", "report"]
@@ -60,25 +61,13 @@ def demo_job(mode: str, model_dir: str, env: Mapping[str, str] = {},
              result_file: str | None = None) -> TFJobSpec:
     """The demo job of `mode` as a TFJob: a chief, two workers, an evaluator (and a ps
     for "pss" and "estimator"), model_dir as the pods see it, the evaluator's final
-    result in `result_file` (default model_dir/final_result.json)."""
+    result in `result_file` (default model_dir/final_result.json). The public
+    `trainexec.testing.chaos.demo_job`, the job the chaos suite runs, without faults."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: use one of {MODES}")
-    replicas = {"Chief": Replicas(1), "Worker": Replicas(2), "Evaluator": Replicas(1)}
-    if mode in ("pss", *ESTIMATOR_MODES):
-        replicas["PS"] = Replicas(1)
-    job_env = {"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": os.getcwd(), **env}
-    result = result_file or os.path.join(model_dir, "final_result.json")
-    if mode in ESTIMATOR_MODES:
-        command = [sys.executable, "-m", "trainexec.examples.estimator_job",
-                   "--engine", "tf" if mode == "estimator" else "native",
-                   "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
-                   "--throttle-secs", "5", "--worker-delay-secs", "2",
-                   "--result-file", result]
-    else:
-        command = [sys.executable, "-m", "trainexec.examples.keras_job",
-                   "--model-dir", model_dir, "--max-steps", str(MAX_STEPS),
-                   "--save-checkpoints-steps", "100", "--result-file", result]
-    return TFJobSpec("demo", replicas, command=command, env=job_env)
+    paths = JobPaths(model_dir, result_file or os.path.join(model_dir, "final_result.json"),
+                     dict(env))
+    return chaos_demo_job(Schedule.explicit(mode, []), paths, MAX_STEPS)
 
 
 def newest_step(model_dir: str) -> int:
