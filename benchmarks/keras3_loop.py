@@ -1,5 +1,5 @@
 """Training speed of the demo's Keras job on Keras 3 (trainexec's loop,
-`trainexec.keras.distributed_fit`) beside tf_keras (`model.fit`), under
+`trainexec.keras.fit.distributed_fit`) beside tf_keras (`model.fit`), under
 MultiWorkerMirroredStrategy and ParameterServerStrategy.
 
 The same job (`trainexec.examples.keras_job`: model, data, global batch 48, its

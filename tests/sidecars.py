@@ -10,7 +10,7 @@ import os
 from fakes import FakeClock
 from sidecar_programs import toy
 from trainexec.records.checkpoints import checkpoint_step
-from trainexec.keras.sidecar import METRICS_FILE, SidecarEvaluator
+from trainexec.keras.evaluate.sidecar import METRICS_FILE, SidecarEvaluator
 
 __all__ = ["STEPS_PER_EPOCH", "metrics_log", "names", "sidecar"]
 

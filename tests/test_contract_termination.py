@@ -51,7 +51,7 @@ def test_classify_reads_the_noted_sigterm(clean_state):
 def test_a_sigterm_tensorflow_cannot_pass_on_ends_the_task_as_preempted(clean_state):
     """TensorFlow's handler raising (the coordination service unreachable) becomes
     Preempted, a SystemExit with the preempted code; the SIGTERM is noted."""
-    from trainexec.keras.preemption import Preempted, _note_sigterm_before
+    from trainexec.keras.faults.preemption import Preempted, _note_sigterm_before
 
     calls = []
 
@@ -73,7 +73,7 @@ def test_a_sigterm_tensorflow_cannot_pass_on_ends_the_task_as_preempted(clean_st
 
 
 def test_a_sigterm_tensorflow_passes_on_is_only_noted(clean_state):
-    from trainexec.keras.preemption import _note_sigterm_before
+    from trainexec.keras.faults.preemption import _note_sigterm_before
 
     calls = []
     previous = signal.getsignal(signal.SIGTERM)
@@ -99,7 +99,7 @@ def test_a_save_that_hangs_after_a_sigterm_ends_the_task_as_preempted(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     program = textwrap.dedent("""
         import os, signal, time
-        from trainexec.keras.preemption import _note_sigterm_before
+        from trainexec.keras.faults.preemption import _note_sigterm_before
         _note_sigterm_before(lambda signum, frame: time.sleep(3600))  # never returns
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(3600)

@@ -93,7 +93,7 @@ def test_api_reference_has_every_public_name():
 @pytest.mark.parametrize("path", [
     "trainexec.launch.cluster.LocalCluster", "trainexec.launch.result.JobResult",
     "trainexec.cluster.config.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
-    "trainexec.testing.netns", "trainexec.keras.sidecar.SidecarEvaluator",
+    "trainexec.testing.netns", "trainexec.keras.evaluate.sidecar.SidecarEvaluator",
     "trainexec.evaluation.listeners.ContinuousEvalListener",
     "trainexec.executor.TrainingExecutor"])
 def test_api_reference_has_the_documented_paths(path):
@@ -146,11 +146,12 @@ def test_troubleshooting_has_every_exit_code(code):
 @pytest.mark.parametrize("message, source", [
     ("Waiting for model to be ready", "trainexec/estimator/roles/readiness.py"),
     ("no restarts allowed", "trainexec/launch/result.py"),
-    ("No checkpoints appear to be found after", "trainexec/keras/first_checkpoint_hint.py"),
+    ("No checkpoints appear to be found after",
+     "trainexec/keras/evaluate/first_checkpoint_hint.py"),
     ("each task's TensorFlow server listens on every interface of this machine",
      "trainexec/launch/network.py"),
     ("they have no outside network", "trainexec/launch/network.py"),
-    ("PerReplica", "trainexec/keras/distributed_fit.py"),
+    ("PerReplica", "trainexec/keras/fit/distributed_fit.py"),
     ("EvaluatorAlreadyRunning", "trainexec/evaluation/lease.py"),
 ])
 def test_troubleshooting_quotes_what_the_code_says(message, source):

@@ -28,9 +28,9 @@ from sidecar_programs import toy
 from trainexec.records.completion import clear_training_complete, record_training_complete
 from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
 from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.keras.target import KerasTarget
+from trainexec.keras.evaluate.target import KerasTarget
 from trainexec.estimator.target import EstimatorTarget
-from trainexec.keras.sidecar import SidecarEvaluator
+from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 
 POLL = 1.0
 MISSING_DATA = "/no/such/dir/eval-data.tfrecord"  # the user's typo

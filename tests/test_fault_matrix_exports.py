@@ -31,7 +31,8 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.records.completion import record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.executor import TrainingExecutor
-from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
+from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalExporter,
+                                                LatestExporter)
 from trainexec.specs import EvalSpec, TrainSpec
 
 
@@ -39,7 +40,7 @@ from trainexec.specs import EvalSpec, TrainSpec
 
 def sidecar(directory, data_seed=0, **kwargs):
     from sidecar_programs import toy
-    from trainexec.keras.sidecar import SidecarEvaluator
+    from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 
     kwargs.setdefault("verbose", 0)
     kwargs.setdefault("clock", FakeClock(0.0))
@@ -223,7 +224,7 @@ def test_estimator_evaluators_of_the_same_evaluation_name_are_refused(tmp_path):
 @pytest.mark.keras
 @pytest.mark.parametrize("name", ["..", ".", "a\\b", "a\x00b"])
 def test_exporter_named_to_escape_its_directory_is_refused_everywhere(tmp_path, name):
-    from trainexec.keras.sidecar import SidecarEvaluator
+    from trainexec.keras.evaluate.sidecar import SidecarEvaluator
     from sidecar_programs import toy
 
     finished_keras_run(tmp_path, 0.5)

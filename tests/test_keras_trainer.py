@@ -1,4 +1,4 @@
-"""trainexec/keras_trainer.py (with keras_training.py and keras_serving.py): KerasTrainer
+"""trainexec/keras/trainer.py (with keras/fit/training.py and tasks/serving.py): KerasTrainer
 jobs locally, in this process (and one local MirroredStrategy run in a child process of
 tests/keras_programs). Clusters of real processes are
 tests/cluster/test_keras_trainer_clusters.py."""
@@ -19,13 +19,13 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.records.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.keras.exporters import FinalExporter
+from trainexec.keras.evaluate.exporters import FinalExporter
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.executor import TrainingExecutor
 from trainexec.keras.trainer import KerasTrainer
 from trainexec.contract.task_logging import LAUNCHED_TASK_ENV, configure_task_logging
-from trainexec.keras.training import segments
+from trainexec.keras.fit.training import segments
 from trainexec.specs import EvalSpec, TrainSpec
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
@@ -205,15 +205,15 @@ def _check_task_logging(package, monkeypatch, capsys):
     assert configure_task_logging("worker:1")
     assert configure_task_logging("worker:2")  # updates, does not add
     assert len(package.handlers) == 1
-    logging.getLogger("trainexec.keras.training").info("Saved checkpoint %s", "ckpt-20")
-    logging.getLogger("trainexec.keras.training").debug("not shown")
+    logging.getLogger("trainexec.keras.fit.training").info("Saved checkpoint %s", "ckpt-20")
+    logging.getLogger("trainexec.keras.fit.training").debug("not shown")
     assert capsys.readouterr().err == (
-        "[worker:2] INFO trainexec.keras.training: Saved checkpoint ckpt-20\n")
+        "[worker:2] INFO trainexec.keras.fit.training: Saved checkpoint ckpt-20\n")
     # Under `trainexec launch`, which prefixes every output line itself: no second prefix.
     assert configure_task_logging("worker:2", environ={LAUNCHED_TASK_ENV: "worker:2"})
-    logging.getLogger("trainexec.keras.training").info("Saved checkpoint %s", "ckpt-40")
+    logging.getLogger("trainexec.keras.fit.training").info("Saved checkpoint %s", "ckpt-40")
     assert capsys.readouterr().err == (
-        "INFO trainexec.keras.training: Saved checkpoint ckpt-40\n")
+        "INFO trainexec.keras.fit.training: Saved checkpoint ckpt-40\n")
 
     monkeypatch.setattr(package, "handlers", [])
     monkeypatch.setattr(logging.getLogger(), "handlers", [logging.NullHandler()])

@@ -1,6 +1,6 @@
 """trainexec/launch/policy.py: the launcher's exit and restart decisions, one row per
 situation; and the restart group each KerasTrainer task announces for its strategy
-(trainexec/keras/restart_rule.py)."""
+(trainexec/keras/faults/restart_rule.py)."""
 
 import pytest
 
@@ -9,7 +9,7 @@ from trainexec.keras.strategy import plan_for
 from trainexec.launch.policy import (ALL_ENDED, ALWAYS, EXITED, FAIL, FAILED, LEAVE, LEFT,
                                      NEVER, ON_FAILURE, RESTART, RUNNING, STOP, STOPPED,
                                      SUCCEED, WAIT, Decision, JobView, TaskView, decide)
-from trainexec.keras.restart_rule import rule_for_plan
+from trainexec.keras.faults.restart_rule import rule_for_plan
 from trainexec.contract.restart_announcements import RestartRule
 
 MWMS = ("chief:0", "worker:0", "worker:1")

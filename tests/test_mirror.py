@@ -44,7 +44,8 @@ MIRROR_EXEMPT = {
         "test_malformed_tf_config_is_explained",
     "trainexec/exporters.py":
         "re-exports of the exporters: tests/test_docs.py::test_api_reference_has_every_exporter"
-        " and tests/test_keras_exporters.py::test_latest_exporter_keeps_newest_and_exports_load",
+        " and tests/test_keras_evaluate_exporters.py::"
+        "test_latest_exporter_keeps_newest_and_exports_load",
     # --- cli
     "trainexec/cli/render.py":
         "`trainexec render` in tests/test_jobs_render.py::"
@@ -102,7 +103,7 @@ MIRROR_EXEMPT = {
         "tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
     "trainexec/estimator/engine/exporters.py":
-        "tests/test_keras_exporters.py::test_best_exporter_exports_improvements_only and "
+        "tests/test_keras_evaluate_exporters.py::test_best_exporter_exports_improvements_only and "
         "tests/test_fault_matrix_exports.py::"
         "test_evaluators_of_two_data_sets_keep_their_own_best_exports",
     "trainexec/estimator/engine/graph.py":
@@ -169,7 +170,7 @@ MIRROR_EXEMPT = {
         "test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export "
         "(gs://)",
     "trainexec/evaluation/listeners.py":
-        "tests/test_keras_sidecar.py::test_throttle_and_listeners and "
+        "tests/test_keras_evaluate_sidecar.py::test_throttle_and_listeners and "
         "tests/test_evaluation_loop.py::test_listener_before_eval_stops",
     "trainexec/evaluation/policy.py":
         "the decision table: tests/test_evaluation_loop.py::test_decide",
@@ -177,7 +178,8 @@ MIRROR_EXEMPT = {
         "exports to gs://: tests/cluster/test_storage_gcs.py::"
         "test_an_evaluator_killed_while_publishing_to_gs_leaves_no_partial_export_that_counts",
     "trainexec/evaluation/summaries.py":
-        "tests/test_keras_sidecar.py::test_tensorboard_gets_eval_summaries_at_the_training_step",
+        "tests/test_keras_evaluate_sidecar.py::"
+        "test_tensorboard_gets_eval_summaries_at_the_training_step",
     "trainexec/evaluation/target.py":
         "through its trainers' targets: tests/test_estimator_persistent_eval.py::"
         "test_a_rotated_out_checkpoint_disappeared and tests/test_fault_matrix_evaluator.py::"
@@ -226,51 +228,58 @@ MIRROR_EXEMPT = {
     "trainexec/keras/__init__.py":
         "the Keras line's public names: tests/test_public_api.py::"
         "test_public_names_resolve_without_tensorflow_estimator",
-    "trainexec/keras/callbacks.py":
-        "tests/test_keras_sidecar.py::test_training_complete_callback_stops_the_evaluator",
+    "trainexec/keras/hooks.py":
+        "the Keras trainer's task hooks: tests/test_tasks_roles.py::"
+        "test_keras_hooks_write_the_chiefs_records_in_the_same_order",
     "trainexec/keras/compat/coordinator.py":
         "tests/test_keras_compat.py::"
         "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
-        "tests/test_keras_coordinator_release.py::test_an_idle_coordinator_is_stopped_at_once",
+        "tests/test_keras_faults_coordinator_release.py::"
+        "test_an_idle_coordinator_is_stopped_at_once",
     "trainexec/keras/compat/fit_loop.py":
         "tests/test_keras_compat.py::"
         "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
-        "tests/test_keras_distributed_fit.py::"
+        "tests/test_keras_fit_distributed_fit.py::"
         "test_under_ps_batch_callbacks_get_the_remote_logs_or_one_fetch_for_all_that_need_values",
     "trainexec/keras/compat/optimizers.py":
         "tests/test_keras_compat.py::"
         "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
-        "tests/test_keras_progress.py::"
+        "tests/test_keras_fit_progress.py::"
         "test_reports_every_n_steps_and_at_max_steps_with_rate_and_time_left",
     "trainexec/keras/compat/preemption.py":
         "tests/test_keras_compat.py::"
         "test_every_attribute_inventoried_for_this_line_is_still_there; its use in "
-        "tests/test_keras_preemption.py::"
+        "tests/test_keras_faults_preemption.py::"
         "test_a_sigtermed_local_run_saves_exits_143_and_resumes_there",
     "trainexec/keras/compat/variables.py":
-        "tests/test_keras_distributed_fit.py::"
+        "tests/test_keras_fit_distributed_fit.py::"
         "test_keras_3_variable_updates_are_single_ops_inside_atomic_updates_only and "
-        "tests/test_keras_distributed_fit.py::"
+        "tests/test_keras_fit_distributed_fit.py::"
         "test_inside_a_stateless_scope_an_update_keeps_keras_own_even_within_atomic_updates",
-    "trainexec/keras/first_checkpoint_hint.py":
-        "through the sidecar: tests/test_keras_sidecar_contract.py::"
+    "trainexec/keras/evaluate/__init__.py":
+        "a docstring, no code; evaluating is tested through its modules, e.g. "
+        "tests/test_keras_evaluate_sidecar.py::test_evaluates_every_checkpoint_style",
+    "trainexec/keras/evaluate/first_checkpoint_hint.py":
+        "through the sidecar: tests/test_keras_evaluate_sidecar_contract.py::"
         "test_hint_wait_is_an_option_and_none_turns_it_off",
-    "trainexec/keras/hooks.py":
-        "the Keras trainer's task hooks: tests/test_tasks_roles.py::"
-        "test_keras_hooks_write_the_chiefs_records_in_the_same_order",
-    "trainexec/keras/input_data.py":
-        "the input functions of every local run, e.g. tests/test_keras_trainer.py::"
-        "test_local_run_trains_evaluates_after_saves_and_exports",
-    "trainexec/keras/restart_rule.py":
-        "tests/test_launch_policy.py::test_keras_tasks_announce_the_group_their_strategy_needs",
-    "trainexec/keras/summaries.py":
-        "tests/test_keras_progress.py::"
-        "test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard",
-    "trainexec/keras/target.py":
-        "tests/test_keras_sidecar.py::test_evaluates_every_checkpoint_style and "
+    "trainexec/keras/evaluate/target.py":
+        "tests/test_keras_evaluate_sidecar.py::test_evaluates_every_checkpoint_style and "
         "tests/test_fault_matrix_evaluator.py::"
         "test_keras_target_calls_a_checkpoint_rotated_away_disappeared",
-    "trainexec/keras/training.py":
+    "trainexec/keras/faults/restart_rule.py":
+        "tests/test_launch_policy.py::test_keras_tasks_announce_the_group_their_strategy_needs",
+    "trainexec/keras/fit/__init__.py":
+        "a docstring, no code; fitting is tested through its modules, e.g. "
+        "tests/test_keras_trainer.py::test_local_run_resumes_at_its_last_saved_step",
+    "trainexec/keras/fit/callbacks.py":
+        "tests/test_keras_evaluate_sidecar.py::test_training_complete_callback_stops_the_evaluator",
+    "trainexec/keras/fit/input_data.py":
+        "the input functions of every local run, e.g. tests/test_keras_trainer.py::"
+        "test_local_run_trains_evaluates_after_saves_and_exports",
+    "trainexec/keras/fit/summaries.py":
+        "tests/test_keras_fit_progress.py::"
+        "test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard",
+    "trainexec/keras/fit/training.py":
         "tests/test_keras_trainer.py::test_segments and tests/test_keras_trainer.py::"
         "test_local_run_resumes_at_its_last_saved_step",
     # --- launch
@@ -288,7 +297,7 @@ MIRROR_EXEMPT = {
     "trainexec/records/__init__.py":
         "re-exports: tests/test_records_liveness.py::test_this_process_is_alive_and_itself",
     "trainexec/records/checkpoints.py":
-        "tests/test_keras_restore_point.py::test_tasks_that_agree_restore_what_they_see and "
+        "tests/test_keras_fit_restore_point.py::test_tasks_that_agree_restore_what_they_see and "
         "tests/test_evaluation_loop.py::test_never_evaluates_half_written_checkpoint",
     "trainexec/records/completion.py":
         "tests/test_executor.py::test_chief_trains_then_records_completion and "

@@ -1,6 +1,6 @@
 """A training peer leaves by itself once the chief is done
 (trainexec.tasks.peer_watchdog), after the trainer's cleanup (here Keras' temporary
-directories, trainexec.keras.scratch)."""
+directories, trainexec.keras.faults.scratch)."""
 
 import logging
 import os
@@ -10,7 +10,7 @@ from fakes import FakeClock
 
 from trainexec.records.completion import record_training_complete
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
-from trainexec.keras import scratch
+from trainexec.keras.faults import scratch
 from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
 
 

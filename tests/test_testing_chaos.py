@@ -270,7 +270,8 @@ def test_safety_violations_come_before_liveness_ones():
 def test_the_log_gives_lines_and_evaluated_checkpoints(tmp_path):
     log = tmp_path / "pods.log"
     log.write_text(
-        "   22.7 [evaluator:0] [evaluator:0] INFO trainexec.keras.target: Evaluation starts\n"
+        "   22.7 [evaluator:0] [evaluator:0] INFO trainexec.keras.evaluate.target: "
+        "Evaluation starts\n"
         "   24.2 [evaluator:0] [evaluator:0] INFO trainexec.evaluation.loop: Evaluated "
         "/m/ckpt-100 (step 100) in 1.7s: accuracy = 0.97\n"
         "   25.0 [worker:0] Evaluated /m/ckpt-100 (step 100) said elsewhere\n"

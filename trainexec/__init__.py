@@ -29,8 +29,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     from trainexec.evaluation.listeners import ContinuousEvalListener
     from trainexec.evaluation.one_pass import EvalResult, EvalStatus
     from trainexec.executor import TrainingExecutor, train_and_evaluate
-    from trainexec.keras.callbacks import TrainingCompleteCallback
-    from trainexec.keras.sidecar import SidecarEvaluator
+    from trainexec.keras.fit.callbacks import TrainingCompleteCallback
+    from trainexec.keras.evaluate.sidecar import SidecarEvaluator
     from trainexec.keras.trainer import KerasTrainer
     from trainexec.launch.cluster import LocalCluster
     from trainexec.records.completion import read_training_complete, record_training_complete
@@ -73,10 +73,10 @@ _EXPORTS = {
     "EvaluatorAlreadyRunning": "trainexec.evaluation.lease",
     "KerasTrainer": "trainexec.keras.trainer",
     "LocalCluster": "trainexec.launch",
-    "SidecarEvaluator": "trainexec.keras.sidecar",
+    "SidecarEvaluator": "trainexec.keras.evaluate.sidecar",
     "TrainResult": "trainexec.tasks.result",
     "TrainSpec": "trainexec.specs",
-    "TrainingCompleteCallback": "trainexec.keras.callbacks",
+    "TrainingCompleteCallback": "trainexec.keras.fit.callbacks",
     "TrainingExecutor": "trainexec.executor",
     "Trainer": "trainexec.trainer",
     "WorkerDelay": "trainexec.cluster.server",

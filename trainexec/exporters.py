@@ -1,6 +1,6 @@
 """The documented import path of the exporters: `from trainexec.exporters import ...`.
 
-Re-exports the Keras SavedModel exporters (`trainexec.keras.exporters`), the
+Re-exports the Keras SavedModel exporters (`trainexec.keras.evaluate.exporters`), the
 export file manager (`trainexec.evaluation.export_files`) and the exporter name
 check (`trainexec.evaluation.exporter_protocol`), the names this path has always had.
 
@@ -12,8 +12,8 @@ Example:
 
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.evaluation.exporter_protocol import check_exporter_name
-from trainexec.keras.exporters import (BEST_FILE, BestExporter, BestValue, Exporter,
-                                       FinalExporter, LatestExporter)
+from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, BestValue, Exporter,
+                                                FinalExporter, LatestExporter)
 
 __all__ = [
     "BEST_FILE",

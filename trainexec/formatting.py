@@ -1,7 +1,7 @@
 """How trainexec writes durations and rates for people: `42s`, `3m05s`, `41.3`.
 
 One formatter each, shared by the training progress lines
-(`trainexec.keras.progress`) and the launcher's live view
+(`trainexec.keras.fit.progress`) and the launcher's live view
 (`trainexec.launch.status_view`), so a time left reads the same in both. An
 unknown value (None, not a number, not finite: a status record may hold
 anything) reads `?`.

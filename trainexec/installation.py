@@ -4,7 +4,7 @@ importing TensorFlow (so `trainexec tfconfig` stays fast).
 `trainexec tfconfig` judges a cluster by its shape (`cluster_verdicts.trainer_support`);
 this adds whether the trainers can run *here*: TensorFlow 2.16 and newer have no
 `tf.estimator`, and `TF_USE_LEGACY_KERAS=1` there needs tf_keras installed. (Keras 3
-trains clusters too: with trainexec's own loop, `trainexec.keras.distributed_fit`.)
+trains clusters too: with trainexec's own loop, `trainexec.keras.fit.distributed_fit`.)
 
 Example:
     ```python

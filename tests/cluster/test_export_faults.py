@@ -30,7 +30,7 @@ from tf_configs import ps_cluster  # noqa: E402
 from trainexec.evaluation.export_files import ExportFileManager  # noqa: E402
 from trainexec.executor import TrainingExecutor  # noqa: E402
 from trainexec.records.finished_tasks import record_task_finished  # noqa: E402
-from trainexec.keras.exporters import FinalExporter  # noqa: E402
+from trainexec.keras.evaluate.exporters import FinalExporter  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 
 pytestmark = pytest.mark.cluster
@@ -185,7 +185,7 @@ def test_ps_stops_after_the_chief_records_completion_though_a_worker_crashed(tmp
 
 def _child_sidecar(checkpoint_dir):
     from sidecar_programs import toy
-    from trainexec.keras.sidecar import SidecarEvaluator
+    from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 
     metrics = SidecarEvaluator(toy.build_model(), toy.dataset(), checkpoint_dir,
                                poll_secs=0.1, idle_timeout_secs=60, verbose=0,

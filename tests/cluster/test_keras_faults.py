@@ -1,7 +1,7 @@
 """Faults and preemption of KerasTrainer clusters under the launcher, with real processes:
-trainexec/keras_preemption.py, trainexec/launch/restart_groups.py and the launcher's
+trainexec/keras/faults/preemption.py, trainexec/launch/restart_groups.py and the launcher's
 policy (trainexec/launch/policy.py, table-tested in tests/test_launch_policy.py).
-A local run's preemption (one process) is tests/test_keras_preemption.py.
+A local run's preemption (one process) is tests/test_keras_faults_preemption.py.
 
 One row per fault; each asserts what a user sees (the job completes to max_steps, one
 restart per fault), that nothing was lost (the resumed step is the step saved), and that

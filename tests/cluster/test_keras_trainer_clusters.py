@@ -1,4 +1,4 @@
-"""trainexec/keras_trainer.py (with keras_training.py and keras_serving.py): KerasTrainer
+"""trainexec/keras/trainer.py (with keras/fit/training.py and tasks/serving.py): KerasTrainer
 jobs as real clusters of processes under LocalCluster (tests/keras_programs/job.py as
 every task): MultiWorkerMirroredStrategy and ParameterServerStrategy train to max_steps,
 evaluate and export the final checkpoint, and a restarted chief resumes at its last save.
@@ -103,11 +103,11 @@ def _check_summaries_and_progress(model_dir, lines, max_steps, every, replicas):
     metrics under model_dir/eval at each evaluated checkpoint's step, as it logged them."""
     steps = list(range(every, max_steps + 1, every))
     progress = [line for line in lines
-                if line.startswith("[chief:0] INFO trainexec.keras.progress: step ")]
+                if line.startswith("[chief:0] INFO trainexec.keras.fit.progress: step ")]
     assert [line.split(": ")[1].split(" ")[1] for line in progress] == \
         [f"{step}/{max_steps}" for step in steps], progress
     assert all(" steps/s, " in line for line in progress), progress
-    assert not [line for line in lines if "trainexec.keras.progress" in line
+    assert not [line for line in lines if "trainexec.keras.fit.progress" in line
                 and not line.startswith("[chief:0]")]  # the chief only
     training = scalars(model_dir)
     assert sorted(training["loss"]) == steps and sorted(training["steps_per_sec"]) == steps
@@ -159,8 +159,8 @@ def test_parameter_server_cluster(tmp_path):
     _check_final(model_dir, result_file, 200, "custom")
     assert _said(lines, "chief:0", "Role: chief:0 trains (ParameterServerStrategy)")
     # Progress from the coordinator, with the loss the workers' steps returned.
-    progress = [line.split("trainexec.keras.progress: ")[1] for line in lines
-                if line.startswith("[chief:0] INFO trainexec.keras.progress: ")]
+    progress = [line.split("trainexec.keras.fit.progress: ")[1] for line in lines
+                if line.startswith("[chief:0] INFO trainexec.keras.fit.progress: ")]
     assert [line.split(":")[0] for line in progress] == ["step 100/200", "step 200/200"]
     assert all("loss = " in line for line in progress), progress
     for task in ("worker:0", "worker:1", "ps:0"):

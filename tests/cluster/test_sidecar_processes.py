@@ -1,7 +1,8 @@
-"""trainexec/keras/sidecar.py's SidecarEvaluator live, on the real clock, against a training
-child process (tests/sidecar_programs): it waits for an HDF5 file its writer still holds
-open, and follows `fit` or a custom loop to the end, stopping by itself after training.
-On checkpoints written in this process, with a fake clock, it is tests/test_keras_sidecar.py.
+"""trainexec/keras/evaluate/sidecar.py's SidecarEvaluator live, on the real clock, against a
+training child process (tests/sidecar_programs): it waits for an HDF5 file its writer still
+holds open, and follows `fit` or a custom loop to the end, stopping by itself after training.
+On checkpoints written in this process, with a fake clock, it is
+tests/test_keras_evaluate_sidecar.py.
 """
 
 import json

@@ -8,7 +8,7 @@ import threading
 import portpicker
 import tensorflow as tf
 
-from trainexec.keras.coordinator_release import release_coordinator
+from trainexec.keras.faults.coordinator_release import release_coordinator
 
 
 def main() -> None:

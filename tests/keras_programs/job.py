@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import keras_toy  # noqa: E402
 from trainexec.cluster.config import ClusterConfig  # noqa: E402
-from trainexec.keras.exporters import FinalExporter  # noqa: E402
+from trainexec.keras.evaluate.exporters import FinalExporter  # noqa: E402
 import trainexec  # noqa: E402
 from trainexec.keras.trainer import KerasTrainer  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402

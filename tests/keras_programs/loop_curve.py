@@ -2,7 +2,7 @@
 tests/cluster/test_keras_3_loop.py:
 
 * with TF_CONFIG (a MultiWorkerMirroredStrategy task): a KerasTrainer job, which on
-  Keras 3 trains with trainexec's loop (`trainexec.keras.distributed_fit`); a callback
+  Keras 3 trains with trainexec's loop (`trainexec.keras.fit.distributed_fit`); a callback
   records each epoch's logs, and the weights when training ends;
 * without: Keras's own `model.fit` in one process.
 

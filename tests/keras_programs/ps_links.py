@@ -1,4 +1,4 @@
-"""trainexec.keras.ps_links against real ParameterServerStrategy processes.
+"""trainexec.keras.faults.ps_links against real ParameterServerStrategy processes.
 
   ps_links.py serve SPEC JOB          a TensorFlow server for JOB (worker or ps)
   ps_links.py chief SPEC [PS_PID]     a chief: checks that the worker reaches the ps;
@@ -16,7 +16,7 @@ import time
 
 import tensorflow as tf
 
-from trainexec.keras.ps_links import touch_ps, wait_for_ps_links, worker_devices
+from trainexec.keras.faults.ps_links import touch_ps, wait_for_ps_links, worker_devices
 
 
 def serve(spec: dict, job: str) -> None:

@@ -14,7 +14,7 @@ import time
 import tensorflow as tf
 
 import toy
-from trainexec.keras.callbacks import TrainingCompleteCallback
+from trainexec.keras.fit.callbacks import TrainingCompleteCallback
 
 
 def main(checkpoint_dir, epochs, sleep_secs, file_format="weights.h5"):

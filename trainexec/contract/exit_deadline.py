@@ -16,7 +16,7 @@ peer that has left: about 13 s), the process ends when TensorFlow lets it, with 
 own code: no signal is sent, since a kill would turn a task that succeeded into a
 retryable failure and a restart. `end_within(..., backstop=True)` adds the kernel's
 SIGALRM `BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a
-preempted task's save: `trainexec.keras.preemption`).
+preempted task's save: `trainexec.keras.faults.preemption`).
 
 `TRAINEXEC_EXIT_DEADLINE_SECS` changes the bound (default `DEFAULT_SECS`; 0 turns it
 off). The executor arms it for every task of a cluster (`trainexec.executor`) and the

@@ -21,7 +21,7 @@ MWMS worker:
 ```
 
 and the launcher reads them back (`read_rules`). `KerasTrainer` jobs announce
-by themselves (`trainexec.keras.restart_rule`); the file stays valid across
+by themselves (`trainexec.keras.faults.restart_rule`); the file stays valid across
 restarts, as TF_CONFIG does not change. `carry_on` means the job may go on
 without the task once no restarts are left (a ParameterServerStrategy worker).
 How the launcher combines announcements with `--restart-group` flags is

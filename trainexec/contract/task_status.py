@@ -4,7 +4,7 @@ The launcher sets `TRAINEXEC_LAUNCH_DIR` in every task's environment (see
 `trainexec.contract.restart_announcements`). A task that knows how far it is writes
 `status/<task_type>-<index>.json` there, replacing the previous one
 atomically: the training chief its latest progress (step, max_steps,
-metrics, steps per second, time left; `trainexec.keras.progress`), the
+metrics, steps per second, time left; `trainexec.keras.fit.progress`), the
 evaluator its latest evaluation (step and metrics). The launcher's live view
 (`trainexec.launch.status_view`) reads them back with `read_statuses`; a task
 that writes none (a hand-written job) shows its process state only. A

@@ -1,6 +1,6 @@
 """Whether this process has been asked to stop (SIGTERM): a preemption in progress.
 
-The SIGTERM handlers of a training task (`trainexec.keras.preemption`) note the signal
+The SIGTERM handlers of a training task (`trainexec.keras.faults.preemption`) note the signal
 here; the exit hook (`trainexec.contract.exit_codes.install_exit_hook`) reads it, so
 that an error a preemption runs into (the coordination service of a cut-off peer
 failing inside TensorFlow's preemption handler, say) ends the task as preempted, which

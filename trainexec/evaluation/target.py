@@ -2,7 +2,7 @@
 
 `EvaluationTarget` is the small protocol between the framework-neutral engine
 and a framework (`trainexec.estimator.target.EstimatorTarget`,
-`trainexec.keras.target.KerasTarget`). A target raises
+`trainexec.keras.evaluate.target.KerasTarget`). A target raises
 `CorruptCheckpointError` for a checkpoint that will never load and
 `CheckpointDisappearedError` for one deleted from under it.
 

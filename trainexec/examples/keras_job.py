@@ -28,7 +28,7 @@ from trainexec.errors import ConfigError
 from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
-from trainexec.keras.exporters import FinalExporter
+from trainexec.keras.evaluate.exporters import FinalExporter
 
 __all__ = ["build_model", "eval_input_fn", "main", "train_input_fn"]
 

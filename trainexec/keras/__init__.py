@@ -1,26 +1,26 @@
 """Keras models (Keras 3 and tf_keras): training in every role, and evaluation.
 
-* `strategy`: which `tf.distribute` strategy a task uses, and what it does;
+The job and its settings, here at the root:
+
 * `trainer`: `KerasTrainer`, one job in every role;
-* `training`: `model.fit` to `max_steps`, with checkpoints;
-* `distributed_fit`: the loop that stands in for `fit` for Keras 3 under MWMS and PSS;
-* `preemption`: SIGTERM saves a checkpoint, then the task exits for a restart;
-* `restore_point`: every MultiWorkerMirroredStrategy task resumes from the same checkpoint;
-* `scratch`: the temporary directories a task makes, removed if it leaves early;
 * `hooks`: `KerasHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;
-* `keepalive`: gRPC keepalive, so a ParameterServerStrategy peer cut off is noticed;
-* `restart_rule`: the restart group a task announces to `trainexec launch`;
-* `target`: `KerasTarget`, restoring Keras and custom-loop checkpoints;
-* `exporters`: SavedModel exporters for Keras models;
-* `sidecar`: `SidecarEvaluator`;
-* `callbacks`: `TrainingCompleteCallback`, the completion record from `model.fit`;
-* `input_data`: calling a job's `input_fn` and checking what it returns;
-* `log_values`: Keras `logs` values as callbacks and History get them;
-* `progress`: a progress report every N steps (the `step 200/600: loss = ...` line);
-* `summaries`: training summaries for TensorBoard, laid out as an Estimator's;
-* `first_checkpoint_hint`: the hint `SidecarEvaluator` logs while no checkpoint appears;
-* `ps_links`: a ParameterServerStrategy chief waits until every worker reaches every ps;
-* `coordinator_release`: the PSS chief stops its coordinator's threads once training is over;
+* `strategy`: which `tf.distribute` strategy a task uses, and what it does (from TF_CONFIG);
+* `keepalive`: gRPC keepalive on the strategy's and the server's channels, so a
+  ParameterServerStrategy peer cut off is noticed.
+
+The rest, by concern:
+
+* `fit/`: training to `max_steps` (`model.fit`, or trainexec's own loop for Keras 3 under
+  MultiWorkerMirroredStrategy and ParameterServerStrategy), its input, callbacks,
+  progress reports and summaries, and the checkpoint every task resumes from;
+* `faults/`: preemption, restarts and peers: SIGTERM saves a checkpoint, the restart
+  group a task announces, a ParameterServerStrategy chief's links to every ps and its
+  coordinator's threads, the temporary directories removed if a task leaves early;
+* `evaluate/`: evaluating checkpoints and exporting: `KerasTarget`, `SidecarEvaluator`,
+  the SavedModel exporters;
 * `compat/`: every private TensorFlow / Keras attribute or patch it relies on, with its
   inventory.
+
+The public names are `trainexec.KerasTrainer`, `trainexec.SidecarEvaluator`,
+`trainexec.TrainingCompleteCallback`, `trainexec.exporters` and `trainexec.keras_strategy`.
 """

@@ -2,13 +2,13 @@
 `KerasTrainer`, on the strategy TF_CONFIG gives (`trainexec.keras.strategy`).
 
 * before anything: the task announces its restart group to `trainexec launch`
-  (`trainexec.keras.restart_rule`);
+  (`trainexec.keras.faults.restart_rule`);
 * its server: only a ParameterServerStrategy worker or ps starts one (the other
   strategies own theirs), after its gRPC channels get keepalive
   (`trainexec.keras.keepalive`), so a step waiting on a ps that is cut off fails instead
   of hanging;
 * no start delay and no wait for the chief: the strategy brings the tasks together;
-* training: `trainexec.keras.training.train_to_max_steps`, with the user's callbacks and
+* training: `trainexec.keras.fit.training.train_to_max_steps`, with the user's callbacks and
   the chief's progress reports (log lines, TensorBoard summaries, the status record
   `trainexec launch` shows); a MultiWorkerMirroredStrategy task watches the chief
   (`trainexec.tasks.peer_watchdog`) and, once it recorded finishing, waits for its peers,
@@ -34,11 +34,11 @@ from trainexec.cluster.config import CHIEF
 from trainexec.cluster.server import start_standard_server
 from trainexec.contract.restart_announcements import announce
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
-from trainexec.keras.input_data import call_input_fn
-from trainexec.keras.restart_rule import rule_for_plan
+from trainexec.keras.fit.input_data import call_input_fn
+from trainexec.keras.faults.restart_rule import rule_for_plan
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, StrategyPlan
-from trainexec.keras import scratch
-from trainexec.keras.training import check_compiled, train_to_max_steps
+from trainexec.keras.faults import scratch
+from trainexec.keras.fit.training import check_compiled, train_to_max_steps
 from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.peer_watchdog import PeerWatchdog
@@ -169,7 +169,7 @@ class KerasHooks(TrainerHooks):
                     self.model_dir, record_finished, cleanup=scratch.remove_all).start()
         summaries = None
         if plan.writes_checkpoints and keras.summaries:
-            from trainexec.keras.summaries import TrainingSummaries
+            from trainexec.keras.fit.summaries import TrainingSummaries
 
             summaries = TrainingSummaries(self.model_dir)
         train_spec = self.settings.train_spec
@@ -206,10 +206,10 @@ class KerasHooks(TrainerHooks):
         """The chief's (or a local run's) progress reports: log lines (unless
         `log_step_count_steps` is None), TensorBoard `summaries` (when given) and,
         whatever those two settings, the status record `trainexec launch` shows
-        when it started this task (`trainexec.keras.progress`)."""
+        when it started this task (`trainexec.keras.fit.progress`)."""
         if not plan.writes_checkpoints:
             return []
-        from trainexec.keras.progress import ProgressTracker, log_progress, progress_callback
+        from trainexec.keras.fit.progress import ProgressTracker, log_progress, progress_callback
 
         logs = self.keras.log_step_count_steps is not None
         sinks = [sink for sink in (log_progress if logs else None, self._status_sink(),
@@ -244,7 +244,7 @@ class KerasHooks(TrainerHooks):
             yield Evaluation(self._eval_target(), listeners)
 
     def _eval_target(self) -> Any:
-        from trainexec.keras.target import KerasTarget  # loads TensorFlow
+        from trainexec.keras.evaluate.target import KerasTarget  # loads TensorFlow
 
         eval_spec = self.settings.eval_spec
         model = self.keras.build_model()

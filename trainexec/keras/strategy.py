@@ -22,7 +22,7 @@ as "chief" (in the cluster spec and as the task type), on every task.
 Keras 3's `model.fit` cannot train with `MultiWorkerMirroredStrategy` or
 `ParameterServerStrategy` (keras-team/keras#20585, #18624): on Keras 3 a task
 that trains under either has `own_loop` set, and trains with trainexec's loop
-(`trainexec.keras.distributed_fit`) instead of `fit`.
+(`trainexec.keras.fit.distributed_fit`) instead of `fit`.
 
 Example:
     ```python
@@ -97,7 +97,7 @@ class StrategyPlan:
       is_chief: this task writes checkpoints to model_dir and records completion.
       is_local: no cluster: the task also evaluates while it trains.
       own_loop: the task trains with trainexec's loop for Keras 3
-        (`trainexec.keras.distributed_fit`), not `model.fit`.
+        (`trainexec.keras.fit.distributed_fit`), not `model.fit`.
     """
 
     kind: str

@@ -10,7 +10,7 @@ out that `RolePlan` by its action and flags, with the trainer's hooks
   at most every `eval_spec.throttle_secs` and always at the end
   (`trainexec.evaluation.evaluate_on_save`); returns a `TrainResult`;
 * training tasks (chief and workers under MultiWorkerMirroredStrategy, the
-  chief under ParameterServerStrategy): train (see `trainexec.keras.training`);
+  chief under ParameterServerStrategy): train (see `trainexec.keras.fit.training`);
   the chief clears an earlier run's completion record first and records
   completion at the end, so evaluators stop by themselves; each records that it
   finished (`trainexec.records.finished_tasks`); returns None;
@@ -86,11 +86,11 @@ class KerasTrainer(TrainerBase):
         (and at the end).
       callbacks: Keras callbacks for `model.fit` on every training task (on a
         Keras 3 cluster, for trainexec's loop, which calls them as `fit` does:
-        `trainexec.keras.distributed_fit`).
+        `trainexec.keras.fit.distributed_fit`).
       keep_checkpoint_max: how many checkpoints to keep (None keeps all).
       verbose: `model.fit` / `model.evaluate` verbosity (0, 1, 2 or "auto").
       log_step_count_steps: the chief (or a local run) logs its progress every
-        this many steps and at `max_steps` (`trainexec.keras.progress`); None
+        this many steps and at `max_steps` (`trainexec.keras.fit.progress`); None
         turns it off.
       summaries: TensorBoard summaries, as an Estimator writes them: training
         scalars under `model_dir` from the chief (at the progress steps: every

@@ -1,4 +1,4 @@
-"""trainexec.keras.ps_links with stand-in probes and a fake clock: who is waited
+"""trainexec.keras.faults.ps_links with stand-in probes and a fake clock: who is waited
 for, how long, and what is given up on (no TensorFlow needed)."""
 
 import logging
@@ -6,7 +6,8 @@ import threading
 import time
 
 from fakes import FakeClock
-from trainexec.keras.ps_links import Link, is_ps_link_error, wait_for_ps_links, worker_devices
+from trainexec.keras.faults.ps_links import (Link, is_ps_link_error, wait_for_ps_links,
+                                             worker_devices)
 
 WORKER = "/job:worker/replica:0/task:0"
 
@@ -59,7 +60,7 @@ def test_worker_devices_of_a_list_and_of_a_sparse_job():
 
 def test_links_that_answer_at_once_cost_one_call_and_say_nothing(caplog):
     touch, calls = failing(0, PS_DOWN)
-    with caplog.at_level(logging.INFO, "trainexec.keras.ps_links"):
+    with caplog.at_level(logging.INFO, "trainexec.keras.faults.ps_links"):
         result = wait_for_ps_links([WORKER, "/job:worker/replica:0/task:1"], touch,
                                    clock=FakeClock())
     assert result == {WORKER: Link(True, 0.0, 1),
@@ -71,7 +72,7 @@ def test_links_that_answer_at_once_cost_one_call_and_say_nothing(caplog):
 def test_a_ps_still_backing_off_is_waited_for(caplog):
     clock = FakeClock()
     touch, calls = failing(7, PS_DOWN)  # about TensorFlow's 1 s reconnect back-off
-    with caplog.at_level(logging.INFO, "trainexec.keras.ps_links"):
+    with caplog.at_level(logging.INFO, "trainexec.keras.faults.ps_links"):
         result = wait_for_ps_links([WORKER], touch, timeout_secs=5, poll_secs=0.1,
                                    clock=clock)
     link = result[WORKER]

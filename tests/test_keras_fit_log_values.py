@@ -1,8 +1,8 @@
-"""trainexec/keras/log_values.py: logs as `fit` hands them to callbacks."""
+"""trainexec/keras/fit/log_values.py: logs as `fit` hands them to callbacks."""
 
 import numpy as np
 
-from trainexec.keras.log_values import log_values
+from trainexec.keras.fit.log_values import log_values
 
 
 class Remote:

@@ -19,10 +19,10 @@ from trainexec.records.checkpoints import latest_keras_checkpoint
 from trainexec.records.completion import read_training_complete, record_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.errors import ConfigError
-from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter
-from trainexec.keras.target import flatten_metrics
-from trainexec.keras.callbacks import TrainingCompleteCallback
-from trainexec.keras.sidecar import STATE_FILE, SidecarEvaluator
+from trainexec.keras.evaluate.exporters import BEST_FILE, BestExporter, FinalExporter
+from trainexec.keras.evaluate.target import flatten_metrics
+from trainexec.keras.fit.callbacks import TrainingCompleteCallback
+from trainexec.keras.evaluate.sidecar import STATE_FILE, SidecarEvaluator
 
 
 pytestmark = pytest.mark.keras

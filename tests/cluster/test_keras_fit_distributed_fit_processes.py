@@ -1,4 +1,4 @@
-"""trainexec/keras/distributed_fit.py with real processes: a MultiWorkerMirroredStrategy job
+"""trainexec/keras/fit/distributed_fit.py with real processes: a MultiWorkerMirroredStrategy job
 (chief + 1 worker, tests/keras_programs/loop_curve.py) trains as Keras's own `fit` does in
 one process on the same global batches, and every task ends with the same weights; a
 train_step that cannot run in a replica context stops the job before training, naming the

@@ -16,7 +16,8 @@ from test_evaluation_export_files import dead_pid, temp_dir_of
 from test_evaluation_exporter_protocol import BAD_NAMES
 from trainexec.errors import ConfigError
 from trainexec.evaluation.export_files import ExportFileManager
-from trainexec.keras.exporters import BEST_FILE, BestExporter, FinalExporter, LatestExporter
+from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalExporter,
+                                                LatestExporter)
 from trainexec.records.liveness import Owner
 
 pytestmark = pytest.mark.keras

@@ -1,4 +1,4 @@
-"""trainexec/keras/progress.py and summaries.py (with evaluation/summaries.py): when
+"""trainexec/keras/fit/progress.py and summaries.py (with evaluation/summaries.py): when
 progress is reported and what a report says (on a fake clock), the lines a real local
 KerasTrainer run logs, and its TensorBoard summaries read back with TensorBoard's reader.
 A MultiWorkerMirroredStrategy job's are in tests/cluster/test_keras_trainer_clusters.py."""
@@ -17,8 +17,8 @@ from fakes import FakeClock
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.cluster.config import ClusterConfig
 from trainexec.formatting import format_secs
-from trainexec.keras.progress import (Progress, ProgressTracker, describe_progress,
-                                      progress_callback, scalar_logs)
+from trainexec.keras.fit.progress import (Progress, ProgressTracker, describe_progress,
+                                          progress_callback, scalar_logs)
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.executor import TrainingExecutor
 from trainexec.keras.trainer import KerasTrainer
@@ -131,7 +131,7 @@ def test_a_local_run_logs_progress_lines(tmp_path, caplog):
         run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=110),
                       EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                                throttle_secs=0), ClusterConfig())
-    lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.keras.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.keras.fit.progress"]
     assert [line.split(":")[0] for line in lines] == [
         "step 25/110", "step 50/110", "step 75/110", "step 100/110", "step 110/110"]
     for line in lines:
@@ -147,7 +147,7 @@ def test_log_step_count_steps_none_turns_progress_off(tmp_path, caplog):
         run_job(trainer, TrainSpec(keras_toy.train_input_fn, max_steps=20),
                       EvalSpec(keras_toy.eval_dataset, steps=None, start_delay_secs=0,
                                throttle_secs=0), ClusterConfig())
-    assert not [r for r in caplog.records if r.name == "trainexec.keras.progress"]
+    assert not [r for r in caplog.records if r.name == "trainexec.keras.fit.progress"]
 
 
 # -- TensorBoard summaries ----------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""trainexec/keras/coordinator_release.py against a real ParameterServerStrategy
+"""trainexec/keras/faults/coordinator_release.py against a real ParameterServerStrategy
 coordinator (tests/keras_programs/coordinator_release.py, a process of its own: the
 coordinator connects that process's eager context to the cluster)."""
 

@@ -4,7 +4,7 @@ Keras 3's `model.fit` cannot train under either strategy (keras-team/keras#20585
 it builds the model from a `PerReplica` batch and fails; keras-team/keras#18624:
 no ParameterServerStrategy at all), yet the strategies themselves train Keras 3
 models. `DistributedFit` is trainexec's loop for those clusters. Its `fit` takes
-`model.fit`'s arguments that `trainexec.keras.training` uses (`steps_per_epoch`,
+`model.fit`'s arguments that `trainexec.keras.fit.training` uses (`steps_per_epoch`,
 `epochs`, `initial_epoch`, `callbacks`, `verbose`) and keeps `fit`'s contract
 with callbacks, so the checkpoint, preemption and re-alignment callbacks of a
 `KerasTrainer` job, and a user's own, run unchanged:
@@ -63,8 +63,8 @@ from trainexec.keras.compat.coordinator import (being_scheduled, can_mark_schedu
                                                 worker_iterator_spec)
 from trainexec.keras.compat.fit_loop import build_compiled_state, takes_tf_logs
 from trainexec.keras.compat.variables import atomic_updates
-from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
-from trainexec.keras.log_values import log_values
+from trainexec.keras.fit.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.fit.log_values import log_values
 from trainexec.keras.strategy import (DISTRIBUTED_KINDS, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, STRATEGY_NAMES, StrategyPlan)
 

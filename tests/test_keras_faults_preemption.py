@@ -1,4 +1,4 @@
-"""trainexec/keras_preemption.py in one local process (no TF_CONFIG): a KerasTrainer run
+"""trainexec/keras/faults/preemption.py in one local process (no TF_CONFIG): a KerasTrainer run
 that gets SIGTERM saves the step in progress, exits 143 (the preempted code) and resumes
 there when run again. The same under the launcher, in clusters of processes, is
 tests/cluster/test_keras_faults.py.
@@ -60,7 +60,7 @@ def test_a_sigterm_after_the_last_epoch_check_still_saves_and_raises_at_train_en
     """The signal can land after the preemption callback's epoch-end check but before
     `fit` returns (it stops `fit` early through `stop_training`): the run must still
     save and raise, not end as if training had finished at that step."""
-    from trainexec.keras.preemption import _epoch_callback
+    from trainexec.keras.faults.preemption import _epoch_callback
 
     received, stops = threading.Event(), []
     callback = _epoch_callback(received, lambda: stops.append("saved and raised"))

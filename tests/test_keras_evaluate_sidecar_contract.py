@@ -12,11 +12,11 @@ import tensorflow as tf
 from fakes import FakeClock
 from sidecar_programs import toy
 from sidecars import sidecar
-from test_keras_sidecar import Schedule, Trainer
+from test_keras_evaluate_sidecar import Schedule, Trainer
 from trainexec.errors import ConfigError
-from trainexec.keras.sidecar import SidecarEvaluator
-from trainexec.keras.target import (MissingIterationsError, ModelNotCompiledError,
-                                    NothingToLoadError)
+from trainexec.keras.evaluate.sidecar import SidecarEvaluator
+from trainexec.keras.evaluate.target import (MissingIterationsError, ModelNotCompiledError,
+                                             NothingToLoadError)
 
 pytestmark = pytest.mark.keras
 

@@ -53,7 +53,7 @@ import signal
 import threading
 from typing import Any, Callable, Iterator
 
-from trainexec.keras import scratch
+from trainexec.keras.faults import scratch
 from trainexec.keras.compat.preemption import non_blocking_handler_class
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, PARAMETER_SERVER, StrategyPlan
 from trainexec.contract.exit_codes import PREEMPTED, ExitCodes

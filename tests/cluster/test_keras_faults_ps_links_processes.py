@@ -1,4 +1,4 @@
-"""trainexec/keras/ps_links.py against real ParameterServerStrategy processes
+"""trainexec/keras/faults/ps_links.py against real ParameterServerStrategy processes
 (tests/keras_programs/ps_links.py): a worker and a ps serve; a chief checks that the
 worker reaches the ps, kills the ps and sees it retried and given up on in time; the
 ps is restarted on its port and a new chief finds the worker reaching it, as a chief

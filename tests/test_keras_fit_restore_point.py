@@ -1,5 +1,5 @@
 """Every MultiWorkerMirroredStrategy task resumes from the same checkpoint
-(trainexec.keras.restore_point): the highest step any task sees, waited for where a
+(trainexec.keras.fit.restore_point): the highest step any task sees, waited for where a
 client cache hides it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from trainexec.records import checkpoints
-from trainexec.keras.restore_point import agreed_checkpoint, gather_steps
+from trainexec.keras.fit.restore_point import agreed_checkpoint, gather_steps
 
 pytestmark = pytest.mark.keras
 

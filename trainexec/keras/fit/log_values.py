@@ -4,8 +4,8 @@ A training step returns its loss and metrics as tensors (or, under
 ParameterServerStrategy, a `RemoteValue` of them). `fit` hands callbacks plain
 values: a scalar as a Python float, a metric with several values (such as
 `F1Score(average=None)`, one per class) as a NumPy array. `log_values` makes
-those from any of them; `trainexec.keras.distributed_fit` uses it for its logs,
-`trainexec.keras.progress` to pick the scalars it reports.
+those from any of them; `trainexec.keras.fit.distributed_fit` uses it for its logs,
+`trainexec.keras.fit.progress` to pick the scalars it reports.
 """
 
 from __future__ import annotations

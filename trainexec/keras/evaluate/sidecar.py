@@ -11,10 +11,10 @@ It keeps the Keras class's contract: its public attributes (`model`, `data`,
 `steps`, `callbacks`, `checkpoint_dir`, `max_evaluations`), the line
 `End of evaluation. Metrics: name=value ...` after each evaluation (beside
 trainexec's own `Evaluated <checkpoint> ...`), the errors `start()` raises
-(`trainexec.keras.target`: a `RuntimeError` for a checkpoint without the
+(`trainexec.keras.evaluate.target`: a `RuntimeError` for a checkpoint without the
 optimizer's `iterations` or an uncompiled model, an `AssertionError` when there
 is nothing to load, each also a `ConfigError`), and a hint after 30 s without
-any checkpoint (`trainexec.keras.first_checkpoint_hint`).
+any checkpoint (`trainexec.keras.evaluate.first_checkpoint_hint`).
 
 Training writes checkpoints one of two ways:
 
@@ -77,8 +77,9 @@ from trainexec.evaluation.exporter_protocol import ExporterProtocol, validate_ex
 from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
 from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.evaluation.watch import waiter_for
-from trainexec.keras.first_checkpoint_hint import FIRST_CHECKPOINT_HINT_SECS, HintingWaiter
-from trainexec.keras.target import KerasTarget
+from trainexec.keras.evaluate.first_checkpoint_hint import (FIRST_CHECKPOINT_HINT_SECS,
+                                                            HintingWaiter)
+from trainexec.keras.evaluate.target import KerasTarget
 from trainexec.evaluation.lease import EvaluatorLease, LeaseGuard
 
 __all__ = [
@@ -217,7 +218,7 @@ class SidecarEvaluator:
       poll_secs: how often to look for a new checkpoint.
       idle_timeout_secs: stop after this long without a new checkpoint.
       listeners: `ContinuousEvalListener`s; one returning False stops the loop.
-      exporters: exporters from `trainexec.keras.exporters`, run after each evaluation;
+      exporters: exporters from `trainexec.keras.evaluate.exporters`, run after each evaluation;
         each one's final export happens once, across restarts too.
       state_dir: where the state, the metrics log and the lease live (default
         checkpoint_dir). Another directory also gets this evaluator's exports,
@@ -291,7 +292,7 @@ class SidecarEvaluator:
 
         Raises `trainexec.evaluation.lease.EvaluatorAlreadyRunning` when another evaluator
         holds this `state_dir`, and at the first checkpoint, as Keras does,
-        `trainexec.keras.target.NothingToLoadError` (an AssertionError),
+        `trainexec.keras.evaluate.target.NothingToLoadError` (an AssertionError),
         `MissingIterationsError` or `ModelNotCompiledError` (RuntimeErrors).
         """
         with EvaluatorLease(self.state_dir,

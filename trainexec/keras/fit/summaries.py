@@ -1,6 +1,6 @@
 """Training summaries of a Keras run for TensorBoard, laid out as an Estimator's.
 
-`TrainingSummaries` is a progress sink (`trainexec.keras.progress`): at each
+`TrainingSummaries` is a progress sink (`trainexec.keras.fit.progress`): at each
 progress report of the chief (or a local run) it writes the loss and the
 compiled metrics, `steps_per_sec` and, when the optimizer follows a schedule,
 `learning_rate`, as TensorBoard scalars at the training step, directly under
@@ -28,7 +28,7 @@ import logging
 import os
 from typing import Any
 
-from trainexec.keras.progress import Progress
+from trainexec.keras.fit.progress import Progress
 
 __all__ = ["TrainingSummaries"]
 

@@ -1,11 +1,11 @@
-"""trainexec/keras/coordinator_release.py with stand-ins for TensorFlow's coordinator
-objects (a real one: tests/cluster/test_keras_coordinator_release_processes.py)."""
+"""trainexec/keras/faults/coordinator_release.py with stand-ins for TensorFlow's coordinator
+objects (a real one: tests/cluster/test_keras_faults_coordinator_release_processes.py)."""
 
 import logging
 import threading
 import types
 
-from trainexec.keras.coordinator_release import release_coordinator
+from trainexec.keras.faults.coordinator_release import release_coordinator
 
 
 class Handler:
@@ -79,7 +79,7 @@ def test_a_reconnection_that_outlasts_the_bound_is_named(caplog):
     handler._cluster_due_for_update_or_finish.set()
     assert handler.inside.wait(5)
     strategy, _ = _strategy(handler)
-    with caplog.at_level(logging.WARNING, "trainexec.keras.coordinator_release"):
+    with caplog.at_level(logging.WARNING, "trainexec.keras.faults.coordinator_release"):
         assert release_coordinator(strategy, timeout_secs=0.5) is False
     assert "WorkerPreemptionHandler still run" in caplog.text
     reconnecting.set()

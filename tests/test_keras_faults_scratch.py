@@ -1,9 +1,9 @@
-"""A Keras task's temporary directories (trainexec.keras.scratch): registered until
+"""A Keras task's temporary directories (trainexec.keras.faults.scratch): registered until
 removed, all removed at once when the task must leave."""
 
 import os
 
-from trainexec.keras import scratch
+from trainexec.keras.faults import scratch
 
 
 def test_scratch_directories_are_registered_until_removed():

@@ -13,11 +13,11 @@ ParameterServerStrategy chief):
 2. restore the newest checkpoint in `model_dir`, if any: a restarted task
    resumes at the optimizer step it saved last; a ParameterServerStrategy
    chief then waits (up to 5 s) until every worker reaches every ps
-   (`trainexec.keras.ps_links`: a worker's connection to a restarted ps may
+   (`trainexec.keras.faults.ps_links`: a worker's connection to a restarted ps may
    still be backing off);
 3. run `model.fit` in epochs of `save_checkpoints_steps` steps (`segments`)
    (Keras 3 under MultiWorkerMirroredStrategy or ParameterServerStrategy, where
-   Keras 3's `fit` cannot train: `trainexec.keras.distributed_fit.DistributedFit`,
+   Keras 3's `fit` cannot train: `trainexec.keras.fit.distributed_fit.DistributedFit`,
    which takes the same arguments and calls the same callbacks),
    saving `tf.train.CheckpointManager(tf.train.Checkpoint(model=model,
    optimizer=model.optimizer), ...)` checkpoints named by the optimizer step
@@ -27,10 +27,10 @@ ParameterServerStrategy chief):
    ParameterServerStrategy, a step run again after its worker died) ends the
    `fit` call, and the next one is planned from the step reached;
 4. a ParameterServerStrategy chief then stops its coordinator's threads
-   (`trainexec.keras.coordinator_release`);
+   (`trainexec.keras.faults.coordinator_release`);
 5. on SIGTERM, save after the current step and raise `Preempted` (a
    SystemExit with the contract's preempted code, 143; see
-   `trainexec.keras.preemption`).
+   `trainexec.keras.faults.preemption`).
 
 Only the chief writes to `model_dir`. Under MultiWorkerMirroredStrategy every
 worker must take part in each save, so the others write to a temporary
@@ -50,14 +50,14 @@ from typing import Any, Callable, Iterator, Sequence
 
 from trainexec.records import checkpoints
 from trainexec.errors import ConfigError
-from trainexec.keras import scratch
+from trainexec.keras.faults import scratch
 from trainexec.keras.compat.optimizers import optimizer_built
-from trainexec.keras.coordinator_release import release_coordinator
-from trainexec.keras.distributed_fit import DistributedFit
-from trainexec.keras.input_data import call_input_fn, checked_dataset, takes_argument
-from trainexec.keras.preemption import preemption_saves
-from trainexec.keras.ps_links import touch_ps, wait_for_ps_links, worker_devices
-from trainexec.keras.restore_point import agreed_checkpoint
+from trainexec.keras.faults.coordinator_release import release_coordinator
+from trainexec.keras.fit.distributed_fit import DistributedFit
+from trainexec.keras.fit.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.faults.preemption import preemption_saves
+from trainexec.keras.faults.ps_links import touch_ps, wait_for_ps_links, worker_devices
+from trainexec.keras.fit.restore_point import agreed_checkpoint
 from trainexec.keras.strategy import (DEFAULT, MULTI_WORKER_MIRRORED, PARAMETER_SERVER,
                                       StrategyPlan, distribute_cluster, make_strategy)
 from trainexec.tasks.hooks import Trained  # how training ended, for every trainer
@@ -250,7 +250,7 @@ def train_to_max_steps(plan: StrategyPlan, build_model: Callable[[], Any], model
 
 def _release_coordinator(plan: StrategyPlan, strategy: Any) -> None:
     """A ParameterServerStrategy chief's coordinator threads stopped, so that none
-    aborts the exit (`trainexec.keras.coordinator_release`); never raises."""
+    aborts the exit (`trainexec.keras.faults.coordinator_release`); never raises."""
     if plan.kind != PARAMETER_SERVER or not plan.is_chief:
         return
     try:
@@ -261,7 +261,7 @@ def _release_coordinator(plan: StrategyPlan, strategy: Any) -> None:
 
 def _wait_for_ps_links(plan: StrategyPlan, model: Any) -> None:
     """A ParameterServerStrategy chief: every worker reaches every ps before the
-    first step (`trainexec.keras.ps_links`); never raises."""
+    first step (`trainexec.keras.faults.ps_links`); never raises."""
     if plan.kind != PARAMETER_SERVER or not plan.is_chief:
         return
     try:

@@ -5,7 +5,7 @@ for `KerasTrainer`: on the chief (or a local run), every `every_steps` steps
 and at `max_steps`, a `Progress` (step out of `max_steps`, the loss and the
 compiled metrics as `fit` reports them, steps per second since the last
 report, an estimate of the time left) goes to each sink: the log line
-(`log_progress`), the TensorBoard scalars (`trainexec.keras.summaries`), the
+(`log_progress`), the TensorBoard scalars (`trainexec.keras.fit.summaries`), the
 status record `trainexec launch` shows (`trainexec.contract.task_status`).
 
 `ProgressTracker` decides when a report is due and computes it (pure, on an
@@ -20,7 +20,7 @@ Example:
     tracker = ProgressTracker(max_steps=600, every_steps=100, sinks=[log_progress])
     model.fit(data, steps_per_epoch=100, epochs=6,
               callbacks=[progress_callback(tracker)])
-    # INFO trainexec.keras.progress: step 100/600: loss = 0.4121, accuracy = 0.8750
+    # INFO trainexec.keras.fit.progress: step 100/600: loss = 0.4121, accuracy = 0.8750
     #     (41.3 steps/s, 12s left)
     ```
 """
@@ -35,7 +35,7 @@ from trainexec.clock import Clock, SystemClock
 from trainexec.formatting import format_rate, format_secs
 from trainexec.keras.compat.fit_loop import mark_takes_tf_logs
 from trainexec.keras.compat.optimizers import learning_rate_schedule
-from trainexec.keras.log_values import log_values
+from trainexec.keras.fit.log_values import log_values
 
 __all__ = ["Progress", "ProgressTracker", "describe_progress", "log_progress",
            "progress_callback", "replicas_summed", "scalar_logs"]

@@ -3,8 +3,8 @@
 A `train_spec.input_fn` (or an eval one) takes nothing, or one
 `tf.distribute.InputContext` when it shards and batches per input pipeline
 itself; it returns a `tf.data.Dataset`. `KerasTrainer`'s `fit` path
-(`trainexec.keras.training`) and its own Keras 3 loop
-(`trainexec.keras.distributed_fit`) both call it through here.
+(`trainexec.keras.fit.training`) and its own Keras 3 loop
+(`trainexec.keras.fit.distributed_fit`) both call it through here.
 """
 
 from __future__ import annotations

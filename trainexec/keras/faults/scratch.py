@@ -1,8 +1,8 @@
 """Temporary directories a Keras task makes, and removing them when it leaves early.
 
 A MultiWorkerMirroredStrategy peer writes its part of each checkpoint to a
-temporary directory (`trainexec.keras.training`), and TensorFlow's preemption
-handler keeps a throwaway counter in another (`trainexec.keras.preemption`).
+temporary directory (`trainexec.keras.fit.training`), and TensorFlow's preemption
+handler keeps a throwaway counter in another (`trainexec.keras.faults.preemption`).
 Both are removed when training returns. A peer that leaves from another
 thread (`trainexec.tasks.peer_watchdog`, which ends the process at once)
 removes what is still registered here first.

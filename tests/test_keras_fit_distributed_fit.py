@@ -1,8 +1,8 @@
-"""trainexec/keras/distributed_fit.py in this process, on real Keras models: how many steps
+"""trainexec/keras/fit/distributed_fit.py in this process, on real Keras models: how many steps
 a call runs, the check before training, logs as fit gives them (arrays for metrics with
 several values), batch callbacks under ParameterServerStrategy (on a fake RemoteValue),
 and Keras 3 variables' updates made single ops for ParameterServerStrategy. The loop itself trains real clusters in
-tests/cluster/test_keras_distributed_fit_processes.py and the Keras cluster and fault tests.
+tests/cluster/test_keras_fit_distributed_fit_processes.py and the Keras cluster and fault tests.
 """
 
 import os
@@ -15,9 +15,9 @@ import tensorflow as tf
 from processes import ROOT
 from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.keras.distributed_fit import (DEFAULT_STEPS_PER_CALL, DistributedFit,
-                                             _remote_batch_end, atomic_updates,
-                                             steps_per_call)
+from trainexec.keras.fit.distributed_fit import (DEFAULT_STEPS_PER_CALL, DistributedFit,
+                                                 _remote_batch_end, atomic_updates,
+                                                 steps_per_call)
 from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, TRAIN, StrategyPlan
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "keras_programs"))
