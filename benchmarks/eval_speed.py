@@ -101,7 +101,7 @@ def copy_checkpoint(source_prefix, directory):
 
 def per_evaluation(source_dir, work, rounds, memory_evals):
     from trainexec.examples import estimator_job as job
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     _quiet_tf()
     steps = sorted(int(p.rsplit("-", 1)[1][:-len(".index")])
@@ -173,7 +173,7 @@ def child(kind, directory, stamps_path):
         from trainexec.examples import estimator_job as job
 
         if kind == "trainexec-estimator":
-            from trainexec.estimator.target import EstimatorTarget as patched
+            from trainexec.estimator_trainer.target import EstimatorTarget as patched
         else:
             from tensorflow_estimator.python.estimator.estimator import Estimator as patched
         original = patched.evaluate

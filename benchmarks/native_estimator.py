@@ -44,7 +44,7 @@ def measure(engine: str, steps: int, warmup: int, evals: int) -> dict:
 
     import tensorflow as tf
     tf.get_logger().setLevel(logging.ERROR)
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
     from trainexec.examples import estimator_job as job
     from trainexec.specs import EvalSpec
 

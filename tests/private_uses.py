@@ -3,7 +3,7 @@
 Counted: `obj._name` where `obj` is not `self` / `cls` (reads, writes, calls), and a
 string `"_name"` handed to `getattr` / `hasattr` / `setattr`. Dunder names are not
 private; a capitalised one (`argparse._SubParsersAction`) counts only with
-`capitals=True`. Used by the inventory tests (tests/test_estimator_compat.py,
+`capitals=True`. Used by the inventory tests (tests/test_estimator_trainer_compat.py,
 tests/test_keras_compat.py): a private attribute of a trainer's modules must be in its
 compat inventory, so a new one cannot be added quietly; and by
 tests/test_internals.py, over the whole package against its allow-list.

@@ -144,7 +144,7 @@ def test_troubleshooting_has_every_exit_code(code):
 
 
 @pytest.mark.parametrize("message, source", [
-    ("Waiting for model to be ready", "trainexec/estimator/roles/readiness.py"),
+    ("Waiting for model to be ready", "trainexec/estimator_trainer/readiness.py"),
     ("no restarts allowed", "trainexec/launch/result.py"),
     ("No checkpoints appear to be found after",
      "trainexec/keras/evaluate/first_checkpoint_hint.py"),

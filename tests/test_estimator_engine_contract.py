@@ -15,7 +15,7 @@ import tensorflow as tf
 import trainexec.estimator as te
 from engine_models import (FEATURES, data, eval_input_fn, make_model_fn, train_input_fn)
 from trainexec.cluster.config import ClusterConfig
-from trainexec.estimator.target import EstimatorTarget
+from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.specs import EvalSpec
 
 

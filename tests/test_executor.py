@@ -319,7 +319,7 @@ class Replanned(TrainerBase):
 
 
 def estimator_trainer(model_dir, task_type=None, index=0):
-    from trainexec.estimator.trainer import EstimatorTrainer
+    from trainexec.estimator_trainer.trainer import EstimatorTrainer
     return EstimatorTrainer(FakeEstimator(model_dir, task_type, index))
 
 

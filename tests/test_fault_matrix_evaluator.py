@@ -29,7 +29,7 @@ from trainexec.records.completion import clear_training_complete, record_trainin
 from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.keras.evaluate.target import KerasTarget
-from trainexec.estimator.target import EstimatorTarget
+from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 
 POLL = 1.0

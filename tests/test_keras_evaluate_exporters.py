@@ -1,7 +1,7 @@
 """Exporters on a real tiny Keras model: SavedModels that load and predict like the
 exported model, never overwritten, garbage collection, and a best value that survives
 a restart. (The export file manager's own tests: test_evaluation_export_files.py; the name
-rules: test_evaluation_exporter_protocol.py.)"""
+rules: test_exporter_protocol.py.)"""
 
 import dataclasses
 import json
@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from sidecar_programs import toy
 from test_evaluation_export_files import dead_pid, temp_dir_of
-from test_evaluation_exporter_protocol import BAD_NAMES
+from test_exporter_protocol import BAD_NAMES
 from trainexec.errors import ConfigError
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalExporter,

@@ -14,8 +14,10 @@ Editing the table:
 * a new module fails `test_every_module_has_a_layer` until you add it to a layer: decide
   where it belongs, do not just append it to the top;
 * `"trainexec.x"` names one module (a package name means its `__init__.py`);
-  `"trainexec.pkg.*"` is the package and everything under it; an exact name wins over a
-  `.*` entry, so one module of a package may sit in another layer;
+  `"trainexec.pkg.*"` is the package and everything under it; the checker lets an exact
+  name win over a `.*` entry, but trainexec's table names only root modules
+  (`trainexec/x.py`) and whole top-level packages (`test_each_top_level_room_is_one_layer`):
+  a module that belongs to another layer than its package moves out of the package;
 * a name of a module that does not exist (yet, or any more) is harmless.
 
 What counts as an import of module M by module A (both in `trainexec/`):
@@ -60,8 +62,9 @@ class Layer:
 # ---------------------------------------------------------------------------------------------
 LAYERS: tuple[Layer, ...] = (
     # Facts, records and rules with no notion of a cluster or a trainer: exceptions, time,
-    # task-type names, what this installation has, the specs; what a run leaves under
-    # model_dir (`records`); what a task tells whoever runs it (`contract`).
+    # task-type names, what this installation has, the specs and the exporter protocol
+    # they check; what a run leaves under model_dir (`records`); what a task tells whoever
+    # runs it, and what a Slurm batch script tells its tasks (`contract`).
     Layer(0, "foundation", (
         "trainexec.errors",
         "trainexec.clock",
@@ -72,13 +75,11 @@ LAYERS: tuple[Layer, ...] = (
         # The record of a private TensorFlow/Keras attribute (each trainer's compat/
         # inventory) and its check.
         "trainexec.internals",
+        "trainexec.task_types",
+        "trainexec.exporter_protocol",
         "trainexec.specs",
-        "trainexec.cluster.task_types",
         "trainexec.records.*",
         "trainexec.contract.*",
-        # What an exporter is and how it may be named: pure rules the specs check, kept
-        # with the evaluation engine that calls exporters.
-        "trainexec.evaluation.exporter_protocol",
     )),
     # TF_CONFIG -> ClusterConfig, what a cluster shape can train, starting a task's server.
     Layer(1, "cluster model", (
@@ -89,15 +90,20 @@ LAYERS: tuple[Layer, ...] = (
     Layer(2, "evaluation engine", (
         "trainexec.evaluation.*",
     )),
-    # The Trainer protocol and RolePlan, and `tasks`: each role's sequence, written once
-    # over the hooks a trainer supplies.
+    # trainexec's own model_fn Estimator (what `trainexec.estimator` names): a model, like
+    # a Keras model, that knows no role, no task and no trainer.
+    Layer(3, "estimator engine", (
+        "trainexec.estimator_engine.*",
+    )),
+    # `tasks`: each role's sequence, written once over the hooks a trainer supplies, and
+    # the plan it carries out (`tasks.plan.RolePlan`); the Trainer protocol above them.
     Layer(3, "trainer protocol and tasks", (
         "trainexec.trainer",
         "trainexec.tasks.*",
     )),
     # The trainers: peers, neither imports the other.
     Layer(4, "estimator trainer", (
-        "trainexec.estimator.*",
+        "trainexec.estimator_trainer.*",
     )),
     Layer(4, "keras trainer", (
         "trainexec.keras.*",
@@ -106,9 +112,10 @@ LAYERS: tuple[Layer, ...] = (
     Layer(5, "executor", (
         "trainexec.executor",
     )),
-    # Job specs: one description of a job's shape (roles, counts, command, env), its TFJob
-    # and Vertex AI forms, TFJob manifests read and checked. Plain data and pure rules: no
-    # cluster model, no trainer, no executor (PyYAML only inside jobs.yaml_text, on use).
+    # Job specs: one description of a job's shape (roles, counts, command, env), its TFJob,
+    # Vertex AI and Slurm batch script forms, TFJob manifests read and checked. Plain data
+    # and pure rules: no cluster model, no trainer, no executor (PyYAML only inside
+    # jobs.yaml_text, on use).
     Layer(5, "jobs", (
         "trainexec.jobs.*",
     ), may_import=("foundation",)),
@@ -116,8 +123,6 @@ LAYERS: tuple[Layer, ...] = (
     # never a trainer, the evaluation engine or the executor.
     Layer(6, "launch", (
         "trainexec.launch.*",
-        # The batch script that runs a Slurm step's tasks (`launch.slurm_exec`).
-        "trainexec.jobs.sbatch",
     ), may_import=("foundation", "cluster model", "jobs")),
     # The multi-host test bed and its TFJob-like kubelet: users' tests start jobs with
     # it; it runs programs, as the launcher does, and needs no trainer either.
@@ -127,18 +132,15 @@ LAYERS: tuple[Layer, ...] = (
     # Entry points and the public surface. `trainexec/__init__.py`,
     # `trainexec/cluster/__init__.py` and `trainexec/launch/__init__.py` re-export lazily by
     # name (`lazy_exports`); the shims `trainexec.exporters` and `trainexec.keras_strategy`
-    # keep documented import paths.
+    # keep documented import paths; `trainexec.estimator` is tf.estimator's names
+    # (`train_and_evaluate` among them), re-exported lazily from the layers below.
     Layer(7, "entry points", (
         "trainexec",
         "trainexec.__main__",
-        "trainexec.cli",
         "trainexec.cli.*",
         "trainexec.exporters",
         "trainexec.keras_strategy",
-        # `trainexec/estimator/__init__.py`: the public `trainexec.estimator` (tf.estimator's
-        # names, `train_and_evaluate` among them), re-exported lazily; what it holds is the
-        # estimator trainer's layer.
-        "trainexec.estimator",
+        "trainexec.estimator.*",
         "trainexec.examples.*",
     )),
 )
@@ -471,16 +473,50 @@ def test_every_module_has_a_layer(tree):
     _fail_on(unplaced_modules(modules, ROOT, LAYERS, TABLE))
 
 
+def test_the_table_names_root_modules_and_whole_packages():
+    """No per-file exceptions: an entry is `trainexec`, a root module `trainexec.x`
+    (trainexec/x.py), or a top-level package `trainexec.pkg.*` (its name alone only
+    beside that, in the same layer)."""
+    problems = []
+    for layer in LAYERS:
+        for entry in layer.modules:
+            parts = entry.split(".")
+            if entry == PACKAGE:
+                continue
+            if len(parts) == 3 and parts[2] == "*":
+                if not (ROOT / PACKAGE / parts[1] / "__init__.py").is_file():
+                    problems.append(f"{entry} ({layer.name!r}): trainexec/{parts[1]}/ is no "
+                                    "package")
+            elif len(parts) == 2 and (ROOT / PACKAGE / f"{parts[1]}.py").is_file():
+                continue
+            elif len(parts) == 2 and (ROOT / PACKAGE / parts[1] / "__init__.py").is_file():
+                if f"{entry}.*" not in layer.modules:
+                    problems.append(f"{entry} ({layer.name!r}): a package's name without "
+                                    f"{entry}.* beside it in the same layer")
+            else:
+                problems.append(f"{entry} ({layer.name!r}): neither a root module nor a whole "
+                                "top-level package: move the module out of its package")
+    _fail_on(problems)
+
+
+def test_each_top_level_room_is_one_layer(tree):
+    """Every module sits in the layer of its top-level package (or is a root module)."""
+    modules, _ = tree
+    problems = []
+    for module in modules:
+        top = ".".join(module.split(".")[:2])
+        own, package = layer_of(module, LAYERS), layer_of(top, LAYERS)
+        if own is not package:
+            problems.append(f"{module} is in layer {getattr(own, 'name', None)!r} but {top} "
+                            f"in {getattr(package, 'name', None)!r}")
+    _fail_on(problems)
+
+
 def test_no_import_cycles(tree):
     modules, imports = tree
     _fail_on(import_cycles(imports, modules))
 
 
-# At 307cce8 (issue 16 under way) this fails on three imports, to be fixed by issue 16, not
-# by editing the table: trainexec.specs imports check_exporter_name from trainexec.keras.exporters
-# (the exporter-name rule belongs in the evaluation engine's exporter protocol or lower), and
-# trainexec.keras.{trainer,restart_rule} import trainexec.launch.restart_groups (the task side
-# of the restart-group protocol, like exit_codes, belongs below both the trainers and launch).
 def test_no_upward_imports(tree):
     modules, imports = tree
     _fail_on(layering_violations(imports, modules, LAYERS))

@@ -42,6 +42,9 @@ MIRROR_EXEMPT = {
     "trainexec/errors.py":
         "ConfigError is what every refusal raises, e.g. tests/test_cluster_parsing.py::"
         "test_malformed_tf_config_is_explained",
+    "trainexec/task_types.py":
+        "the task type names, read by every cluster test, e.g. tests/test_cluster_config.py::"
+        "test_worker_facts",
     "trainexec/exporters.py":
         "re-exports of the exporters: tests/test_docs.py::test_api_reference_has_every_exporter"
         " and tests/test_keras_evaluate_exporters.py::"
@@ -61,94 +64,95 @@ MIRROR_EXEMPT = {
     # --- cluster, contract
     "trainexec/cluster/__init__.py":
         "re-exports: tests/test_cluster_config.py::test_worker_facts",
-    "trainexec/cluster/task_types.py":
-        "the task type names, read by every cluster test, e.g. tests/test_cluster_config.py::"
-        "test_worker_facts",
     "trainexec/contract/__init__.py":
         "re-exports: tests/test_docs.py::test_troubleshooting_has_every_exit_code",
+    "trainexec/contract/slurm_env.py":
+        "the variables the batch script exports: tests/test_jobs_sbatch.py::"
+        "test_the_script_says_why_each_line_is_there",
     "trainexec/contract/task_logging.py":
         "tests/test_keras_trainer.py::"
         "test_task_logging_prefixes_lines_and_respects_a_users_configuration",
-    # --- estimator (its compat package: the inventory test and the table test)
+    # --- estimator (the public face), estimator_engine, estimator_trainer (its compat
+    # package: the inventory test and the table test)
     "trainexec/estimator/__init__.py":
         "the Estimator line's public names: tests/test_public_api.py::"
         "test_public_names_resolve_without_tensorflow_estimator",
-    "trainexec/estimator/compat/estimator_internals.py":
-        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
-        "its use in tests/test_estimator_persistent_eval.py::"
+    "trainexec/estimator_trainer/compat/estimator_internals.py":
+        "tests/test_estimator_trainer_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "its use in tests/test_estimator_trainer_persistent_eval.py::"
         "test_the_graph_is_built_once_and_does_not_grow",
-    "trainexec/estimator/compat/exporters.py":
-        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+    "trainexec/estimator_trainer/compat/exporters.py":
+        "tests/test_estimator_trainer_compat.py::test_every_inventoried_attribute_is_still_there; "
         "tests/test_internals.py::test_each_compat_modules_table_matches_its_internals",
-    "trainexec/estimator/compat/run_config.py":
-        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
+    "trainexec/estimator_trainer/compat/run_config.py":
+        "tests/test_estimator_trainer_compat.py::test_every_inventoried_attribute_is_still_there; "
         "its use in tests/test_executor.py::test_distribute_coordinator_is_refused_clearly",
-    "trainexec/estimator/compat/session_manager.py":
-        "tests/test_estimator_compat.py::test_every_inventoried_attribute_is_still_there; "
-        "its use in tests/test_estimator_roles_readiness.py::"
+    "trainexec/estimator_trainer/compat/session_manager.py":
+        "tests/test_estimator_trainer_compat.py::test_every_inventoried_attribute_is_still_there; "
+        "its use in tests/test_estimator_trainer_readiness.py::"
         "test_inside_the_block_new_session_managers_recheck_every_secs",
-    "trainexec/estimator/engine/__init__.py":
+    "trainexec/estimator_engine/__init__.py":
         "tests/test_estimator_engine_estimator.py::test_the_engine_uses_public_tensorflow_only",
-    "trainexec/estimator/engine/calls.py":
+    "trainexec/estimator_engine/calls.py":
         "through the native Estimator: tests/test_estimator_engine_validation.py::"
         "test_model_fn_signature_rows",
-    "trainexec/estimator/engine/eval_summaries.py":
+    "trainexec/estimator_engine/eval_summaries.py":
         "through the native Estimator's evaluate: tests/test_estimator_engine_estimator.py::"
         "test_train_evaluate_predict_export_round_trip",
-    "trainexec/estimator/engine/evaluation.py":
+    "trainexec/estimator_engine/evaluation.py":
         "through the native Estimator: tests/test_estimator_engine_estimator.py::"
         "test_evaluate_a_named_evaluation_and_a_given_checkpoint",
-    "trainexec/estimator/engine/export_outputs.py":
+    "trainexec/estimator_engine/export_outputs.py":
         "tests/test_estimator_engine_export.py::test_output_and_receiver_rows and "
         "tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
-    "trainexec/estimator/engine/exporters.py":
+    "trainexec/estimator_engine/exporters.py":
         "tests/test_keras_evaluate_exporters.py::test_best_exporter_exports_improvements_only and "
         "tests/test_fault_matrix_exports.py::"
         "test_evaluators_of_two_data_sets_keep_their_own_best_exports",
-    "trainexec/estimator/engine/graph.py":
+    "trainexec/estimator_engine/graph.py":
         "through the native Estimator: tests/test_estimator_engine_contract.py::"
         "test_a_scaffold_with_its_own_local_init_op",
-    "trainexec/estimator/engine/hook_runner.py":
+    "trainexec/estimator_engine/hook_runner.py":
         "through the native Estimator: tests/test_estimator_engine_estimator.py::"
         "test_arguments_and_hooks_reach_the_users_functions",
-    "trainexec/estimator/engine/model_spec.py":
+    "trainexec/estimator_engine/model_spec.py":
         "tests/test_estimator_engine_validation.py::test_estimator_spec_rows",
-    "trainexec/estimator/engine/prediction.py":
+    "trainexec/estimator_engine/prediction.py":
         "through the native Estimator's predict: tests/test_estimator_engine_estimator.py::"
         "test_train_evaluate_predict_export_round_trip",
-    "trainexec/estimator/engine/run_config.py":
+    "trainexec/estimator_engine/run_config.py":
         "tests/test_estimator_engine_validation.py::test_run_config_rows and "
         "tests/test_estimator_engine_validation.py::"
         "test_run_config_reads_tf_config_through_trainexecs_cluster_config",
-    "trainexec/estimator/engine/saved_model.py":
+    "trainexec/estimator_engine/saved_model.py":
         "through export_saved_model: tests/test_estimator_engine_export.py::"
         "test_a_raw_receiver_a_single_output_and_receiver_alternatives",
-    "trainexec/estimator/engine/serving_input.py":
+    "trainexec/estimator_engine/serving_input.py":
         "tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
-    "trainexec/estimator/engine/session_hooks.py":
+    "trainexec/estimator_engine/session_hooks.py":
         "through the native Estimator's training: tests/test_estimator_engine_contract.py::"
         "test_the_final_checkpoint_is_saved_before_a_user_hooks_end",
-    "trainexec/estimator/engine/training.py":
+    "trainexec/estimator_engine/training.py":
         "through the native Estimator's train: tests/test_estimator_engine_estimator.py::"
         "test_train_resumes_from_its_checkpoint_and_skips_a_reached_max_steps",
-    "trainexec/estimator/engine/warm_start.py":
+    "trainexec/estimator_engine/warm_start.py":
         "tests/test_estimator_engine_estimator.py::test_warm_start_takes_another_runs_variables",
     "trainexec/estimator/export.py":
         "re-exports: tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
-    "trainexec/estimator/hooks.py":
+    "trainexec/estimator_trainer/__init__.py":
+        "a docstring: its modules have their tests, e.g. tests/test_estimator_trainer_trainer.py::"
+        "test_local_drop_in_gives_the_same_metrics",
+    "trainexec/estimator_trainer/hooks.py":
         "the Estimator's task hooks: tests/test_tasks_roles.py::"
         "test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order",
-    "trainexec/estimator/roles/__init__.py":
-        "its one module has its mirror: tests/test_estimator_roles_readiness.py::"
-        "test_inside_the_block_new_session_managers_recheck_every_secs",
-    "trainexec/estimator/roles/evaluate_on_save.py":
+    "trainexec/estimator_trainer/evaluate_on_save.py":
         "an Estimator chief evaluating its saves: tests/test_executor.py::"
         "test_an_estimator_chief_whose_plan_evaluates_evaluates_its_saves",
-    "trainexec/estimator/target.py":
-        "tests/test_estimator_persistent_eval.py::"
+    "trainexec/estimator_trainer/target.py":
+        "tests/test_estimator_trainer_persistent_eval.py::"
         "test_same_metrics_and_summaries_as_estimator_evaluate and "
         "tests/test_estimator_engine_contract.py::"
         "test_an_input_of_tensors_is_evaluated_per_checkpoint_not_on_a_kept_graph",
@@ -181,7 +185,7 @@ MIRROR_EXEMPT = {
         "tests/test_keras_evaluate_sidecar.py::"
         "test_tensorboard_gets_eval_summaries_at_the_training_step",
     "trainexec/evaluation/target.py":
-        "through its trainers' targets: tests/test_estimator_persistent_eval.py::"
+        "through its trainers' targets: tests/test_estimator_trainer_persistent_eval.py::"
         "test_a_rotated_out_checkpoint_disappeared and tests/test_fault_matrix_evaluator.py::"
         "test_keras_target_calls_a_checkpoint_rotated_away_disappeared",
     # --- examples (the demo jobs)
@@ -310,6 +314,10 @@ MIRROR_EXEMPT = {
     "trainexec/tasks/hooks.py":
         "the hooks the role table calls: tests/test_tasks_roles.py::"
         "test_every_role_takes_its_steps_in_order",
+    "trainexec/tasks/plan.py":
+        "RolePlan and JobSettings, re-exported by trainexec.trainer: tests/test_trainer.py::"
+        "test_role_plan_describes_itself_for_the_log and tests/test_tasks_roles.py::"
+        "test_job_settings_parse_a_tf_estimator_spec_once_into_trainexecs_own",
     "trainexec/tasks/result.py":
         "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
     "trainexec/tasks/serving.py":

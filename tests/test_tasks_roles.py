@@ -66,7 +66,7 @@ MWMS_WORKER = ["begin", "train", FINISHED, "after records", "close"]
 
 
 def estimator_plan(cluster, task):
-    from trainexec.estimator.trainer import role_plan
+    from trainexec.estimator_trainer.trainer import role_plan
 
     task_type = None if task == "local" else task.split(":")[0]
     return role_plan(task_type, task), _cluster(cluster, task)
@@ -335,7 +335,7 @@ def _records_of_a_chief(journal, trainer, model_dir):
 
 def test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order(
         tmp_path, journal):
-    from trainexec.estimator.trainer import EstimatorTrainer
+    from trainexec.estimator_trainer.trainer import EstimatorTrainer
 
     trainer = EstimatorTrainer(FakeEstimator(tmp_path, "chief"))
     assert _records_of_a_chief(journal, trainer, tmp_path) == [CLEARED, COMPLETE, FINISHED]

@@ -17,7 +17,7 @@ from trainexec.records.completion import read_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.errors import ConfigError
-from trainexec.estimator.trainer import EstimatorTrainer
+from trainexec.estimator_trainer.trainer import EstimatorTrainer
 from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec

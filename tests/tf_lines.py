@@ -1,7 +1,7 @@
 """Which TensorFlow line the tests run on, for the `estimator` and `keras` markers.
 
-The check is the tests' own (not `trainexec.estimator.availability.tf_estimator`), so that
-tests/test_estimator_availability.py can hold the product's check against it.
+The check is the tests' own (not `trainexec.estimator_trainer.availability.tf_estimator`), so that
+tests/test_estimator_trainer_availability.py can hold the product's check against it.
 """
 
 from __future__ import annotations

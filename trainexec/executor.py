@@ -9,7 +9,7 @@ trainer.task_hooks(plan, settings), settings)`). The trainer is a
 
 A trainer picks the cluster it runs as (`Trainer.cluster_for`): an Estimator
 takes its `RunConfig`'s, as tf.estimator does, warning when TF_CONFIG read at
-call time disagrees (`trainexec.estimator.run_config_cluster`); a KerasTrainer
+call time disagrees (`trainexec.estimator_trainer.run_config_cluster`); a KerasTrainer
 runs as TF_CONFIG says (`TrainerBase`'s default).
 
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
@@ -48,7 +48,7 @@ from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import JobSettings, RolePlan, Trainer
 
 if TYPE_CHECKING:  # for type checkers only: the trainers import TensorFlow
-    from trainexec.estimator.engine.estimator import Estimator
+    from trainexec.estimator_engine.estimator import Estimator
     from trainexec.keras.trainer import KerasTrainer
 
 __all__ = ["EstimatorLike", "TrainingExecutor", "as_trainer", "train_and_evaluate"]
@@ -60,7 +60,7 @@ class EstimatorLike(Protocol):
     """What `train_and_evaluate` takes as an Estimator, for type checkers: a
     `tf.estimator.Estimator` (untyped: any value matches), a `trainexec.estimator.Estimator`
     or another model with an Estimator's `model_dir`, `config`, `train`, `evaluate` and
-    `latest_checkpoint` (what `trainexec.estimator.availability.check_trainable` asks)."""
+    `latest_checkpoint` (what `trainexec.estimator_trainer.availability.check_trainable` asks)."""
 
     @property
     def model_dir(self) -> str: ...
@@ -283,6 +283,6 @@ def as_trainer(model: Any) -> Trainer:
     """
     if isinstance(model, Trainer):
         return model
-    from trainexec.estimator.trainer import EstimatorTrainer
+    from trainexec.estimator_trainer.trainer import EstimatorTrainer
 
     return EstimatorTrainer(model)

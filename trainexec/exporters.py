@@ -2,7 +2,7 @@
 
 Re-exports the Keras SavedModel exporters (`trainexec.keras.evaluate.exporters`), the
 export file manager (`trainexec.evaluation.export_files`) and the exporter name
-check (`trainexec.evaluation.exporter_protocol`), the names this path has always had.
+check (`trainexec.exporter_protocol`), the names this path has always had.
 
 Example:
     ```python
@@ -11,7 +11,7 @@ Example:
 """
 
 from trainexec.evaluation.export_files import ExportFileManager
-from trainexec.evaluation.exporter_protocol import check_exporter_name
+from trainexec.exporter_protocol import check_exporter_name
 from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, BestValue, Exporter,
                                                 FinalExporter, LatestExporter)
 

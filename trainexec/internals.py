@@ -2,10 +2,10 @@
 
 trainexec uses a few private TensorFlow, tf.estimator and Keras attributes (and patches
 a few classes) where no public API does the job. Each one lives in a trainer's `compat/`
-package (`trainexec.estimator.compat`, `trainexec.keras.compat`), whose `INVENTORY` lists
+package (`trainexec.estimator_trainer.compat`, `trainexec.keras.compat`), whose `INVENTORY` lists
 them as `Internal` records: the owner (an import path), the attribute, the TensorFlow
 lines it was seen on, and what trainexec does when it is missing. The inventory tests
-(`tests/test_estimator_compat.py`, `tests/test_keras_compat.py`) resolve every record of
+(`tests/test_estimator_trainer_compat.py`, `tests/test_keras_compat.py`) resolve every record of
 the line they run on with `missing`, so a TensorFlow or Keras release that renames one
 fails a test instead of quietly turning a fix into a no-op.
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Protocol, Union
 
 from trainexec.errors import ConfigError
 # validate_exporters is re-exported: the one check
-from trainexec.evaluation.exporter_protocol import ExporterProtocol, validate_exporters
+from trainexec.exporter_protocol import ExporterProtocol, validate_exporters
 
 __all__ = [
     "EvalSpec", "EvalSpecLike", "Exporters", "TrainSpec", "TrainSpecLike", "as_eval_spec",

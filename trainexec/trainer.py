@@ -11,8 +11,11 @@ for its hooks for that plan and the job's settings (`task_hooks`, a
 (`trainexec.tasks.roles.run_role`): the role's steps follow the plan's action and
 flags, and nothing decides the role again from the task type.
 
+`RolePlan`, `TaskAction` and `JobSettings` are defined with the sequences that read them
+(`trainexec.tasks.plan`) and re-exported here, so this protocol sits above `trainexec.tasks`.
+
 Two trainers ship with trainexec: `EstimatorTrainer` (a `tf.estimator`
-Estimator, `trainexec.estimator.trainer`) and `KerasTrainer`
+Estimator, `trainexec.estimator_trainer.trainer`) and `KerasTrainer`
 (`trainexec.keras.trainer`).
 
 Example:
@@ -27,144 +30,18 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-import enum
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from trainexec.clock import Clock
-from trainexec.cluster.config import LOCAL, ClusterConfig
-from trainexec.evaluation.listeners import ContinuousEvalListener
-from trainexec.cluster.server import WorkerDelay
+from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
-from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec, check_poll_secs
-
-if TYPE_CHECKING:  # the hooks' type; trainexec.tasks imports this module
-    from trainexec.tasks.hooks import TrainerHooks
+from trainexec.tasks.hooks import TrainerHooks
+# What a task does and the job's settings live with the role sequences that read them
+# (`trainexec.tasks.plan`); this module, the trainers' protocol, re-exports them.
+from trainexec.tasks.plan import (COORDINATE, EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE,
+                                  JobSettings, RolePlan, TaskAction)
 
 __all__ = ["COORDINATE", "EVALUATE", "SERVE", "TRAIN", "TRAIN_AND_EVALUATE", "JobSettings",
            "RolePlan", "TaskAction", "Trainer", "TrainerBase"]
-
-
-class TaskAction(str, enum.Enum):
-    """What a task does: trainexec's one vocabulary for it, in a `RolePlan` (the
-    executor's view) and in a Keras `StrategyPlan` (which strategy does it). A `str`, so
-    that a value reads and compares as its word ("train")."""
-
-    TRAIN = "train"                             # trains (chief, worker, a lone chief)
-    COORDINATE = "coordinate"                   # trains by dispatching steps (PSS chief)
-    SERVE = "serve"                             # serves variables/steps until training is over
-    EVALUATE = "evaluate"                       # evaluates new checkpoints (the evaluator)
-    TRAIN_AND_EVALUATE = "train and evaluate"   # trains, evaluating its own saves (local, master)
-
-    def __str__(self) -> str:
-        return self.value
-
-
-TRAIN = TaskAction.TRAIN
-COORDINATE = TaskAction.COORDINATE
-SERVE = TaskAction.SERVE
-EVALUATE = TaskAction.EVALUATE
-TRAIN_AND_EVALUATE = TaskAction.TRAIN_AND_EVALUATE
-
-# What a RolePlan's task does, for the log (a coordinating chief's plan says TRAIN).
-_DOES = {TRAIN: "trains", SERVE: "serves until training is over",
-         EVALUATE: "evaluates new checkpoints",
-         TRAIN_AND_EVALUATE: "trains and evaluates after checkpoint saves"}
-
-
-@dataclasses.dataclass(frozen=True)
-class RolePlan:
-    """What this process's task does for its trainer.
-
-    Attributes:
-      task: the task's name (`chief:0`, `worker:1`), or `local`.
-      action: TRAIN, SERVE, EVALUATE or TRAIN_AND_EVALUATE.
-      starts_server: the task starts a standard TensorFlow server (a
-        `tf.distribute` strategy that owns its servers, or the evaluator, does not).
-      start_delay: the task waits out a staggered start delay before training.
-      waits_for_chief: the task waits for the chief to initialize the model.
-      writes_checkpoints: the task writes the run's checkpoints and its
-        completion record (it clears an earlier run's record before training).
-      strategy: how training is distributed, for the log (e.g.
-        "MultiWorkerMirroredStrategy", "between-graph replication").
-      is_local: the task runs alone, without a cluster (no TF_CONFIG): the
-        job's `ContinuousEvalListener` sees its evaluations and it returns
-        `(metrics, export_results)`. A training task of a cluster instead
-        records that its training finished (`trainexec.records.finished_tasks`; the ps
-        waits for that), and a master's evaluations after its saves go to its
-        log and exporters only, as in `tf.estimator`.
-    """
-
-    task: str
-    action: TaskAction
-    starts_server: bool = False
-    start_delay: bool = False
-    waits_for_chief: bool = False
-    writes_checkpoints: bool = False
-    strategy: str = ""
-    is_local: bool = False
-
-    def __post_init__(self) -> None:
-        if self.action not in _DOES:
-            raise ValueError(f"RolePlan action {self.action!r} must be one of "
-                             f"{sorted(str(action) for action in _DOES)}")
-        object.__setattr__(self, "action", TaskAction(self.action))
-        if self.is_local and self.task != LOCAL:
-            raise ValueError(f"RolePlan for {self.task!r} has is_local=True: a local "
-                             f"run's task is {LOCAL!r}")
-
-    def describe(self) -> str:
-        """One log line: e.g. `worker:1 trains (MultiWorkerMirroredStrategy)`."""
-        facts = []
-        if self.starts_server:
-            facts.append("starts a TensorFlow server")
-        if self.start_delay:
-            facts.append("staggered start")
-        if self.waits_for_chief:
-            facts.append("waits for the chief to initialize the model")
-        if self.writes_checkpoints:
-            facts.append("writes checkpoints")
-        detail = f" ({self.strategy})" if self.strategy else ""
-        more = f"; {', '.join(facts)}" if facts else ""
-        return f"{self.task} {_DOES[self.action]}{detail}{more}"
-
-
-@dataclasses.dataclass(frozen=True)
-class JobSettings:
-    """The job-wide settings the executor passes to a trainer's role.
-
-    `train_hooks`, `worker_delay`, `server_factory` and `ps_serves_forever`
-    concern Estimator training; a trainer that cannot honour one of them
-    given a non-default value says so (ConfigError).
-    """
-
-    train_spec: TrainSpec
-    eval_spec: EvalSpec | None
-    cluster: ClusterConfig
-    clock: Clock
-    poll_secs: float
-    idle_timeout_secs: float | None
-    listener: ContinuousEvalListener
-    train_hooks: tuple = ()
-    worker_delay: WorkerDelay = dataclasses.field(default_factory=WorkerDelay)
-    server_factory: Callable[..., Any] | None = None
-    ps_serves_forever: bool = False
-
-    def __post_init__(self) -> None:
-        check_poll_secs(self.poll_secs)
-        # The specs are parsed here, once: a tf.estimator TrainSpec or EvalSpec
-        # becomes trainexec's own, so no role checks their type again.
-        object.__setattr__(self, "train_spec", as_train_spec(self.train_spec))
-        if self.eval_spec is not None:
-            object.__setattr__(self, "eval_spec", as_eval_spec(self.eval_spec))
-
-    def eval_spec_for(self, task: str) -> EvalSpec:
-        """The EvalSpec of `task`, which evaluates; ConfigError if there is none."""
-        if self.eval_spec is None:
-            raise ConfigError(
-                f"eval_spec is None, but {task} evaluates: pass an EvalSpec (trainexec's "
-                "or tf.estimator's) to train_and_evaluate or TrainingExecutor")
-        return self.eval_spec
 
 
 @runtime_checkable

@@ -206,7 +206,7 @@ def _child_slow_export(base, number, secs):
 
 
 def _child_ps(model_dir, drain_secs):
-    from trainexec.estimator import hooks
+    from trainexec.estimator_trainer import hooks
 
     hooks.DRAIN_SECS = float(drain_secs)
     TrainingExecutor(StubEstimator(model_dir, "ps"), TrainSpec(input_fn, max_steps=20),

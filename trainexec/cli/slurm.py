@@ -9,7 +9,8 @@ import os
 import sys
 from typing import Any
 
-from trainexec.cluster.slurm import ROLES_ENV, parse_roles
+from trainexec.cluster.slurm import parse_roles
+from trainexec.contract.slurm_env import ROLES_ENV
 from trainexec.errors import ConfigError
 
 __all__ = ["add_slurm_parsers"]
@@ -51,7 +52,8 @@ def _run_slurm_exec(args: argparse.Namespace) -> int:
 
 def _run_slurm_verdict(args: argparse.Namespace) -> int:
     from trainexec.contract.exit_codes import ExitCodes
-    from trainexec.launch.slurm_exec import MODEL_DIR_ENV, step_run_key
+    from trainexec.contract.slurm_env import MODEL_DIR_ENV
+    from trainexec.launch.slurm_exec import step_run_key
     from trainexec.contract.slurm_outcome import decide, read_verdicts
 
     model_dir = args.model_dir or os.environ.get(MODEL_DIR_ENV)

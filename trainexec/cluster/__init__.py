@@ -5,7 +5,8 @@
 * `verdicts`: what a cluster means to a user (its producer, which trainers can train it);
 * `slurm`: the cluster of a Slurm job step, built from Slurm's environment;
 * `server`: starting a task's standard TensorFlow server, and the workers' start delays;
-* `task_types`: the task-type names (chief, worker, master, ps, evaluator).
+* the task-type names (chief, worker, master, ps, evaluator) are `trainexec.task_types`'s,
+  below the cluster model (the job specs use them too).
 
 `from trainexec.cluster import ClusterConfig` (and the task-type names) keeps working:
 they are re-exported from `config`, imported on first use.
@@ -19,8 +20,8 @@ from trainexec.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and editors (never run)
     from trainexec.cluster.config import ClusterConfig
-    from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER,
-                                              PS, WORKER)
+    from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER,
+                                      PS, WORKER)
 
 __all__ = ["CHIEF", "ClusterConfig", "ESTIMATOR", "EVALUATOR", "KERAS", "LOCAL", "MASTER",
            "PS", "WORKER"]

@@ -44,7 +44,7 @@ import types
 from typing import Any, Mapping, Union
 
 from trainexec.cluster.parsing import RPC_LAYERS, decode, validate
-from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER, PS,
+from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, LOCAL, MASTER, PS,
                                   SUPPORTED_TASK_TYPES, TRAINER_TYPES, WORKER)
 
 __all__ = [

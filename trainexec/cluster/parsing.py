@@ -30,7 +30,7 @@ import re
 from typing import Any, Mapping
 
 from trainexec.errors import ConfigError
-from trainexec.cluster.task_types import (CHIEF, EVALUATOR, LOCAL, MASTER, PS,
+from trainexec.task_types import (CHIEF, EVALUATOR, LOCAL, MASTER, PS,
                                   SUPPORTED_TASK_TYPES)
 
 __all__ = ["DYNAMIC_WORKER_FIX", "RPC_LAYERS", "decode", "validate"]

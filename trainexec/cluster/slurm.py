@@ -42,14 +42,14 @@ import os
 import re
 from typing import Any, Mapping
 
+from trainexec.contract.slurm_env import ROLES_ENV
 from trainexec.errors import ConfigError
-from trainexec.cluster.task_types import CHIEF, EVALUATOR, PS, WORKER
+from trainexec.task_types import CHIEF, EVALUATOR, PS, WORKER
 
 __all__ = ["DEFAULT_PORT", "PORT_ENV", "ROLES_ENV", "ROLE_ORDER", "SlurmStep",
            "expand_hostlist", "expand_ports", "expand_tasks_per_node", "parse_roles",
            "slurm_roles_set"]
 
-ROLES_ENV = "TRAINEXEC_SLURM_ROLES"
 PORT_ENV = "TRAINEXEC_SLURM_PORT"
 DEFAULT_PORT = 2222
 ROLE_ORDER = (CHIEF, WORKER, PS, EVALUATOR)

@@ -26,7 +26,7 @@ import re
 
 from trainexec.cluster.config import ClusterConfig
 from trainexec.cluster.parsing import DYNAMIC_WORKER_FIX
-from trainexec.cluster.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS,
+from trainexec.task_types import (CHIEF, ESTIMATOR, EVALUATOR, KERAS, MASTER, PS,
                                   TRAINER_TYPES, WORKER)
 
 __all__ = ["GENERIC", "LOCAL_RUN", "MASTER_AS_CHIEF", "PRODUCERS",

@@ -7,5 +7,6 @@
 * `restart_announcements`: the restart group a task announces to `trainexec launch`;
 * `task_status`: the progress records `trainexec launch` shows;
 * `task_logging`: the task-name prefix of every log line;
-* `slurm_outcome`: a Slurm task's recorded verdict and the job's decision from them.
+* `slurm_outcome`: a Slurm task's recorded verdict and the job's decision from them;
+* `slurm_env`: the variables a Slurm batch script exports to its step's tasks.
 """

@@ -8,9 +8,9 @@ Example:
     ```
 """
 
-from trainexec.estimator.engine.export_outputs import (ClassificationOutput, ExportOutput,
+from trainexec.estimator_engine.export_outputs import (ClassificationOutput, ExportOutput,
                                                        PredictOutput, RegressionOutput)
-from trainexec.estimator.engine.serving_input import (
+from trainexec.estimator_engine.serving_input import (
     ServingInputReceiver, TensorServingInputReceiver, build_parsing_serving_input_receiver_fn,
     build_raw_serving_input_receiver_fn)
 

@@ -1,9 +1,9 @@
 """The framework-neutral evaluation engine.
 
-It knows models only through `target.EvaluationTarget`. Modules, bottom up:
+It knows models only through `target.EvaluationTarget`, and exporters through
+`trainexec.exporter_protocol` (below it: the specs check exporter lists). Modules, bottom up:
 
 * `target`: the target protocol and the errors a checkpoint can raise;
-* `exporter_protocol`: what an exporter is, its name rules, the exporter-list check;
 * `export_files`: an exporter's directory: numbered exports, published whole (a rename,
   or on object storage the SavedModel's graph last), clean-up;
 * `staged_export`: tf.estimator's exporters made to publish whole exports on `gs://`;
@@ -19,5 +19,5 @@ It knows models only through `target.EvaluationTarget`. Modules, bottom up:
 * `evaluate_on_save`: evaluation after a training task's own checkpoint saves;
 * `evaluator_role`: the evaluator task of every trainer;
 * `summaries`: each evaluation's metrics for TensorBoard (`EvalSummaries`);
-* `status_report`: the evaluator's status record for `trainexec launch`.
+* `status_report`: the evaluator's status record for `trainexec launch`;
 """

@@ -4,7 +4,7 @@ What a local run (and an Estimator master) does between training steps, for
 every trainer: the trainer calls `EvaluateOnSave.after_save` after each
 checkpoint save and `EvaluateOnSave.finish` once training has returned. The
 Estimator calls them from a `CheckpointSaverListener`
-(`trainexec.estimator.roles.evaluate_on_save`), the KerasTrainer after each
+(`trainexec.estimator_trainer.evaluate_on_save`), the KerasTrainer after each
 `model.fit` save (`trainexec.keras.trainer`), each on its own
 `EvaluationTarget`. The rules:
 

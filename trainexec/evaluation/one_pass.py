@@ -1,9 +1,9 @@
 """One evaluation pass: find checkpoint -> evaluate -> export -> `EvalResult`.
 
 The pass talks to the model through `EvaluationTarget`, so Estimators (see
-`trainexec.estimator.target.EstimatorTarget`) and Keras models
-(`trainexec.keras.evaluate.sidecar`) share it. It never evaluates a checkpoint whose files
-are still being written.
+`trainexec.estimator_trainer.target.EstimatorTarget`) and Keras models
+(`trainexec.keras.evaluate.sidecar`) share it. It never evaluates a checkpoint whose
+files are still being written.
 
 Example:
     ```python

@@ -17,8 +17,8 @@ without it, and lets the exporter collect its old exports in the real
 directory (`_garbage_collect_exports`, a private method of tf.estimator's
 exporters, called when it exists: without it old exports are kept). That call stays
 here, not on the Estimator side, because this engine imports no trainer; the attribute
-is inventoried (and checked by a test) in `trainexec.estimator.compat.exporters`. trainexec's
-own exporters publish whole exports themselves (`publishes_whole_exports =
+is inventoried (and checked by a test) in `trainexec.estimator_trainer.compat.exporters`.
+trainexec's own exporters publish whole exports themselves (`publishes_whole_exports =
 True`) and are called directly.
 
 Example:

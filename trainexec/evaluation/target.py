@@ -1,7 +1,7 @@
 """What the evaluation engine needs from a model, and how a checkpoint can fail it.
 
 `EvaluationTarget` is the small protocol between the framework-neutral engine
-and a framework (`trainexec.estimator.target.EstimatorTarget`,
+and a framework (`trainexec.estimator_trainer.target.EstimatorTarget`,
 `trainexec.keras.evaluate.target.KerasTarget`). A target raises
 `CorruptCheckpointError` for a checkpoint that will never load and
 `CheckpointDisappearedError` for one deleted from under it.

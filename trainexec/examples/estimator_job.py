@@ -30,7 +30,7 @@ from trainexec.errors import ConfigError
 from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
-from trainexec.estimator.availability import estimator_problem, tf_estimator
+from trainexec.estimator_trainer.availability import estimator_problem, tf_estimator
 
 __all__ = ["ENGINES", "build_specs", "default_engine", "engine_module",
            "local_training_steps", "make_data", "make_estimator", "model_fn", "main"]

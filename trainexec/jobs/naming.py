@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from trainexec.cluster.task_types import CHIEF, EVALUATOR, MASTER, PS, WORKER
+from trainexec.task_types import CHIEF, EVALUATOR, MASTER, PS, WORKER
 
 __all__ = ["CONTAINER_NAME", "DEFAULT_PORT", "JOB_NAME_LABEL", "PORT_NAME", "REPLICA_TYPES",
            "closest", "env_name_problem", "label_problem", "name_problem", "replica_type",

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 
 from trainexec.jobs.shape import EXIT_CODE, JobShape
-from trainexec.cluster.task_types import EVALUATOR, PS, WORKER
+from trainexec.task_types import EVALUATOR, PS, WORKER
 
 __all__ = ["ALL_WORKERS", "CLEAN_POD_POLICIES", "LOCAL_BACKOFF_LIMIT", "LocalSuccess",
            "RunPolicies", "SUCCESS_POLICIES", "choose_policies", "local_max_restarts",

@@ -31,10 +31,9 @@ import re
 import shlex
 import sys
 
-from trainexec.cluster.slurm import ROLES_ENV
+from trainexec.contract.slurm_env import MODEL_DIR_ENV, ROLES_ENV
 from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
-from trainexec.launch.slurm_exec import MODEL_DIR_ENV
 
 __all__ = ["DEFAULT_TRAINEXEC", "SbatchOptions", "sbatch_script"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Mapping, Sequence
 
-from trainexec.cluster.task_types import CHIEF, EVALUATOR, MASTER, PS, WORKER
+from trainexec.task_types import CHIEF, EVALUATOR, MASTER, PS, WORKER
 
 __all__ = ["EXIT_CODE", "ROLE_ORDER", "JobShape", "Role"]
 

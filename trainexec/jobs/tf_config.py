@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 
 from trainexec.jobs.naming import DEFAULT_PORT
 from trainexec.jobs.shape import JobShape
-from trainexec.cluster.task_types import PS, WORKER
+from trainexec.task_types import PS, WORKER
 
 __all__ = ["is_distributed", "service_addresses", "tfjob_tf_config"]
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainexec.cluster.task_types import CHIEF, MASTER, WORKER
+from trainexec.task_types import CHIEF, MASTER, WORKER
 from trainexec.jobs.naming import CONTAINER_NAME, DEFAULT_PORT, PORT_NAME, REPLICA_TYPES
 from trainexec.jobs.policies import LOCAL_BACKOFF_LIMIT, RunPolicies, choose_policies
 from trainexec.jobs.shape import JobShape, Role

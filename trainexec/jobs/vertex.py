@@ -30,7 +30,7 @@ from typing import Any
 
 from trainexec.jobs.shape import JobShape, Role
 from trainexec.jobs.site_options import VertexOptions
-from trainexec.cluster.task_types import EVALUATOR, PS, WORKER
+from trainexec.task_types import EVALUATOR, PS, WORKER
 
 __all__ = ["render_vertex"]
 

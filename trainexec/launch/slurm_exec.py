@@ -31,16 +31,16 @@ import sys
 from typing import Mapping, Sequence
 
 from trainexec.cluster.config import TF_CONFIG, ClusterConfig
-from trainexec.cluster.slurm import ROLES_ENV, SlurmStep
+from trainexec.cluster.slurm import SlurmStep
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import ExitCodes
+from trainexec.contract.slurm_env import MODEL_DIR_ENV, ROLES_ENV
 from trainexec.contract.slurm_outcome import run_key, write_verdict
 
 __all__ = ["MODEL_DIR_ENV", "run_task", "step_run_key"]
 
 logger = logging.getLogger(__name__)
 
-MODEL_DIR_ENV = "TRAINEXEC_SLURM_MODEL_DIR"
 _FORWARDED = (signal.SIGTERM, signal.SIGINT)
 
 

@@ -19,7 +19,7 @@ The chief's completion record (`trainexec.records.completion`) counts the same w
 `completed_since()` is true when it was written at or after the marker, so it
 is this run's (a new run's chief clears an earlier one first). The ps uses it
 to stop when a training task crashed and was not restarted (see
-`trainexec.estimator.hooks`).
+`trainexec.estimator_trainer.hooks`).
 
 Example:
     ```python

@@ -2,7 +2,7 @@
 
 The executor reads TF_CONFIG, the trainer plans the task's role (`RolePlan`), and
 `roles.run_role` carries it out here, with the trainer's hooks
-(`hooks.TrainerHooks`: `trainexec.estimator.hooks` and `trainexec.keras.hooks`).
+(`hooks.TrainerHooks`: `trainexec.estimator_trainer.hooks` and `trainexec.keras.hooks`).
 
 | role | what it does, in order | where |
 | --- | --- | --- |
@@ -17,6 +17,8 @@ The executor reads TF_CONFIG, the trainer plans the task's role (`RolePlan`), an
 
 Its modules:
 
+* `plan`: `RolePlan`, what a task does (the trainer's plan), and `JobSettings`, the job's
+  settings (both re-exported by `trainexec.trainer`, the trainers' protocol);
 * `roles`: `run_role`, a plan carried out by its action; the serving and evaluating roles;
 * `training`: the training sequence (chief, worker, master, local) and the order of its
   records;
@@ -26,6 +28,6 @@ Its modules:
 * `peer_watchdog`: a worker still in its role after the chief finished leaves by itself.
 
 Nothing else in trainexec clears the completion record or records that a task finished
-(the public `trainexec.keras.callbacks.TrainingCompleteCallback` excepted: it serves
+(the public `trainexec.keras.fit.callbacks.TrainingCompleteCallback` excepted: it serves
 programs the executor does not run).
 """

@@ -3,7 +3,7 @@
 The sequences (which step comes first, which record is written when) are written once,
 in `trainexec.tasks.training` and `trainexec.tasks.roles`; a trainer only says how each
 step is done for its kind of model. Two trainers ship with trainexec:
-`trainexec.estimator.hooks.EstimatorHooks` and `trainexec.keras.hooks.KerasHooks`.
+`trainexec.estimator_trainer.hooks.EstimatorHooks` and `trainexec.keras.hooks.KerasHooks`.
 
 A trainer makes its hooks for one task (`trainer.task_hooks(plan, settings)`), checking
 there what its model cannot do (a Keras job refuses Estimator hooks, say), so that a bad
@@ -39,8 +39,8 @@ from typing import Any, Callable, ContextManager, Iterator, NamedTuple, Sequence
 from trainexec.errors import ConfigError
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording, evaluate_here
 from trainexec.evaluation.target import EvaluationTarget
+from trainexec.tasks.plan import RolePlan
 from trainexec.tasks.serving import ServingJob
-from trainexec.trainer import RolePlan
 
 __all__ = ["ON_SAVE_WORDING", "BeforeTraining", "Evaluation", "Trained", "TrainerHooks",
            "TrainerWords"]

@@ -23,7 +23,7 @@ does when training returns), it
    what the task was waiting for;
 2. records that the task finished (`record_finished`: the role sequence's record,
    `trainexec.tasks.training`), removes its temporary directories
-   (the trainer's `cleanup`, e.g. `trainexec.keras.scratch.remove_all`), and
+   (the trainer's `cleanup`, e.g. `trainexec.keras.faults.scratch.remove_all`), and
 3. ends the process with exit code 0: the job's result is the chief's, in
    `model_dir` already, and nothing a peer still does can change it.
 

@@ -21,10 +21,10 @@ from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.tasks.hooks import TrainerHooks
+from trainexec.tasks.plan import EVALUATE, SERVE, JobSettings, RolePlan
 from trainexec.tasks.result import TrainResult, train_result
 from trainexec.tasks.serving import serve_until_training_over
 from trainexec.tasks.training import run_training
-from trainexec.trainer import EVALUATE, SERVE, JobSettings, RolePlan
 
 __all__ = ["run_evaluating", "run_role", "run_serving"]
 

@@ -33,8 +33,8 @@ from trainexec.records.completion import (clear_training_complete, read_training
                                           record_training_complete)
 from trainexec.records.finished_tasks import record_task_finished
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks
+from trainexec.tasks.plan import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
 from trainexec.tasks.result import TrainResult, train_result
-from trainexec.trainer import TRAIN, TRAIN_AND_EVALUATE, JobSettings, RolePlan
 
 __all__ = ["run_training"]
 

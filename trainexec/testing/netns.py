@@ -51,12 +51,11 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from trainexec.testing import storage
 from trainexec.testing.bridge import BridgeBed, run_ip, wire_hosts
-
-if TYPE_CHECKING:
-    from trainexec.testing.storage import SharedDir
+from trainexec.testing.storage import SharedDir
 
 __all__ = ["SUBNET", "Host", "TestBed", "remove_leftovers", "unavailable"]
 
@@ -183,8 +182,6 @@ def remove_leftovers() -> list[str]:
     whose process is gone (a killed test run); returns what it removed. (Holders end
     by themselves when that process dies, and their namespaces, FUSE views and
     programs with them.)"""
-    from trainexec.testing import storage
-
     removed = []
     listed = run_ip("netns", "list", check=False).stdout.split()
     links = run_ip("-o", "link", "show", check=False).stdout
@@ -226,7 +223,7 @@ class TestBed(BridgeBed):
 
     def __init__(self, hosts: Sequence[str], domain: str | None = None, *,
                  aliases: Mapping[str, Sequence[str]] = {},
-                 shared_dir: "SharedDir | None" = None) -> None:
+                 shared_dir: SharedDir | None = None) -> None:
         if len(hosts) > 200:
             raise ValueError(f"{len(hosts)} hosts: a bed holds at most 200")
         if len(set(hosts)) != len(hosts):

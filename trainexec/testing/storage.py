@@ -49,16 +49,24 @@ import glob
 import os
 import shutil
 import subprocess
-from typing import TYPE_CHECKING, Callable
-
-if TYPE_CHECKING:
-    from trainexec.testing.netns import TestBed
+from typing import Any, Callable, Protocol, Sequence
 
 __all__ = ["NFS_DEFAULTS", "NO_CACHING", "NfsCaching", "SharedDir", "remove_leftovers",
            "unavailable"]
 
-PREFIX = "te"  # as trainexec.testing.netns.PREFIX
+PREFIX = "te"  # the test bed's prefix: its mount point is named as its other parts are
 _MOUNT_SUFFIX = "-shared"
+
+
+class _Bed(Protocol):
+    """What `SharedDir.mount` needs of a bed: running a program on one of its hosts
+    (`trainexec.testing.netns.TestBed`, which mounts the views, is one)."""
+
+    def popen(self, host: str, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+        ...
+
+    def run(self, host: str, argv: Sequence[str]) -> subprocess.CompletedProcess:
+        ...
 
 
 def unavailable() -> str | None:
@@ -164,7 +172,7 @@ class SharedDir:
     def mount_argv(self) -> list[str]:
         return ["bindfs", "-o", self.caching.fuse_options(), self.backing, self.mount_point]
 
-    def mount(self, bed: "TestBed", host: str) -> None:
+    def mount(self, bed: _Bed, host: str) -> None:
         """Mounts the host's view in the host's mount namespace (bindfs goes on
         in the host's pid namespace and ends with it)."""
         proc = bed.popen(host, self.mount_argv(), stdin=subprocess.DEVNULL,

@@ -1,6 +1,6 @@
 """SavedModel exporters for Keras and custom-loop models: latest, best, final.
 
-Each exporter follows `trainexec.evaluation.exporter_protocol.ExporterProtocol`: a
+Each exporter follows `trainexec.exporter_protocol.ExporterProtocol`: a
 `name` (its exports go to `<model_dir>/export/<name>/`, or
 `<state_dir>/export/<name>/` for a `SidecarEvaluator` with a `state_dir` of its
 own) and `export(estimator, export_path, checkpoint_path, eval_result,
@@ -16,7 +16,7 @@ exporter exports, and `BestExporter`'s `best.json`. Where an export goes
 (numbered directories, written under a temporary name and renamed, never
 overwritten, old ones garbage-collected) is
 `trainexec.evaluation.export_files.ExportFileManager`'s; the name rules are
-`trainexec.evaluation.exporter_protocol.check_exporter_name`'s.
+`trainexec.exporter_protocol.check_exporter_name`'s.
 
 Example:
     ```python
@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from trainexec.records.layout import read_json_file, record_path, write_json_record
 from trainexec.errors import ConfigError
 from trainexec.evaluation.export_files import ExportFileManager
-from trainexec.evaluation.exporter_protocol import check_exporter_name
+from trainexec.exporter_protocol import check_exporter_name
 from trainexec.evaluation.target import GLOBAL_STEP
 
 __all__ = [

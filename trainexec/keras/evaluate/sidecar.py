@@ -73,7 +73,7 @@ from trainexec.evaluation.loop import ContinuousEvaluation
 from trainexec.evaluation.policy import LoopPolicy
 from trainexec.errors import ConfigError
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus, Evaluator
-from trainexec.evaluation.exporter_protocol import ExporterProtocol, validate_exporters
+from trainexec.exporter_protocol import ExporterProtocol, validate_exporters
 from trainexec.evaluation.final_export import FinalExportRecord, FinalExportSettler, FinalOnce
 from trainexec.evaluation.target import GLOBAL_STEP
 from trainexec.evaluation.watch import waiter_for

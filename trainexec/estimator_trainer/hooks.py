@@ -7,11 +7,11 @@
   `experimental_max_worker_delay_secs`;
 * waiting for the chief: re-check every `poll_secs` (not TensorFlow's 30 s) that the chief
   has initialized the model (`Estimator.readiness_checks_every` of trainexec's own
-  Estimator; for tf.estimator's, `trainexec.estimator.roles.readiness`);
+  Estimator; for tf.estimator's, `trainexec.estimator_trainer.readiness`);
 * training: `estimator.train` with the train spec's hooks and the job's `train_hooks`,
   and, where the task writes the checkpoints, the train spec's saving listeners; the
   evaluation after saves is one more saving listener
-  (`trainexec.estimator.roles.evaluate_on_save`);
+  (`trainexec.estimator_trainer.evaluate_on_save`);
 * serving: a ps serves until every training task has recorded that it finished, or until
   training is over and the ones missing had `DRAIN_SECS` more (`trainexec.tasks.serving`);
 * evaluating: an `EstimatorTarget`, its persistent evaluation session closed at the end;
@@ -24,11 +24,11 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, ContextManager, Iterator
 
-from trainexec.estimator.availability import TrainableModel
-from trainexec.estimator.roles.evaluate_on_save import (ESTIMATOR_WORDING,
-                                                         EvaluateOnSaveListener)
-from trainexec.estimator.roles.readiness import model_readiness_checks_every
-from trainexec.estimator.target import EstimatorTarget
+from trainexec.estimator_trainer.availability import TrainableModel
+from trainexec.estimator_trainer.evaluate_on_save import (ESTIMATOR_WORDING,
+                                                          EvaluateOnSaveListener)
+from trainexec.estimator_trainer.readiness import model_readiness_checks_every
+from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import FinishedTasks

@@ -72,7 +72,7 @@ ORDER = (40, 0, 20, 40)  # out of order and once again: metrics must reset
 
 def evaluate_both(trained, tmp_path, steps=None, name=None, hooks=()):
     """(estimator.evaluate results, persistent results, their eval dirs)."""
-    from trainexec.estimator.persistent_eval import PersistentEvaluation
+    from trainexec.estimator_trainer.persistent_eval import PersistentEvaluation
 
     theirs_dir, ours_dir = copy_of(trained, tmp_path, "theirs"), copy_of(trained, tmp_path, "ours")
     estimator, spec = demo(theirs_dir, steps=steps, name=name, hooks=list(hooks))
@@ -108,7 +108,7 @@ def test_the_eval_input_is_released_when_its_evaluation_ends(trained, tmp_path):
     """The input's iterator ends with its evaluation, as estimator.evaluate's session
     does, not when the next checkpoint comes: on TF 2.15, destroying an iterator that
     sat idle can stall for most of a minute (an autotuning thread that sleeps on)."""
-    from trainexec.estimator.persistent_eval import PersistentEvaluation
+    from trainexec.estimator_trainer.persistent_eval import PersistentEvaluation
     from trainexec.examples import estimator_job as job
     from trainexec.examples.blobs import FEATURES
 
@@ -157,7 +157,7 @@ class CountingHook(tf.compat.v1.train.SessionRunHook):
 
 def test_eval_hooks_are_honoured(trained, tmp_path):
     theirs_hook, ours_hook = CountingHook(), CountingHook()
-    from trainexec.estimator.persistent_eval import PersistentEvaluation
+    from trainexec.estimator_trainer.persistent_eval import PersistentEvaluation
 
     theirs_dir, ours_dir = copy_of(trained, tmp_path, "a"), copy_of(trained, tmp_path, "b")
     estimator, spec = demo(theirs_dir, hooks=[theirs_hook])
@@ -172,7 +172,7 @@ def test_eval_hooks_are_honoured(trained, tmp_path):
 
 
 def test_the_graph_is_built_once_and_does_not_grow(trained, tmp_path):
-    from trainexec.estimator.persistent_eval import PersistentEvaluation
+    from trainexec.estimator_trainer.persistent_eval import PersistentEvaluation
 
     model_dir = copy_of(trained, tmp_path, "m")
     persistent = PersistentEvaluation(*demo(model_dir))
@@ -190,16 +190,17 @@ class BeginHook(tf.compat.v1.train.SessionRunHook):
 
 
 def test_a_hook_with_begin_falls_back_with_one_log_line(trained, tmp_path, caplog):
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     hook = BeginHook()
     estimator, spec = demo(model_dir, hooks=[hook])
     target = EstimatorTarget(estimator, spec)
-    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator_trainer.target"):
         first = target.evaluate(ckpt(model_dir, 20))
         target.evaluate(ckpt(model_dir, 40))
-    lines = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator.target"]
+    lines = [r.getMessage() for r in caplog.records
+             if r.name == "trainexec.estimator_trainer.target"]
     assert lines == [f"Evaluating {model_dir} with estimator.evaluate, a new graph and "
                      "session per checkpoint: eval hook BeginHook defines begin(), which "
                      "estimator.evaluate calls on a new graph for every checkpoint"]
@@ -208,7 +209,7 @@ def test_a_hook_with_begin_falls_back_with_one_log_line(trained, tmp_path, caplo
 
 
 def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path, caplog):
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     estimator, spec = demo(model_dir)
@@ -223,7 +224,7 @@ def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path,
         return original(features, labels, mode, config)
 
     estimator._model_fn = model_fn
-    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator_trainer.target"):
         after = target.evaluate(ckpt(model_dir, 20))
     assert calls == ["eval"] and not target.persistent
     assert after == before
@@ -232,19 +233,19 @@ def test_a_replaced_model_fn_falls_back_to_estimator_evaluate(trained, tmp_path,
 
 
 def test_turned_off_by_the_environment(trained, tmp_path, monkeypatch, caplog):
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     monkeypatch.setenv("TRAINEXEC_PERSISTENT_EVAL", "0")
     model_dir = copy_of(trained, tmp_path, "m")
     target = EstimatorTarget(*demo(model_dir))
-    with caplog.at_level(logging.INFO, logger="trainexec.estimator.target"):
+    with caplog.at_level(logging.INFO, logger="trainexec.estimator_trainer.target"):
         assert target.evaluate(ckpt(model_dir, 20))["global_step"] == 20
     assert not target.persistent
     assert "TRAINEXEC_PERSISTENT_EVAL=0" in caplog.text
 
 
 def test_a_misspelt_environment_value_names_the_fix():
-    from trainexec.estimator.persistent_eval import persistent_enabled
+    from trainexec.estimator_trainer.persistent_eval import persistent_enabled
 
     with pytest.raises(trainexec.ConfigError, match=r"TRAINEXEC_PERSISTENT_EVAL='no' .*"
                        r"set it to 1 .* or 0 .*or unset it"):
@@ -257,7 +258,7 @@ def test_a_misspelt_environment_value_names_the_fix():
 
 
 def test_a_rotated_out_checkpoint_disappeared(trained, tmp_path):
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     clock = FakeClock(0.0)
@@ -272,7 +273,7 @@ def test_a_rotated_out_checkpoint_disappeared(trained, tmp_path):
 
 
 def test_a_truncated_checkpoint_is_retried_then_corrupt(trained, tmp_path):
-    from trainexec.estimator.target import EstimatorTarget
+    from trainexec.estimator_trainer.target import EstimatorTarget
 
     model_dir = copy_of(trained, tmp_path, "m")
     clock = FakeClock(0.0)
@@ -359,7 +360,7 @@ SERVABLE = [  # (case, estimator(tmp_path), eval spec keywords, reason or None)
 @pytest.mark.parametrize("make,spec,reason", [row[1:] for row in SERVABLE],
                          ids=[row[0] for row in SERVABLE])
 def test_what_the_persistent_path_serves(tmp_path, make, spec, reason):
-    from trainexec.estimator.persistent_eval import NotServable, PersistentEvaluation
+    from trainexec.estimator_trainer.persistent_eval import NotServable, PersistentEvaluation
 
     eval_spec = trainexec.EvalSpec(spec.get("input_fn", _dataset_input_fn),
                                    hooks=spec.get("hooks", ()))
@@ -382,9 +383,11 @@ def test_local_mode_evaluates_on_save_through_the_persistent_graph(tmp_path, no_
     eval_spec = trainexec.EvalSpec(job._eval_input_fn, throttle_secs=0)
     with caplog.at_level(logging.INFO):
         metrics, _ = trainexec.train_and_evaluate(estimator, train_spec, eval_spec)
-    served = [r.getMessage() for r in caplog.records if r.name == "trainexec.estimator.persistent_eval"]
+    served = [r.getMessage() for r in caplog.records
+              if r.name == "trainexec.estimator_trainer.persistent_eval"]
     assert [line.split(":")[0] for line in served] == [
         "Saving dict for global step 20", "Saving dict for global step 40"]
-    assert not [r for r in caplog.records if r.name == "trainexec.estimator.target"]  # no fallback
+    assert not [r for r in caplog.records  # no fallback
+                if r.name == "trainexec.estimator_trainer.target"]
     assert metrics == estimator.evaluate(eval_spec.input_fn,
                                          checkpoint_path=ckpt(model_dir, 40))

@@ -5,7 +5,7 @@
 | `tensorflow.python.training.session_manager.SessionManager.__init__` replaced process-wide (a wrapper defaulting `recovery_wait_secs`) | 2.15 (also present on 2.21, where no Estimator runs) | `patch_recovery_wait_secs` returns None (logged at debug): workers keep TensorFlow's 30 s re-check |
 | its parameter `recovery_wait_secs` | 2.15 | the same |
 
-`trainexec.estimator.roles.readiness` decides when the patch is on (while any
+`trainexec.estimator_trainer.readiness` decides when the patch is on (while any
 `model_readiness_checks_every` block is active) and filters TensorFlow's log line; this
 module only installs and removes it.
 

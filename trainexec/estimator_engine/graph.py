@@ -23,8 +23,8 @@ from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.calls import call_input_fn, call_model_fn
-from trainexec.estimator.engine.model_spec import EstimatorSpec, ModeKeys
+from trainexec.estimator_engine.calls import call_input_fn, call_model_fn
+from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
 __all__ = ["Built", "build_graph", "device_fn_for", "saver_for", "with_local_variables_init"]
 

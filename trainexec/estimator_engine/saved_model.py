@@ -30,10 +30,10 @@ from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.export_outputs import ExportOutput, PredictOutput
-from trainexec.estimator.engine.graph import build_graph
-from trainexec.estimator.engine.model_spec import ModeKeys
-from trainexec.estimator.engine.serving_input import (ServingInputReceiver,
+from trainexec.estimator_engine.export_outputs import ExportOutput, PredictOutput
+from trainexec.estimator_engine.graph import build_graph
+from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.serving_input import (ServingInputReceiver,
                                                       TensorServingInputReceiver)
 from trainexec.evaluation.export_files import ExportFileManager
 

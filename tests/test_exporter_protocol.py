@@ -5,8 +5,8 @@ import pytest
 
 from fakes import RecordingExporter
 from trainexec.errors import ConfigError
-from trainexec.evaluation.exporter_protocol import (NotAnExporterError, check_exporter_name,
-                                                    is_exporter, validate_exporters)
+from trainexec.exporter_protocol import (NotAnExporterError, check_exporter_name,
+                                         is_exporter, validate_exporters)
 
 BAD_NAMES = [
     ("", "exporter `name` ('') must be a non-empty string"),

@@ -3,7 +3,7 @@
 `keras` markers skip, fail or deselect as tests/conftest.py promises.
 
 Which line this is comes from tests/tf_lines.py, a check of its own, so the
-product's `trainexec.estimator.availability.tf_estimator` is held against it."""
+product's `trainexec.estimator_trainer.availability.tf_estimator` is held against it."""
 
 import os
 import shutil
@@ -16,7 +16,7 @@ import pytest
 
 import trainexec
 import tf_lines
-from trainexec.estimator.availability import check_trainable, tf_estimator
+from trainexec.estimator_trainer.availability import check_trainable, tf_estimator
 
 FIX = 'pip install "trainexec[estimator]"'
 TESTS = os.path.dirname(os.path.abspath(__file__))

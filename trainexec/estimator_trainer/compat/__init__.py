@@ -12,10 +12,10 @@ touches it; callers use the small named functions there:
 * `run_config`: `RunConfig._distribute_coordinator_mode`.
 
 `INVENTORY` lists them all as `trainexec.internals.Internal` records;
-tests/test_estimator_compat.py checks on TensorFlow 2.15 that each is still there.
+tests/test_estimator_trainer_compat.py checks on TensorFlow 2.15 that each is still there.
 """
 
-from trainexec.estimator.compat import estimator_internals, exporters, run_config, \
+from trainexec.estimator_trainer.compat import estimator_internals, exporters, run_config, \
     session_manager
 
 __all__ = ["INVENTORY"]

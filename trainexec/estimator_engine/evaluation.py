@@ -26,11 +26,11 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.eval_summaries import GLOBAL_STEP, write_eval_summaries
-from trainexec.estimator.engine.graph import (build_graph, saver_for,
+from trainexec.estimator_engine.eval_summaries import GLOBAL_STEP, write_eval_summaries
+from trainexec.estimator_engine.graph import (build_graph, saver_for,
                                               with_local_variables_init)
-from trainexec.estimator.engine.hook_runner import run_with_hooks
-from trainexec.estimator.engine.model_spec import ModeKeys
+from trainexec.estimator_engine.hook_runner import run_with_hooks
+from trainexec.estimator_engine.model_spec import ModeKeys
 
 __all__ = ["EvaluationGraph", "LOSS", "eval_dir"]
 

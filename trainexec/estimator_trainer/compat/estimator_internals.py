@@ -1,6 +1,6 @@
 """The private parts of `tf.estimator.Estimator` the persistent evaluation graph uses.
 
-`trainexec.estimator.persistent_eval` builds the Estimator's own evaluation graph once
+`trainexec.estimator_trainer.persistent_eval` builds the Estimator's own evaluation graph once
 instead of per checkpoint; to build exactly the graph `estimator.evaluate` builds it
 calls the Estimator's private graph-building methods, reads its private state, and
 refuses subclasses that override any of the methods it stands in for.
@@ -15,7 +15,7 @@ refuses subclasses that override any of the methods it stands in for.
 | `tensorflow.python.training.evaluation._get_or_create_eval_step` | 2.15 (also on 2.21) | building the graph fails: `estimator.evaluate` per checkpoint, as above |
 
 A missing method or `_model_fn` / `_config` makes building the graph fail
-(AttributeError); `trainexec.estimator.target.EstimatorTarget` then logs a warning
+(AttributeError); `trainexec.estimator_trainer.target.EstimatorTarget` then logs a warning
 naming the error and evaluates with `estimator.evaluate`: slower, never wrong.
 
 Example:

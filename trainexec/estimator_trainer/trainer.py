@@ -17,7 +17,7 @@ starts its own, as tf.estimator's does).
 `plan_role` decides this (`role_plan` is the pure part; `plan_task` plans a role
 by its task type, for tf.estimator's `run_chief()`...); the executor carries out
 the plan with the role sequences of `trainexec.tasks`, each step done as
-`task_hooks` (`trainexec.estimator.hooks.EstimatorHooks`) says for an Estimator.
+`task_hooks` (`trainexec.estimator_trainer.hooks.EstimatorHooks`) says for an Estimator.
 
 Example:
     ```python
@@ -33,10 +33,10 @@ from typing import Any
 from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, ClusterConfig
 from trainexec.cluster.verdicts import estimator_without_chief
 from trainexec.errors import ConfigError
-from trainexec.estimator.availability import check_trainable
-from trainexec.estimator.compat.run_config import distribute_coordinator_mode
-from trainexec.estimator.run_config_cluster import choose_cluster
-from trainexec.estimator.hooks import EstimatorHooks
+from trainexec.estimator_trainer.availability import check_trainable
+from trainexec.estimator_trainer.compat.run_config import distribute_coordinator_mode
+from trainexec.estimator_trainer.run_config_cluster import choose_cluster
+from trainexec.estimator_trainer.hooks import EstimatorHooks
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan, TrainerBase)
 
@@ -63,7 +63,7 @@ class EstimatorTrainer(TrainerBase):
         """The cluster and role this Estimator runs as: its RunConfig's, as in
         tf.estimator, over TF_CONFIG read now (`given`); an explicit `given` (the
         executor's `cluster` argument) over the RunConfig. A disagreement is one
-        warning naming both (`trainexec.estimator.run_config_cluster`)."""
+        warning naming both (`trainexec.estimator_trainer.run_config_cluster`)."""
         return choose_cluster(getattr(self.estimator, "config", None), given, explicit)
 
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:

@@ -1,11 +1,11 @@
-"""trainexec/estimator/compat/: every private TensorFlow / tf.estimator attribute the
+"""trainexec/estimator_trainer/compat/: every private TensorFlow / tf.estimator attribute the
 Estimator trainer relies on is still there (on TensorFlow 2.15, where Estimators run),
 and none is used outside the inventory."""
 
 import pytest
 
 from private_uses import uses_outside
-from trainexec.estimator.compat import INVENTORY
+from trainexec.estimator_trainer.compat import INVENTORY
 from trainexec.internals import LINE_TF_2_15, current_line, missing
 
 
@@ -25,4 +25,4 @@ def test_the_inventory_covers_the_2_15_line():
 
 def test_no_private_attribute_is_used_outside_the_inventory():
     """A new private TensorFlow attribute belongs in compat/, listed in INVENTORY."""
-    assert uses_outside("estimator", INVENTORY) == []
+    assert uses_outside("estimator_trainer", INVENTORY) == []

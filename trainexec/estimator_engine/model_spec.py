@@ -148,7 +148,7 @@ def _check_metrics(metrics: Any, graph: Any) -> dict:
 
 
 def _check_export_outputs(outputs: Any) -> Any:
-    from trainexec.estimator.engine.export_outputs import ExportOutput
+    from trainexec.estimator_engine.export_outputs import ExportOutput
 
     if outputs is None:
         return None

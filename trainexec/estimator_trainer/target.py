@@ -14,7 +14,7 @@ from typing import Any
 
 from trainexec.records import checkpoints
 from trainexec.clock import Clock, SystemClock
-from trainexec.estimator.availability import TrainableModel
+from trainexec.estimator_trainer.availability import TrainableModel
 from trainexec.evaluation.target import describe_error, load_or_classify
 
 __all__ = ["EstimatorTarget"]
@@ -36,7 +36,7 @@ class EstimatorTarget:
     With `persistent` (the default, unless `TRAINEXEC_PERSISTENT_EVAL=0`) an
     Estimator is evaluated through one evaluation graph and session built on first
     use (trainexec's own Estimator: its public `persistent_evaluation`; tf.estimator's:
-    `trainexec.estimator.persistent_eval.PersistentEvaluation`): the same
+    `trainexec.estimator_trainer.persistent_eval.PersistentEvaluation`): the same
     metrics and summaries, without a graph and a session per checkpoint. What
     that path cannot serve exactly goes to `estimator.evaluate`, with one log
     line saying why.
@@ -85,7 +85,7 @@ class EstimatorTarget:
     def _persistent_evaluation(self) -> Any:
         """The persistent evaluation, built on first use; False to fall back."""
         if self._persistent is None:
-            from trainexec.estimator import persistent_eval as estimator_eval
+            from trainexec.estimator_trainer import persistent_eval as estimator_eval
 
             wanted = self._persistent_wanted
             if wanted is None:
@@ -119,7 +119,7 @@ class EstimatorTarget:
     def _evaluate(self, checkpoint_path: str) -> dict:
         persistent = self._persistent_evaluation()
         if persistent:
-            from trainexec.estimator.persistent_eval import NotServable
+            from trainexec.estimator_trainer.persistent_eval import NotServable
 
             try:
                 return persistent.evaluate(checkpoint_path)

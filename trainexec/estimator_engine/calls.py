@@ -24,7 +24,7 @@ import functools
 import inspect
 from typing import Any, Callable, NamedTuple
 
-from trainexec.estimator.engine.model_spec import EstimatorSpec, ModeKeys
+from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
 __all__ = ["Inputs", "call_input_fn", "call_model_fn", "check_model_fn", "fn_args",
            "iterator_initializer_hook"]

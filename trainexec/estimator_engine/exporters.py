@@ -22,7 +22,7 @@ import math
 from typing import Any, Callable, Mapping
 
 from trainexec.evaluation.export_files import ExportFileManager
-from trainexec.evaluation.exporter_protocol import check_exporter_name
+from trainexec.exporter_protocol import check_exporter_name
 from trainexec.records.layout import read_json_file, record_path, write_json
 
 __all__ = ["BEST_FILE", "BestExporter", "FinalExporter", "LatestExporter", "loss_smaller"]

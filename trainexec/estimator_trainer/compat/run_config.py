@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | `RunConfig._distribute_coordinator_mode`, assigned by `tensorflow.python.distribute.estimator_training.init_run_config` (RunConfig itself never defines it) | 2.15 | `distribute_coordinator_mode` returns None: a `train_distribute` RunConfig with a TF_CONFIG cluster is no longer refused with a ConfigError up front |
 
-`trainexec/estimator/trainer.py` (`EstimatorTrainer._check_not_distribute_coordinator`)
+`trainexec/estimator_trainer/trainer.py` (`EstimatorTrainer._check_not_distribute_coordinator`)
 still reads the attribute itself, `getattr(config, "_distribute_coordinator_mode", None)`:
 that file is being rewritten elsewhere, and is to call `distribute_coordinator_mode`
 instead.
@@ -29,7 +29,7 @@ INTERNALS = (
              attribute="_distribute_coordinator_mode", lines=(LINE_TF_2_15,),
              when_missing="a train_distribute RunConfig in a TF_CONFIG cluster is not "
                           "refused up front", kind=ASSIGNED,
-             used_in="trainexec/estimator/compat/run_config.py "
+             used_in="trainexec/estimator_trainer/compat/run_config.py "
                      "(distribute_coordinator_mode, for EstimatorTrainer.plan_role)"),
 )
 

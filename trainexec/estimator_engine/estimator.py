@@ -32,13 +32,13 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.calls import check_model_fn
-from trainexec.estimator.engine.evaluation import EvaluationGraph, eval_dir
-from trainexec.estimator.engine.prediction import run_prediction
-from trainexec.estimator.engine.run_config import RunConfig
-from trainexec.estimator.engine.saved_model import write_saved_model
-from trainexec.estimator.engine.training import check_train_arguments, run_training
-from trainexec.estimator.engine.warm_start import as_warm_start_settings, warm_start
+from trainexec.estimator_engine.calls import check_model_fn
+from trainexec.estimator_engine.evaluation import EvaluationGraph, eval_dir
+from trainexec.estimator_engine.prediction import run_prediction
+from trainexec.estimator_engine.run_config import RunConfig
+from trainexec.estimator_engine.saved_model import write_saved_model
+from trainexec.estimator_engine.training import check_train_arguments, run_training
+from trainexec.estimator_engine.warm_start import as_warm_start_settings, warm_start
 
 __all__ = ["DEFAULT_READINESS_SECS", "Estimator"]
 

@@ -25,8 +25,8 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.graph import build_graph, saver_for
-from trainexec.estimator.engine.model_spec import ModeKeys
+from trainexec.estimator_engine.graph import build_graph, saver_for
+from trainexec.estimator_engine.model_spec import ModeKeys
 
 __all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_train_arguments",
            "run_training"]

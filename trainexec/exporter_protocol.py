@@ -2,7 +2,7 @@
 
 An exporter is anything with a `name` and an `export(estimator, export_path,
 checkpoint_path, eval_result, is_the_final_export)` method (`ExporterProtocol`):
-`tf.estimator`'s exporters, `trainexec.keras.exporters`' and users' own all
+`tf.estimator`'s exporters, `trainexec.keras.evaluate.exporters`' and users' own all
 qualify. After an evaluation, `trainexec.evaluation.one_pass.Evaluator` calls
 each exporter's `export` with `export_path = <model_dir>/export/<name>`.
 

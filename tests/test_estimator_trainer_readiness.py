@@ -5,7 +5,7 @@ import logging
 import pytest
 import tensorflow as tf
 
-from trainexec.estimator.roles.readiness import model_readiness_checks_every
+from trainexec.estimator_trainer.readiness import model_readiness_checks_every
 
 SessionManager = tf.compat.v1.train.SessionManager
 TF_DEFAULT = 30
@@ -64,7 +64,7 @@ def test_overlapping_blocks_in_two_threads_restore_the_default_when_both_end():
 def test_tensorflows_waiting_line_is_logged_once_per_interval_inside_the_block(caplog):
     from tensorflow.python.platform import tf_logging
 
-    from trainexec.estimator.roles import readiness
+    from trainexec.estimator_trainer import readiness
 
     def waiting_lines():
         return [r for r in caplog.records if r.getMessage().startswith("Waiting for model")]

@@ -10,7 +10,7 @@ step), rewinds the input and runs the metric updates, then writes the same
 summaries `estimator.evaluate` writes under `estimator.eval_dir(name)`.
 
 What it cannot serve exactly it refuses with `NotServable`, whose message says
-why; the caller (`trainexec.estimator.target.EstimatorTarget`) then falls back to
+why; the caller (`trainexec.estimator_trainer.target.EstimatorTarget`) then falls back to
 `estimator.evaluate`. `unservable_reason` is the check made before building;
 more reasons show up while building (an `input_fn` that does not return a
 `tf.data.Dataset`, `evaluation_hooks` from the `model_fn`) or later (the
@@ -33,7 +33,7 @@ import os
 from typing import Any
 
 from trainexec.errors import ConfigError
-from trainexec.estimator.compat import estimator_internals as internals
+from trainexec.estimator_trainer.compat import estimator_internals as internals
 
 __all__ = ["ENV_VAR", "NotServable", "PersistentEvaluation", "persistent_enabled",
            "unservable_reason"]
@@ -76,7 +76,7 @@ def unservable_reason(estimator: Any, eval_spec: Any) -> str | None:
     before building), or None when it can try."""
     import tensorflow as tf
 
-    from trainexec.estimator.availability import estimator_problem
+    from trainexec.estimator_trainer.availability import estimator_problem
     problem = estimator_problem()
     if problem is not None:
         return problem
@@ -178,7 +178,7 @@ class PersistentEvaluation:
         eval_step = internals.get_or_create_eval_step()
         self._update = [tf.group(*[metric_ops[name][1] for name in names]),
                         tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
-        from trainexec.estimator.engine.graph import with_local_variables_init
+        from trainexec.estimator_engine.graph import with_local_variables_init
 
         scaffold = with_local_variables_init(spec.scaffold or tf.compat.v1.train.Scaffold())
         scaffold.finalize()
@@ -261,7 +261,7 @@ class PersistentEvaluation:
 
     def _run_step(self) -> bool:
         """Runs the metric updates once, with the hooks; True when one asks to stop."""
-        from trainexec.estimator.engine.hook_runner import run_with_hooks
+        from trainexec.estimator_engine.hook_runner import run_with_hooks
 
         return run_with_hooks(self._session, self._update, self._hooks)
 
@@ -269,7 +269,7 @@ class PersistentEvaluation:
         import tensorflow as tf
 
         step = results[_GLOBAL_STEP]
-        from trainexec.estimator.engine.eval_summaries import describe_metrics, metrics_summary
+        from trainexec.estimator_engine.eval_summaries import describe_metrics, metrics_summary
 
         logger.info("Saving dict for global step %d: %s", step, describe_metrics(results))
         if self._writer is None:  # first use: it writes the (finalized) graph too

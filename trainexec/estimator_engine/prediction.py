@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import tensorflow as tf
 
-from trainexec.estimator.engine.graph import build_graph, saver_for
-from trainexec.estimator.engine.model_spec import ModeKeys
+from trainexec.estimator_engine.graph import build_graph, saver_for
+from trainexec.estimator_engine.model_spec import ModeKeys
 
 __all__ = ["run_prediction"]
 

@@ -12,7 +12,7 @@ its block re-check every `secs` instead, unless its creator chose a value.
 TensorFlow logs "Waiting for model to be ready" on every check; the block
 lets that line through at most once per `LOG_EVERY_SECS`. It changes nothing
 else and restores TensorFlow's defaults on exit. The patch itself (TensorFlow's private
-`SessionManager.__init__`) is `trainexec.estimator.compat.session_manager`'s.
+`SessionManager.__init__`) is `trainexec.estimator_trainer.compat.session_manager`'s.
 
 Example:
     ```python
@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
-from trainexec.estimator.compat.session_manager import patch_recovery_wait_secs
+from trainexec.estimator_trainer.compat.session_manager import patch_recovery_wait_secs
 
 __all__ = ["model_readiness_checks_every"]
 
