@@ -26,7 +26,8 @@ What counts as an import of module M by module A (both in `trainexec/`):
   submodule), relative imports, `from trainexec.m import *`; at module level or inside a
   function (said so in messages) -- a function-level import is still a dependency;
 * `importlib.import_module("trainexec.m")` with the name written out;
-* not: imports under `if TYPE_CHECKING:` (they never run);
+* imports under `if TYPE_CHECKING:` count for the layers (a type is a dependency, and
+  it is drawn as one by anyone reading the imports) but not for cycles (they never run);
 * not: the parent packages Python imports first (`import trainexec.a.b` runs
   `trainexec/__init__.py`); a package `__init__.py` that lazily re-exports (see below) costs
   nothing, and one that imports eagerly shows up as its own imports;
@@ -150,8 +151,10 @@ LAYERS: tuple[Layer, ...] = (
 # The checker (pure: a source tree and a table in, messages out).
 # ---------------------------------------------------------------------------------------------
 # How an import was written: where the `import` stands, or how the module is named.
-MODULE_LEVEL, IN_FUNCTION, BY_NAME, LAZY = (
-    "module level", "in a function", "by name", "lazy re-export")
+MODULE_LEVEL, IN_FUNCTION, BY_NAME, LAZY, TYPES_ONLY = (
+    "module level", "in a function", "by name", "lazy re-export", "for type checking")
+# Kinds that never run while modules import each other: they count for the layers only.
+NOT_RUN_AT_IMPORT = (LAZY, TYPES_ONLY)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,7 +163,7 @@ class Import:
     imported: str
     path: str  # the importer's file, relative to the source root
     line: int
-    kind: str  # MODULE_LEVEL, IN_FUNCTION, BY_NAME or LAZY
+    kind: str  # MODULE_LEVEL, IN_FUNCTION, BY_NAME, LAZY or TYPES_ONLY
 
     @property
     def where(self) -> str:
@@ -194,21 +197,29 @@ def _in_package(name: str, package: str) -> bool:
 
 
 class _ImportFinder(ast.NodeVisitor):
-    """(name, line, kind) of every import in one module, `if TYPE_CHECKING:` bodies left out."""
+    """(name, line, kind) of every import in one module (TYPES_ONLY under
+    `if TYPE_CHECKING:`)."""
 
     def __init__(self, module: str, is_package: bool, modules: Mapping[str, pathlib.Path]):
         self.module = module
         self.is_package = is_package
         self.modules = modules
         self.functions = 0
+        self.type_checking = 0
         self.found: list[tuple[str, int, str]] = []
 
     @property
     def kind(self) -> str:
+        if self.type_checking:
+            return TYPES_ONLY
         return IN_FUNCTION if self.functions else MODULE_LEVEL
 
     def visit_If(self, node: ast.If) -> None:
         if _is_type_checking(node.test):
+            self.type_checking += 1
+            for child in node.body:
+                self.visit(child)
+            self.type_checking -= 1
             for child in node.orelse:
                 self.visit(child)
         else:
@@ -424,7 +435,7 @@ def import_cycles(imports: Iterable[Import], modules: Mapping[str, pathlib.Path]
     """A message for each group of modules that import each other round in a circle."""
     edges: dict[tuple[str, str], list[Import]] = {}
     for imp in imports:
-        if imp.kind != LAZY and imp.imported in modules:
+        if imp.kind not in NOT_RUN_AT_IMPORT and imp.imported in modules:
             edges.setdefault((imp.importer, imp.imported), []).append(imp)
     graph: dict[str, list[str]] = {module: [] for module in modules}
     for importer, imported in sorted(edges):
@@ -545,7 +556,7 @@ CLEAN = {
         from typing import TYPE_CHECKING
         import os
         if TYPE_CHECKING:
-            from pkg.cli import main
+            from pkg.util import base
         """,
     "pkg/util.py": """
         from pkg import base
@@ -601,7 +612,20 @@ def test_checker_sees_every_kind_of_import(tmp_path):
         ("pkg.tool", "pkg.util", 1, MODULE_LEVEL),  # base is a name in pkg.util here
         ("pkg.cli", "pkg.mid.thing", 4, BY_NAME),
     }
-    assert not any(i[0] == "pkg.base" for i in seen), "an import under TYPE_CHECKING was counted"
+    assert ("pkg.base", "pkg.util", 4, TYPES_ONLY) in seen
+
+
+def test_a_type_checking_import_counts_for_layers_not_for_cycles(tmp_path):
+    # base <-> util only through a type: no cycle (it never runs), but a type from a
+    # higher layer is an upward import.
+    assert _check(tmp_path) == []
+    problems = _check(tmp_path, {"pkg/base.py": """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from pkg.cli import main
+        """})
+    assert len(problems) == 1 and "pkg.base" in problems[0] and "pkg.cli" in problems[0], \
+        problems
 
 
 @pytest.mark.parametrize("files, cycle", [
