@@ -2,8 +2,9 @@
 
 Each is written out (`Schedule.explicit`) with the faults and times the issue
 reports, counted from the moment training began, so it replays the same
-faults whatever the generator draws for that seed number today. All ran the
-Keras MultiWorkerMirrored job (chief, 2 workers, evaluator).
+faults whatever the generator draws for that seed number today. Seeds 1-31 ran
+the Keras MultiWorkerMirrored job (chief, 2 workers, evaluator); the last two,
+drawn by the first generator (faults 3-20 s after training began), a ps job.
 
 * seed 1: two SIGKILLs of the evaluator around a short cut of worker:0; worker:0
   ended 13 s after the chief (the bound was 10 s then; it is 20 s now, see invariants).
@@ -17,6 +18,14 @@ Keras MultiWorkerMirrored job (chief, 2 workers, evaluator).
 * seed 31 (NFS-like storage): worker:0 cut off, and SIGTERM to it 9.5 s into
   the cut; it exited 1 as in seed 3. The issue gives only "9.5 s into the cut":
   the cut's start (6 s) and length (14 s) here are this module's choice.
+* native-estimator seed 14 (trainexec.estimator, chief, 2 workers, ps,
+  evaluator): the ps frozen, then worker:1 killed and frozen as it restarted;
+  the restarted worker, started after the run had ended, waited out its
+  staggered start and ended 15.1 s late.
+* estimator seed 48 (tf.estimator on TensorFlow 2.15, same shape): the
+  evaluator frozen while the ps is killed and then preempted, then worker:0
+  preempted; a worker whose session never went on after the ps restart was
+  left running.
 """
 
 from __future__ import annotations
@@ -42,4 +51,12 @@ REGRESSIONS: dict[str, Schedule] = {
     "seed-31": Schedule.explicit(
         "mwms", ["cut worker:0 at 6.0s for 14s", "sigterm worker:0 at 15.5s"],
         seed=31, storage="nfs", name="regression seed 31"),
+    "native-estimator-14": Schedule.explicit(
+        "native-estimator", ["freeze ps:0 at 9.7s for 13.7s", "kill worker:1 at 14.1s",
+                             "freeze worker:1 at 15.5s for 11.9s"],
+        seed=14, name="regression native-estimator seed 14"),
+    "estimator-48": Schedule.explicit(
+        "estimator", ["freeze evaluator:0 at 6.3s for 13.4s", "kill ps:0 at 6.7s",
+                      "sigterm ps:0 at 11.4s", "sigterm worker:0 at 17.9s"],
+        seed=48, name="regression estimator seed 48"),
 }
