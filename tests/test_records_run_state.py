@@ -21,11 +21,21 @@ def record(step=None, checkpoint=None, max_steps=None):
 @pytest.mark.parametrize("obs,stops", [
     (dict(missing={"worker:0"}), None),
     (dict(missing=set()), "every training task has recorded"),
-    (dict(missing={"worker:0"}, over="over", over_this_run=True, over_since=995), None),
-    (dict(missing={"worker:0"}, over="over", over_this_run=True, over_since=970),
-     "over; worker:0 did not record finishing within 30s"),
+    (dict(missing={"worker:0"}, unfinished={"worker:0"}, over="over", over_this_run=True,
+          over_since=995), None),
+    (dict(missing={"worker:0"}, unfinished={"worker:0"}, over="over", over_this_run=True,
+          over_since=970), "over; worker:0 did not record finishing within 30s"),
     (dict(missing={"worker:0"}, unfinished=set(), over="over", over_since=1000),
      "over, and every training task has finished"),
+    # Over this run, after this ps restarted: worker:0 finished before the restart (a
+    # record older than the ps' marker): 5 s for a newer record, not the 30 s drain.
+    (dict(missing={"worker:0"}, unfinished=set(), over="over", over_this_run=True,
+          over_since=996), None),
+    (dict(missing={"worker:0"}, unfinished=set(), over="over", over_this_run=True,
+          over_since=995), "over; worker:0 did not record finishing within 5s"),
+    # One with no record at all still gets the whole drain.
+    (dict(missing={"chief:0", "worker:0"}, unfinished={"chief:0"}, over="over",
+          over_this_run=True, over_since=995), None),
     (dict(missing={"worker:0"}, unfinished={"worker:0"}, over="over", over_since=999), None),
 ])
 def test_ps_decision(obs, stops):

@@ -35,6 +35,7 @@ from trainexec.records.checkpoints import CheckpointInfo
 from trainexec.records.completion import TrainingComplete
 
 __all__ = [
+    "RECORDED_DRAIN_SECS",
     "Finality",
     "ServingObservation",
     "checkpoint_finality",
@@ -44,6 +45,10 @@ __all__ = [
     "serving_stop_reason",
     "trusted_completion",
 ]
+
+# How long a serving task that saw training over waits for tasks that already have a
+# finished record from before it started (see `serving_stop_reason`).
+RECORDED_DRAIN_SECS = 5.0
 
 
 class Finality(enum.Enum):
@@ -169,8 +174,11 @@ def serving_stop_reason(obs: ServingObservation, drain_secs: float) -> str | Non
     It stops once every task it waits for has recorded finishing; or once
     training is over and those still missing had `drain_secs` more (a worker
     may be finishing its last step; one that crashed and was not restarted no
-    longer keeps it serving). A record from before it started counts only
-    with the tasks' finished records of any age.
+    longer keeps it serving), `RECORDED_DRAIN_SECS` at most when each of them
+    has a finished record from before it started (a ps restarted after the
+    workers finished must not wait the whole drain for them). A completion
+    record from before it started counts only with the tasks' finished
+    records of any age.
     """
     if not obs.missing:
         if len(obs.waited_for) == 1:
@@ -184,6 +192,11 @@ def serving_stop_reason(obs: ServingObservation, drain_secs: float) -> str | Non
     if drain_secs <= 0:
         return obs.over
     since = obs.now if obs.over_since is None else obs.over_since
+    if not waiting & obs.unfinished:
+        # Each has a finished record from before this task started: this run's (it
+        # finished before this task restarted) or an earlier run's. One still training
+        # in this run writes a new record within a step of the end: no long drain.
+        drain_secs = min(drain_secs, RECORDED_DRAIN_SECS)
     if obs.now - since >= drain_secs:
         return (f"{obs.over}; {', '.join(sorted(waiting))} did not record finishing "
                 f"within {drain_secs:.0f}s after that")
