@@ -37,10 +37,12 @@ _ESTIMATOR = pytest.mark.estimator
 # worker killed and frozen: a late restarted worker); the PSS job's seed 112 on NFS-like
 # storage (ps and evaluator preempted, the ps cut), drawn as `python -m
 # trainexec.testing.chaos` draws it on this line. TF 2.15: tf.estimator's kept seed 48
-# (evaluator frozen, ps killed and preempted, a worker preempted: a worker left running)
-# and seeds ESTIMATOR_SEEDS drawn over the estimator job.
+# (evaluator frozen, ps killed and preempted, a worker preempted: a worker left running),
+# and seeds drawn over the estimator job: 117 (chief cut, ps preempted: the restarted ps
+# once ended 30 s after the chief, waiting out its drain for workers that had finished)
+# and 112 on NFS-like storage (ps and evaluator preempted, the ps cut).
 LINE_MODES = ("mwms", "pss", "native-estimator")  # what the CLI draws from on current TF
-ESTIMATOR_SEEDS = ()
+ESTIMATOR_SEEDS = (117, 112)
 DEFAULT = [
     pytest.param(REGRESSIONS["seed-3"], id="regression-seed-3"),
     pytest.param(REGRESSIONS["seed-28"], id="regression-seed-28"),
