@@ -33,8 +33,8 @@ _ESTIMATOR = pytest.mark.estimator
 
 # The default set, at most four runs of about a minute per line. Current TensorFlow: the
 # issue's seeds 3 (SIGTERM during a cut: a permanent exit) and 28 (two preemptions, a
-# freeze and a cut: a late chief); trainexec.estimator's kept seed 14 (ps frozen, a
-# worker killed and frozen: a late restarted worker); the PSS job's seed 112 on NFS-like
+# freeze and a cut: a late chief); trainexec.estimator's seed 101 (the ps frozen twice,
+# overlapping, a worker frozen and a worker preempted); the PSS job's seed 112 on NFS-like
 # storage (ps and evaluator preempted, the ps cut), drawn as `python -m
 # trainexec.testing.chaos` draws it on this line. TF 2.15: tf.estimator's kept seed 48
 # (evaluator frozen, ps killed and preempted, a worker preempted: a worker left running),
@@ -46,14 +46,16 @@ ESTIMATOR_SEEDS = (117, 112)
 DEFAULT = [
     pytest.param(REGRESSIONS["seed-3"], id="regression-seed-3"),
     pytest.param(REGRESSIONS["seed-28"], id="regression-seed-28"),
-    pytest.param(REGRESSIONS["native-estimator-14"], id="regression-native-estimator-14"),
+    pytest.param(Schedule.generate(101, modes=LINE_MODES), id="native-estimator-seed-101"),
     pytest.param(Schedule.generate(112, modes=LINE_MODES), id="pss-seed-112"),
     pytest.param(REGRESSIONS["estimator-48"], id="regression-estimator-48",
                  marks=_ESTIMATOR),
     *[pytest.param(Schedule.generate(seed, modes=("estimator",)), id=f"estimator-seed-{seed}",
                    marks=_ESTIMATOR) for seed in ESTIMATOR_SEEDS],
 ]
-MORE_REGRESSIONS = ("seed-1", "seed-14", "seed-31")
+# native-estimator-14's faults start 9.7 s after training began, and the job often ends
+# by then on an idle machine (0 of 3 applied, seen): it runs here, not in the default set.
+MORE_REGRESSIONS = ("seed-1", "seed-14", "seed-31", "native-estimator-14")
 
 
 def _more() -> list:
