@@ -14,18 +14,14 @@ import time
 from typing import Callable, Mapping
 
 from trainexec.records import checkpoints
-from trainexec.testing.chaos import JobPaths, Schedule
+# The chaos suite's job and its modes: MultiWorkerMirrored, ParameterServer,
+# tf.estimator's Estimator (2.15 line), and trainexec.estimator's own (the current line).
+from trainexec.testing.chaos import MAX_STEPS, MODES, JobPaths, Schedule
 from trainexec.testing.chaos import demo_job as chaos_demo_job
 from trainexec.testing.kubelet import TFJobSpec
 
 __all__ = ["FAULTS", "FAULT_SECS", "MAX_STEPS", "MODES", "Progress", "demo_job",
            "keras_line", "late_pods", "mode_skip", "newest_step", "pod_lags", "report"]
-
-MAX_STEPS = 1200
-# MultiWorkerMirrored, ParameterServer, tf.estimator's Estimator (2.15 line), and
-# trainexec.estimator's own (the current line).
-MODES = ("mwms", "pss", "estimator", "native-estimator")
-ESTIMATOR_MODES = ("estimator", "native-estimator")
 
 
 def keras_line() -> str | None:
