@@ -44,7 +44,7 @@ DONE_NO_NAME = TrainingComplete(global_step=999, checkpoint=None, max_steps=None
 
 def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
         last_eval_at=None, last_new_at=0.0, completion=None, skipped=(), predates=False,
-        max_reached_at=None, incomplete_since=None, failure=None):
+        max_reached_at=None, incomplete_since=None, failure=None, completion_seen_at=None):
     if not complete and incomplete_since is None:
         incomplete_since = now
     return Observation(now=now, started_at=started_at, latest=latest,
@@ -53,6 +53,7 @@ def obs(now=100.0, started_at=0.0, latest=None, complete=True, evaluated=None,
                        completion=completion, skipped=frozenset(skipped),
                        completion_predates_start=predates,
                        max_steps_reached_at=max_reached_at,
+                       completion_seen_at=completion_seen_at,
                        incomplete_since=incomplete_since,
                        incomplete_reason="" if complete else "missing ckpt.index",
                        last_failure=failure)
@@ -69,7 +70,19 @@ TABLE = [
     ("start delay cut short when done", obs(now=10, latest=C20, completion=DONE20),
      LoopPolicy(start_delay_secs=120), Action.EVALUATE, 0.0),
     ("no checkpoint yet", obs(), POLICY, Action.WAIT, 1.0),
-    ("done without checkpoint", obs(completion=DONE20), POLICY, Action.STOP, 0.0),
+    ("done, naming no checkpoint, none seen", obs(completion=DONE_NO_NAME), POLICY,
+     Action.STOP, 0.0),
+    # The record names model.ckpt-20, which a stale or cut-short read hides: not
+    # "no checkpoint" until completion_wait_secs (30) after the record was seen.
+    ("done at ckpt-20, none seen yet", obs(completion=DONE20, completion_seen_at=90),
+     POLICY, Action.WAIT, 1.0),
+    ("done at ckpt-20, older one seen", obs(latest=C10, evaluated=C10, completion=DONE20,
+                                             completion_seen_at=90), POLICY, Action.WAIT, 1.0),
+    ("done at ckpt-20, unseen for completion_wait_secs: stop, warned",
+     obs(completion=DONE20, completion_seen_at=70), POLICY, Action.STOP, 0.0),
+    ("done at ckpt-20, only ckpt-10 seen for completion_wait_secs: stop, warned",
+     obs(latest=C10, evaluated=C10, completion=DONE20, completion_seen_at=70), POLICY,
+     Action.STOP, 0.0),
     ("first checkpoint", obs(latest=C10), POLICY, Action.EVALUATE, 0.0),
     ("incomplete checkpoint", obs(latest=C10, complete=False), POLICY, Action.WAIT, 1.0),
     ("incomplete and unchanged, not yet for long",
@@ -182,6 +195,8 @@ def test_final_decision_is_flagged():
 
 
 @pytest.mark.parametrize("observation,policy,words", [
+    (obs(completion=DONE20, completion_seen_at=70), POLICY,
+     [C20.path, "no such checkpoint was seen in 30s", "newest seen: none", "no final"]),
     (obs(latest=C20, evaluated=C10, completion=DONE20, skipped=[C20.path]), POLICY,
      [C20.path, "cannot be loaded and was skipped", "no final"]),
     (obs(latest=C10, failure=failed(C10, 100, FailureKind.ERROR)), POLICY,

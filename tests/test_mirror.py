@@ -300,9 +300,6 @@ MIRROR_EXEMPT = {
     # --- records
     "trainexec/records/__init__.py":
         "re-exports: tests/test_records_liveness.py::test_this_process_is_alive_and_itself",
-    "trainexec/records/checkpoints.py":
-        "tests/test_keras_fit_restore_point.py::test_tasks_that_agree_restore_what_they_see and "
-        "tests/test_evaluation_loop.py::test_never_evaluates_half_written_checkpoint",
     "trainexec/records/completion.py":
         "tests/test_executor.py::test_chief_trains_then_records_completion and "
         "tests/test_evaluation_loop.py::test_stale_completion_of_other_run_is_ignored",

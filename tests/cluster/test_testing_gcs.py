@@ -166,3 +166,41 @@ def test_generation_preconditions(netns, emulator):
     proc = _client(netns, emulator, [str(PROGRAMS / "lease_client.py"), "preconditions",
                                      emulator.bucket, "preconditions"])
     assert _result(proc, emulator)["preconditions"] == "ok"
+
+
+def test_a_rewritten_state_file_and_record_read_whole_through_the_stat_cache(
+        netns, emulator, tmp_path):
+    # tensorflow#15530 on the evaluator: another process replaces `checkpoint` with a
+    # longer version within GCS_STAT_CACHE_MAX_AGE (5 s) of this process's last look;
+    # TensorFlow reads the new object at the cached, older length. The completion
+    # record's second version is one byte shorter ("max_steps": 300, was null): every
+    # read of it fails ("File contents are inconsistent") until the cached size expires.
+    gs_dir = emulator.url("stat-cache")
+    program = str(PROGRAMS / "stat_cache.py")
+    _result_code(_client(netns, emulator, [program, "write", gs_dir, "1"]), emulator)
+    reader = _client(netns, emulator, [program, "read", gs_dir, str(tmp_path)])
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "cached").exists():
+        assert reader.poll() is None and time.monotonic() < deadline, reader.communicate()
+        time.sleep(0.05)
+    _result_code(_client(netns, emulator, [program, "write", gs_dir, "2"]), emulator)
+    (tmp_path / "rewritten").touch()
+    seen = _result(reader, emulator)
+    # What TensorFlow itself reads: cut at the old length (so this test reproduces the
+    # hazard; if a TensorFlow release stops cutting, this says so).
+    assert len(seen["gfile_read"]) == len(seen["before"]["state"]), seen
+    assert seen["tf_kept"] in (None, 1), seen  # unparsable, or 1 of the 3 kept
+    # What trainexec reads: the whole new state and record.
+    assert seen["kept"] == 3, seen
+    assert seen["latest"] == f"{gs_dir}/ckpt-300", seen
+    assert (seen["record_step"], seen["record_max_steps"]) == (300, 300), seen
+    listed = emulator.list_objects("stat-cache/")
+    assert {"stat-cache/checkpoint", "stat-cache/ckpt-300.index",
+            "stat-cache/trainexec/training_complete.json"} <= set(listed), listed
+    assert listed["stat-cache/checkpoint"] == len(emulator.read_object("stat-cache/checkpoint"))
+
+
+def _result_code(proc: subprocess.Popen, emulator: GcsEmulator, timeout: float = 120) -> None:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, (f"client exit {proc.returncode}\n{out[-2000:]}\n"
+                                  f"{err[-3000:]}\nemulator log:\n{emulator.log_tail()}")

@@ -39,6 +39,7 @@ from trainexec.estimator_engine.run_config import RunConfig
 from trainexec.estimator_engine.saved_model import write_saved_model
 from trainexec.estimator_engine.training import check_train_arguments, run_training
 from trainexec.estimator_engine.warm_start import as_warm_start_settings, warm_start
+from trainexec.records import checkpoints
 
 __all__ = ["DEFAULT_READINESS_SECS", "Estimator"]
 
@@ -122,7 +123,8 @@ class Estimator:
     # -- checkpoints ---------------------------------------------------------------------
     def latest_checkpoint(self) -> str | None:
         """The newest checkpoint in `model_dir` (its `checkpoint` state file), or None."""
-        return tf.train.latest_checkpoint(self._model_dir)
+        latest = checkpoints.latest_checkpoint(self._model_dir)
+        return latest.path if latest is not None else None
 
     def _checkpoint_or_raise(self) -> str:
         latest = self.latest_checkpoint()

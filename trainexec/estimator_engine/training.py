@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 import tensorflow as tf
 
 from trainexec.estimator_engine.graph import build_graph, saver_for
+from trainexec.records import checkpoints
 from trainexec.estimator_engine.model_spec import ModeKeys
 
 __all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_train_arguments",
@@ -107,14 +108,17 @@ class ChiefSessionCreator(tf.compat.v1.train.SessionCreator):
 
     def create_session(self) -> Any:
         self._scaffold.finalize()
-        checkpoint = tf.train.latest_checkpoint(self._checkpoint_dir)
+        # Found once, read whole (TensorFlow's own lookup can misread a state file
+        # on gs://), and handed over by name.
+        latest = checkpoints.latest_checkpoint(self._checkpoint_dir)
+        checkpoint = latest.path if latest is not None else None
         if self._distributed and checkpoint is not None:
             session = self._cluster_state_past(_checkpoint_step(checkpoint))
             if session is not None:
                 return session
         return tf.compat.v1.train.ChiefSessionCreator(
             scaffold=self._scaffold, master=self._master, config=self._config,
-            checkpoint_dir=self._checkpoint_dir).create_session()
+            checkpoint_filename_with_path=checkpoint).create_session()
 
     def _cluster_state_past(self, checkpoint_step: int | None) -> Any:
         """A session on the cluster's own state if it is at or past `checkpoint_step`

@@ -270,9 +270,10 @@ class _TensorFlowStore:
     def read(self) -> Stored | None:
         import tensorflow as tf
 
+        from trainexec.records.layout import read_whole
+
         try:
-            with tf.io.gfile.GFile(self.path, "r") as f:
-                text = f.read()
+            text = read_whole(self.path).decode("utf-8")
             mtime = tf.io.gfile.stat(self.path).mtime_nsec
         except tf.errors.NotFoundError:
             return None

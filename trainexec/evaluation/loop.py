@@ -117,6 +117,7 @@ class ContinuousEvaluation:
         self._started_wall_time = 0.0
         self._started_marker_nsec: int | None = None  # the start marker's mtime
         self._predates: tuple[TrainingComplete, bool] | None = None  # for this record
+        self._completion_seen: tuple[TrainingComplete, float] | None = None  # and since
         self._last_seen_path: str | None = None
         self._complete_path: str | None = None  # the last path found complete
         # The latest checkpoint while it looks incomplete: (path, file state),
@@ -151,6 +152,10 @@ class ContinuousEvaluation:
         if self._completion_filter is not None:
             completion = self._completion_filter(completion, path)
         latest = CheckpointInfo.from_path(path) if path else None
+        if completion is None:
+            self._completion_seen = None
+        elif self._completion_seen is None or self._completion_seen[0] != completion:
+            self._completion_seen = (completion, now)
         if path != self._last_seen_path:
             self._last_seen_path, self._last_new_at = path, now
         max_steps = self._policy.max_training_steps
@@ -170,6 +175,7 @@ class ContinuousEvaluation:
             completion_predates_start=(completion is not None
                                        and self._predates_start(completion)),
             max_steps_reached_at=self._max_steps_reached_at,
+            completion_seen_at=self._completion_seen[1] if self._completion_seen else None,
             incomplete_since=incomplete[1] if incomplete else None,
             incomplete_reason=incomplete[2] if incomplete else "",
             last_failure=self._failure)

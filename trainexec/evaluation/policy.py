@@ -22,7 +22,8 @@ from typing import Any
 from trainexec.records.checkpoints import CheckpointInfo
 from trainexec.records.completion import TrainingComplete
 from trainexec.errors import ConfigError
-from trainexec.records.run_state import Finality, checkpoint_finality, trusted_completion
+from trainexec.records.run_state import (Finality, checkpoint_finality, is_last_checkpoint,
+                                         trusted_completion)
 from trainexec.specs import check_poll_secs
 
 __all__ = ["Action", "Decision", "Failure", "FailureKind", "LoopPolicy", "Observation",
@@ -92,7 +93,10 @@ class LoopPolicy:
       completion_wait_secs: once a checkpoint reaches `max_training_steps`, how
         long to wait for the chief's completion record, which names the real
         last checkpoint (asynchronous workers can push the chief one save past
-        `max_steps`), before treating that checkpoint as the last.
+        `max_steps`), before treating that checkpoint as the last; and once
+        that record is in, how long to wait for the checkpoint it names to be
+        seen (it was written first, but a cache may show it late) before
+        stopping without it.
       stale_record_grace_secs: a completion record written before this
         evaluator started (its file is older than the evaluator's start marker,
         both by the file system's clock) may be left by an earlier run in the
@@ -149,7 +153,8 @@ class Observation:
     `completion_predates_start` says the completion record was written before
     this evaluator started; `max_steps_reached_at` is when the loop first saw a
     checkpoint at or past `max_training_steps` (None: not yet).
-    `incomplete_since` is when the latest checkpoint was first seen incomplete
+    `completion_seen_at` is when the loop first saw the completion record it
+    holds. `incomplete_since` is when the latest checkpoint was first seen incomplete
     in its present state (its files unchanged since), and `incomplete_reason`
     why it is incomplete. `last_failure` is the last failed evaluation attempt
     (None after a success).
@@ -166,6 +171,7 @@ class Observation:
     skipped: frozenset = frozenset()
     completion_predates_start: bool = False
     max_steps_reached_at: float | None = None
+    completion_seen_at: float | None = None
     incomplete_since: float | None = None
     incomplete_reason: str = ""
     last_failure: Failure | None = None
@@ -216,6 +222,17 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
     if delay_left > 0 and completion is None and not idle_timed_out:
         return Decision(Action.WAIT, "start delay", min(delay_left, poll))
     latest = obs.latest
+    unseen = _unseen_last_checkpoint(completion, latest)
+    if unseen is not None:
+        seen_for = obs.now - (obs.completion_seen_at
+                              if obs.completion_seen_at is not None else obs.now)
+        if seen_for < policy.completion_wait_secs:
+            return Decision(Action.WAIT, f"training finished at {unseen}, not seen here "
+                            "yet", poll)
+        return Decision(Action.STOP, f"training finished at {unseen}, but no such "
+                        f"checkpoint was seen in {seen_for:.0f}s of looking (newest seen: "
+                        f"{latest.path if latest else 'none'}): no final evaluation or "
+                        "export", warn=True)
     if latest is None:
         if completion is not None:
             return Decision(Action.STOP, "training finished but left no checkpoint")
@@ -260,6 +277,18 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
         if throttle_left > 0:
             return Decision(Action.WAIT, "throttled", min(throttle_left, poll))
     return _evaluate(obs, policy, "new checkpoint")
+
+
+def _unseen_last_checkpoint(completion: TrainingComplete | None,
+                            latest: CheckpointInfo | None) -> str | None:
+    """The checkpoint the completion record names when the newest one seen is
+    older or none (its writes were seen before the record's, or a read was
+    cut short); None when the record names none or it has been seen."""
+    if completion is None or not completion.checkpoint:
+        return None
+    if latest is not None and is_last_checkpoint(latest.path, completion):
+        return None
+    return completion.checkpoint
 
 
 def _evaluate(obs: Observation, policy: LoopPolicy, reason: str,

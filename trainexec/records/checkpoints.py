@@ -33,14 +33,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import re
+import time
 import zipfile
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = [
     "KERAS_FILE_SUFFIXES",
+    "STATE_FILE",
     "CheckpointInfo",
+    "CheckpointState",
     "checkpoint_order",
     "checkpoint_step",
     "data_damage",
@@ -52,9 +56,14 @@ __all__ = [
     "keras_files",
     "latest_checkpoint",
     "latest_keras_checkpoint",
+    "listed_checkpoints",
     "missing_files",
     "open_hdf5",
+    "parse_checkpoint_state",
+    "read_checkpoint_state",
 ]
+
+logger = logging.getLogger(__name__)
 
 KERAS_FILE_SUFFIXES = (".weights.h5", ".keras")
 
@@ -342,15 +351,146 @@ def latest_keras_checkpoint(directory: str) -> CheckpointInfo | None:
     return CheckpointInfo.from_path(newest_file)
 
 
-def latest_checkpoint(directory: str) -> CheckpointInfo | None:
-    """The newest checkpoint named by `directory`'s state file, or None.
+STATE_FILE = "checkpoint"
+# Reading the state file again after it did not parse: it is replaced whole (a
+# temporary file renamed, an object uploaded), so the next read is of one version.
+_STATE_RETRY_SECS = (0.2, 0.5, 1.0)
+_STRING_FIELDS = ("model_checkpoint_path", "all_model_checkpoint_paths")
+_NUMBER_FIELDS = ("all_model_checkpoint_timestamps", "last_preserved_timestamp")
+_FIELD = re.compile(r"^\s*([A-Za-z_]+)\s*:\s*(.*?)\s*$")
+_QUOTED = re.compile(r"""^(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')$""")
+_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
-    A state file caught half-written reads as "no checkpoint yet".
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointState:
+    """What a directory's `checkpoint` state file names: the latest checkpoint
+    prefix and every one kept, oldest first (paths resolved as TensorFlow
+    resolves them: relative ones against the directory)."""
+
+    latest: str
+    kept: tuple[str, ...]
+
+
+def parse_checkpoint_state(text: str, directory: str) -> CheckpointState:
+    """The state file's text (TensorFlow's `CheckpointState` in protobuf text
+    form) read; raises ValueError naming what does not parse, as a file cut
+    short does (`all_mo`, an unclosed quote)."""
+    import codecs
+
+    latest, kept = None, []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _FIELD.match(line)
+        name, value = (match.group(1), match.group(2)) if match else (None, "")
+        if name in _STRING_FIELDS and _QUOTED.match(value):
+            quoted = _QUOTED.match(value)
+            raw = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
+            path = codecs.escape_decode(raw.encode("utf-8"))[0].decode("utf-8")
+            path = _resolve(path, directory)
+            if name == "model_checkpoint_path":
+                latest = path
+            else:
+                kept.append(path)
+        elif not (name in _NUMBER_FIELDS and _FLOAT.match(value)):
+            raise ValueError(f"line {number} of the checkpoint state does not parse: "
+                             f"{line[:80]!r}")
+    if not latest:
+        raise ValueError("the checkpoint state names no model_checkpoint_path")
+    return CheckpointState(latest=latest, kept=tuple(kept))
+
+
+def _resolve(path: str, directory: str) -> str:
+    if "://" in path or os.path.isabs(path):
+        return path
+    return f"{str(directory).rstrip('/')}/{path}"
+
+
+def read_checkpoint_state(directory: str) -> CheckpointState | None:
+    """`directory`'s checkpoint state, read whole (`trainexec.records.layout.read_whole`:
+    never cut short by a cached size, as `tf.train.get_checkpoint_state` is on
+    gs://); None when there is no state file. Raises ValueError when it does
+    not parse."""
+    import tensorflow as tf
+
+    from trainexec.records.layout import read_whole
+
+    path = f"{str(directory).rstrip('/')}/{STATE_FILE}"
+    try:
+        text = read_whole(path)
+    except (FileNotFoundError, NotADirectoryError, tf.errors.NotFoundError):
+        return None
+    try:
+        return parse_checkpoint_state(text.decode("utf-8"), directory)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"the checkpoint state is not text ({err})") from err
+
+
+def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.sleep
+                      ) -> CheckpointInfo | None:
+    """The newest checkpoint of `directory`, or None when it has none.
+
+    On a file system it is the prefix the state file names, when that
+    checkpoint's index is there (as `tf.train.latest_checkpoint` answers). The
+    state file is read whole (`read_checkpoint_state`), and one that does not
+    parse is never taken for "no checkpoint": it is read again
+    (`_STATE_RETRY_SECS` apart), and if it still does not parse, the newest
+    checkpoint is the highest-numbered prefix whose `.index` a listing finds.
+
+    On object storage (a URL: gs://...) the listing comes first: the state
+    file is an object rewritten at every save, which TensorFlow's client reads
+    through a cache of its size (tensorflow#15530, #18276), while the listing of
+    a bucket is strongly consistent and no cache stands in front of it. Only a
+    directory whose checkpoints carry no step number in their names is read
+    from the state file there.
     """
+    if "://" in str(directory):
+        listed = listed_checkpoints(directory)
+        if listed:
+            return listed[-1]
+    import tensorflow as tf
+
+    error: Exception | None = None
+    for pause in (*_STATE_RETRY_SECS, None):
+        try:
+            state = read_checkpoint_state(directory)
+        except ValueError as err:
+            error = err
+        except tf.errors.OpError as err:  # the storage could not answer now
+            error = err
+        else:
+            if state is None:
+                return None
+            return CheckpointInfo.from_path(state.latest) if _exists(state.latest) else None
+        if pause is not None:
+            sleep(pause)
+    listed = listed_checkpoints(directory)
+    logger.warning("Reading %s/%s failed %d times (%s); the newest checkpoint is taken from "
+                   "a listing of the directory instead: %s", str(directory).rstrip("/"),
+                   STATE_FILE, len(_STATE_RETRY_SECS) + 1, error,
+                   listed[-1].path if listed else "none")
+    return listed[-1] if listed else None
+
+
+def _exists(prefix: str) -> bool:
     import tensorflow as tf
 
     try:
-        path = tf.train.latest_checkpoint(directory)
-    except (tf.errors.OpError, ValueError):
-        return None
-    return CheckpointInfo.from_path(path) if path else None
+        return bool(tf.io.gfile.exists(prefix + ".index") or tf.io.gfile.exists(prefix))
+    except tf.errors.OpError:
+        return False
+
+
+def listed_checkpoints(directory: str) -> list[CheckpointInfo]:
+    """The TensorFlow checkpoints in `directory` that have an index, by a listing
+    (not the state file), oldest (lowest step) first; prefixes without a step
+    number are left out."""
+    import tensorflow as tf
+
+    try:
+        indexes = tf.io.gfile.glob(f"{_glob_escape(str(directory).rstrip('/'))}/*.index")
+    except tf.errors.OpError:
+        return []
+    found = [CheckpointInfo.from_path(name[:-len(".index")]) for name in indexes]
+    return sorted((c for c in found if c.step is not None), key=lambda c: (c.step, c.path))

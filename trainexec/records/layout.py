@@ -34,6 +34,7 @@ import dataclasses
 import json
 import logging
 import os
+import time
 import uuid
 from typing import Any, Callable, TypeVar
 
@@ -49,6 +50,7 @@ __all__ = [
     "mtime_nsec",
     "read_json_file",
     "read_record",
+    "read_whole",
     "record_path",
     "task_file_name",
     "task_of_file_name",
@@ -143,18 +145,70 @@ def write_json_record(path: str, record: Any) -> None:
     write_json(path, dataclasses.asdict(record))
 
 
+_READ_CHUNK = 1 << 20
+# How long a read may meet TensorFlow's GCS stat cache holding an object's older,
+# longer size: GCS_STAT_CACHE_MAX_AGE (5 s by default), and a second for the request.
+_INCONSISTENT_RETRY_SECS = 0.5
+
+
+def read_whole(path: str, *, sleep: Callable[[float], None] = time.sleep,
+               now: Callable[[], float] = time.monotonic) -> bytes:
+    """Every byte of the file at `path`, read to its end.
+
+    Not `GFile.read()`: that reads as many bytes as the file's size, and
+    TensorFlow's GCS file system answers the size from its stat cache
+    (`GCS_STAT_CACHE_MAX_AGE`, 5 s by default), so a small file that another
+    process has just replaced with a longer one reads cut short at the older
+    length (a `checkpoint` state file read as `model_checkpoint_path: "model`).
+    Reading in chunks until one comes back empty asks the object itself. One
+    replaced with a shorter version fails every read (`InternalError: File
+    contents are inconsistent`) until the cached size expires: that is read
+    again, `_INCONSISTENT_RETRY_SECS` apart, for as long as the cache may hold it.
+    Raises `tf.errors.NotFoundError` when there is no such file.
+    """
+    if "://" not in path:
+        with open(path, "rb") as f:
+            return f.read()
+    import tensorflow as tf
+
+    from trainexec.records.storage import storage_of
+
+    deadline = now() + storage_of(path).visibility_secs + 1.0
+    while True:
+        chunks = []
+        try:
+            with tf.io.gfile.GFile(path, "rb") as f:
+                while True:
+                    chunk = f.read(_READ_CHUNK)
+                    if not chunk:
+                        return b"".join(chunks)
+                    chunks.append(chunk)
+        except tf.errors.InternalError as err:
+            if "inconsistent" not in str(err) or now() >= deadline:
+                raise
+            logger.debug("%s changed size since its stat was cached; reading it again", path)
+            sleep(_INCONSISTENT_RETRY_SECS)
+
+
 def read_json_file(path: str) -> Any | None:
-    """The JSON value stored at `path`; None when there is no such file.
+    """The JSON value stored at `path` (read whole: `read_whole`); None when
+    there is no such file.
 
     Raises ValueError when the file is not JSON.
     """
-    import tensorflow as tf
+    if "://" not in path:
+        try:
+            text = read_whole(path)
+        except FileNotFoundError:
+            return None
+    else:
+        import tensorflow as tf
 
-    try:
-        with tf.io.gfile.GFile(path, "r") as f:
-            return json.loads(f.read())
-    except tf.errors.NotFoundError:
-        return None
+        try:
+            text = read_whole(path)
+        except tf.errors.NotFoundError:
+            return None
+    return json.loads(text.decode("utf-8"))
 
 
 def read_record(path: str, parse: Callable[[Any], T], what: str) -> T | None:
