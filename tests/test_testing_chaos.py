@@ -16,6 +16,7 @@ from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, Ap
                                                 Evaluated, ExportDir, LogLine, PodExit)
 from trainexec.testing.chaos.runner import (collect_log, complete, export_dirs, mode_unavailable,
                                             newest_checkpoint)
+from trainexec.testing.chaos.storages import LocalStorage
 
 SEEDS = range(1, 41)
 
@@ -289,27 +290,38 @@ def test_the_log_gives_lines_and_evaluated_checkpoints(tmp_path):
     assert [(e.path, e.step) for e in evaluated] == [("/m/ckpt-100", 100)]
 
 
-def test_checkpoint_files_and_exports_on_disk(tmp_path):
-    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "/pods/m/ckpt-300"\n'
-                                         'all_model_checkpoint_paths: "/pods/m/ckpt-200"\n')
-    assert newest_checkpoint(str(tmp_path)) == "ckpt-300"
-    (tmp_path / "ckpt-300.index").write_bytes(b"x")
-    assert not complete(str(tmp_path / "ckpt-300"))  # no data shard
-    (tmp_path / "ckpt-300.data-00000-of-00002").write_bytes(b"x")
-    assert not complete(str(tmp_path / "ckpt-300"))  # one of two
-    (tmp_path / "ckpt-300.data-00001-of-00002").write_bytes(b"x")
-    assert complete(str(tmp_path / "ckpt-300"))
-    base = tmp_path / "export" / "final"
+def test_checkpoint_files_and_exports_as_the_storage_holds_them(tmp_path):
+    storage = LocalStorage(str(tmp_path))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "checkpoint").write_text('model_checkpoint_path: "/pods/m/ckpt-300"\n'
+                                      'all_model_checkpoint_paths: "/pods/m/ckpt-200"\n')
+    assert newest_checkpoint(storage.read("checkpoint")) == "ckpt-300"
+    assert newest_checkpoint(None) is None
+    (model / "ckpt-300.index").write_bytes(b"x")
+    assert not complete(storage.files(), "ckpt-300")  # no data shard
+    (model / "ckpt-300.data-00000-of-00002").write_bytes(b"x")
+    assert not complete(storage.files(), "ckpt-300")  # one of two
+    (model / "ckpt-300.data-00001-of-00002").write_bytes(b"x")
+    assert complete(storage.files(), "ckpt-300")
+    (model / "ckpt-400.index").write_bytes(b"")
+    (model / "ckpt-400.data-00000-of-00001").write_bytes(b"x")
+    assert not complete(storage.files(), "ckpt-400")  # an empty index
+    base = model / "export" / "final"
     whole = base / "1200"
     (whole / "variables").mkdir(parents=True)
     for name in ("saved_model.pb", "variables/variables.index",
                  "variables/variables.data-00000-of-00001"):
         (whole / name).write_bytes(b"x")
     (base / "1300").mkdir()
+    (base / "1300" / "saved_model.pb").write_bytes(b"x")
     (base / ".tmp-1300-abc").mkdir()
-    found = export_dirs(str(base))
-    assert [(os.path.basename(e.path), e.whole) for e in found] == [("1200", True),
-                                                                     ("1300", False)]
+    (base / ".tmp-1300-abc" / "saved_model.pb").write_bytes(b"x")
+    found = export_dirs(storage.files(), "export/final")
+    assert [(e.path, e.whole, e.missing) for e in found] == [
+        ("export/final/1200", True, ()),
+        ("export/final/1300", False, ("variables/variables.index",
+                                      "variables/variables.data-*"))]
 
 
 # -- the CLI ------------------------------------------------------------------------------

@@ -16,10 +16,11 @@ pod ends within the bound after the chief or the last fault (liveness). Each
 
 Modules, one concept each: `schedule` (`Schedule`, `Fault`, the seeded
 generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
-`invariants` (`Evidence`, `check`, `Violation`), `runner` (`run_schedule`,
-`ChaosReport`, `demo_job`), `cli` (the command line), `__main__`
+`invariants` (`Evidence`, `check`, `Violation`), `storages` (where model_dir lives:
+local, NFS-like views, a gs:// bucket of the GCS emulator; each one's staleness), `runner`
+(`run_schedule`, `ChaosReport`, `demo_job`), `cli` (the command line), `__main__`
 (`python -m trainexec.testing.chaos`).
-Root only, as the bed is; "nfs" storage also needs bindfs.
+Root only, as the bed is; "nfs" storage also needs bindfs, "gs" the emulator's packages.
 
 Example:
     ```python

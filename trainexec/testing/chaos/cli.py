@@ -58,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
                        f"{', '.join(REGRESSIONS)}")
     p.add_argument("--modes", help=f"jobs to draw from: {', '.join(MODES)} (default: "
                    f"those that run on this TensorFlow line)")
-    p.add_argument("--storage", default="local", help="local, nfs or local,nfs")
+    p.add_argument("--storage", default="local", help="local, nfs, gs, or several: "
+                   "local,nfs,gs")
     p.add_argument("--faults", default="2-4", help="faults per schedule, LOW-HIGH")
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
     p.add_argument("--baseline", action="store_true",
@@ -110,6 +111,10 @@ def _unavailable(schedules: Sequence[Schedule]) -> str | None:
     why = netns.unavailable()
     if why is None and any(s.storage == "nfs" for s in schedules):
         why = storage.unavailable()
+    if why is None and any(s.storage == "gs" for s in schedules):
+        from trainexec.testing import gcs
+
+        why = gcs.unavailable()
     if why is None:
         for s in schedules:
             if mode_unavailable(s.mode):

@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Sequence
 
 from trainexec.testing.chaos.schedule import KINDS, Fault, Schedule
 
-__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "NFS_STALENESS_SECS", "RECOVERABLE", "SAFETY",
+__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "SAFETY",
            "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodExit",
            "Violation", "check", "permanent"]
 
@@ -51,9 +51,6 @@ __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "NFS_STALENESS_SECS", "RECOVERABL
 # which no thread can interrupt and a kill must not (it would make a success a
 # restart): 13-15 s seen after a cut (chaos regression seed 3).
 BOUND_SECS = 20.0
-# How late a host may see another's change through NFS-like views at worst
-# (trainexec.testing.storage.NFS_DEFAULTS), added to the bound on "nfs".
-NFS_STALENESS_SECS = 60.0
 # Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
 # 143, a frozen or cut-off peer 170 (or the task rides it out).
 RECOVERABLE = frozenset(KINDS)

@@ -2,7 +2,8 @@
 
 `run_schedule(schedule, workdir)` builds the TFJob (the packaged demo job of
 the schedule's mode unless `job=` gives a factory of your own), starts it on a
-`trainexec.testing.netns.TestBed` (model_dir on `SharedDir` views for "nfs"),
+`trainexec.testing.netns.TestBed` (model_dir as `storages` keeps it: a local
+directory, NFS-like views, or a bucket of the GCS emulator),
 waits until training has begun (the first checkpoint in model_dir), applies each
 fault at its time on a thread of its own (so they may overlap), waits for the
 job to end, and collects the `Evidence` that
@@ -28,10 +29,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import glob
 import importlib.metadata
 import importlib.util
-import json
 import logging
 import os
 import re
@@ -41,10 +40,11 @@ import threading
 import time
 from typing import Callable, Mapping
 
-from trainexec.testing.chaos.invariants import (BOUND_SECS, NFS_STALENESS_SECS, AppliedFault,
+from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault,
                                                 Evaluated, Evidence, ExportDir, LogLine,
                                                 PodExit, Violation, check)
 from trainexec.testing.chaos.schedule import Fault, Schedule
+from trainexec.testing.chaos.storages import ChaosStorage, JobPaths, result_of, storage_for
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
 
 # The directory holding this trainexec package (trainexec/testing/chaos/runner.py).
@@ -57,16 +57,6 @@ __all__ = ["MAX_STEPS", "ChaosReport", "JobFactory", "JobPaths", "baseline_wall_
 logger = logging.getLogger(__name__)
 
 MAX_STEPS = 1200
-
-
-@dataclasses.dataclass(frozen=True)
-class JobPaths:
-    """Where the job's pods keep their files (as the pods see them) and what their
-    environment needs for the storage."""
-
-    model_dir: str
-    result_file: str
-    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 JobFactory = Callable[[Schedule, JobPaths], TFJobSpec]
@@ -126,19 +116,15 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
 
 
 # -- what the run leaves -------------------------------------------------------------------
-_STATE_LINE = re.compile(r'^model_checkpoint_path:\s*"([^"]+)"', re.M)
+_STATE_LINE = re.compile(rb'^model_checkpoint_path:\s*"([^"]+)"', re.M)
 _STEP = re.compile(r"-(\d+)$")
 _SHARD = re.compile(r"\.data-(\d+)-of-(\d+)$")
 
 
-def newest_checkpoint(model_dir: str) -> str | None:
-    """The basename the checkpoint state file of `model_dir` names (no TensorFlow)."""
-    try:
-        with open(os.path.join(model_dir, "checkpoint")) as f:
-            match = _STATE_LINE.search(f.read())
-    except OSError:
-        return None
-    return os.path.basename(match.group(1)) if match else None
+def newest_checkpoint(state: bytes | None) -> str | None:
+    """The basename a checkpoint state file's text names (no TensorFlow)."""
+    match = _STATE_LINE.search(state or b"")
+    return os.path.basename(match.group(1).decode()) if match else None
 
 
 def step_of(name: str | None) -> int:
@@ -146,28 +132,27 @@ def step_of(name: str | None) -> int:
     return int(match.group(1)) if match else 0
 
 
-def complete(prefix: str) -> bool:
-    """Whether `prefix.index` (not empty) and every data shard exist."""
-    try:
-        if os.path.getsize(prefix + ".index") == 0:
-            return False
-    except OSError:
+def complete(files: Mapping[str, int], prefix: str) -> bool:
+    """Whether `prefix.index` (not empty) and every data shard are among `files`
+    (relative names and sizes, as `ChaosStorage.files()` gives them)."""
+    if not files.get(prefix + ".index"):
         return False
-    shards = [_SHARD.search(p) for p in glob.glob(glob.escape(prefix) + ".data-*-of-*")]
-    totals = {int(m.group(2)) for m in shards if m}
+    shards = [m for m in (_SHARD.search(name) for name in files
+                          if name.startswith(prefix + ".data-")) if m]
+    totals = {int(m.group(2)) for m in shards}
     if len(totals) != 1:
         return False
     total = totals.pop()
-    return {int(m.group(1)) for m in shards if m} == set(range(total))
+    return {int(m.group(1)) for m in shards} == set(range(total))
 
 
 class CheckpointWatcher:
-    """Polls model_dir (on this machine): when each checkpoint was first complete,
-    the newest one, and when one at `max_steps` first showed."""
+    """Polls the storage's model_dir from outside the bed: when each checkpoint was
+    first complete, the newest one, and when one at `max_steps` first showed."""
 
-    def __init__(self, model_dir: str, max_steps: int, poll_secs: float = 0.2,
+    def __init__(self, storage: ChaosStorage, max_steps: int, poll_secs: float = 0.2,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self.model_dir = model_dir
+        self.storage = storage
         self.max_steps = max_steps
         self.poll_secs = poll_secs
         self.clock = clock
@@ -187,15 +172,16 @@ class CheckpointWatcher:
         self.look()
 
     def newest(self) -> str | None:
-        return newest_checkpoint(self.model_dir)
+        return newest_checkpoint(self.storage.read("checkpoint"))
 
     def look(self) -> None:
         now = self.clock()
-        for index in glob.glob(os.path.join(glob.escape(self.model_dir), "*.index")):
-            prefix = index[:-len(".index")]
-            name = os.path.basename(prefix)
-            if name not in self.complete_at and complete(prefix):
-                self.complete_at[name] = now
+        files = self.storage.files()
+        for name in files:
+            if "/" not in name and name.endswith(".index"):
+                prefix = name[:-len(".index")]
+                if prefix not in self.complete_at and complete(files, prefix):
+                    self.complete_at[prefix] = now
         newest = self.newest()
         if newest is not None and self.first_at is None:
             self.first_at = now
@@ -206,7 +192,7 @@ class CheckpointWatcher:
         while not self._stop.wait(self.poll_secs):
             try:
                 self.look()
-            except OSError:  # a file rotated away mid-look
+            except (OSError, RuntimeError):  # a file rotated away mid-look
                 continue
 
 
@@ -237,21 +223,27 @@ def collect_log(path: str, started: float) -> tuple[list[LogLine], list[Evaluate
     return lines, evaluated
 
 
-def export_dirs(export_base: str) -> list[ExportDir]:
-    """The published exports under `export_base` (export/<name>/ on this machine):
-    whole when they hold saved_model.pb and variables/ with its index and data;
-    temporary directories (`.tmp-*`, `temp-*`) are not exports."""
+def export_dirs(files: Mapping[str, int], export_base: str) -> list[ExportDir]:
+    """The published exports under `export_base` (e.g. "export/final") among `files`
+    (relative names under model_dir): whole when they hold saved_model.pb and
+    variables/ with its index and data; temporary directories (`.tmp-*`, `temp-*`)
+    are not exports."""
+    base = export_base.rstrip("/") + "/"
+    held: dict[str, set[str]] = {}
+    for name in files:
+        if name.startswith(base) and "/" in name[len(base):]:
+            export, _, inside = name[len(base):].partition("/")
+            held.setdefault(export, set()).add(inside)
     found = []
-    for path in sorted(glob.glob(os.path.join(glob.escape(export_base), "*"))):
-        name = os.path.basename(path)
-        if not os.path.isdir(path) or name.startswith((".", "temp-")):
+    for export in sorted(held):
+        if export.startswith((".", "temp-")):
             continue
+        inside = held[export]
         missing = [part for part in ("saved_model.pb", "variables/variables.index")
-                   if not os.path.exists(os.path.join(path, part))]
-        if not glob.glob(os.path.join(glob.escape(path), "variables",
-                                      "variables.data-*")):
+                   if part not in inside]
+        if not any(p.startswith("variables/variables.data-") for p in inside):
             missing.append("variables/variables.data-*")
-        found.append(ExportDir(path, not missing, tuple(missing)))
+        found.append(ExportDir(base + export, not missing, tuple(missing)))
     return found
 
 
@@ -345,13 +337,12 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     """Runs `schedule` on a fresh bed under `workdir` and checks every invariant.
 
     `bound_secs`: how soon every pod must end after the chief (default
-    `BOUND_SECS`, plus `NFS_STALENESS_SECS` on "nfs"); the run waits that, the
+    `BOUND_SECS` plus the storage's staleness, `storages.STORAGE_STALENESS_SECS`); the run waits that, the
     last fault's remaining time and `grace_secs` more for pods to end, so a late
     pod (liveness) is told from one that never ends (processes left). With
     `baseline`, a run without faults of the same shape goes first, once per shape
     in this process. Root only (`trainexec.testing.netns.unavailable()`)."""
     from trainexec.testing.netns import TestBed
-    from trainexec.testing.storage import SharedDir
 
     baseline_secs = None
     if baseline and schedule.faults:
@@ -364,22 +355,8 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
             baseline_secs = base.wall_secs
     began_run = clock()
     os.makedirs(workdir, exist_ok=True)
-    shared = (SharedDir(os.path.join(workdir, "shared")) if schedule.storage == "nfs"
-              else None)
-    if shared is not None:
-        paths = JobPaths(shared.on_hosts("model"), shared.on_hosts("final_result.json"),
-                         shared.pod_env())
-    else:
-        paths = JobPaths(os.path.join(workdir, "model"),
-                         os.path.join(workdir, "final_result.json"))
-    spec = (job or (lambda s, p: demo_job(s, p, max_steps)))(schedule, paths)
-    pods = set(spec.pods())
-    missing = [t for t in schedule.tasks() if t not in pods]
-    if missing:
-        raise ValueError(f"the job has no pod for {missing}, which the schedule "
-                         f"({schedule.shape()}) has")
-    bound = bound_secs if bound_secs is not None else (
-        BOUND_SECS + (NFS_STALENESS_SECS if schedule.storage == "nfs" else 0.0))
+    storage = storage_for(schedule.storage, workdir)
+    bound = bound_secs if bound_secs is not None else BOUND_SECS + storage.staleness_secs
     log_path = os.path.join(workdir, "pods.log")
     applied: list[AppliedFault] = []
     lock = threading.Lock()
@@ -401,14 +378,17 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         logger.info("chaos %s: %s%s", schedule.label(), fault.describe(),
                     "" if record.applied else f" ({record.detail})")
 
-    with TestBed(spec.hosts(), domain=spec.domain, shared_dir=shared) as bed:
-        model_here = (shared.on_machine(paths.model_dir) if shared is not None
-                      else paths.model_dir)
-        result_here = (shared.on_machine(paths.result_file) if shared is not None
-                       else paths.result_file)
-        os.makedirs(model_here, exist_ok=True)
+    paths = storage.job_paths()
+    spec = (job or (lambda s, p: demo_job(s, p, max_steps)))(schedule, paths)
+    pods = set(spec.pods())
+    missing = [t for t in schedule.tasks() if t not in pods]
+    if missing:
+        raise ValueError(f"the job has no pod for {missing}, which the schedule "
+                         f"({schedule.shape()}) has")
+    with TestBed(spec.hosts() + list(storage.extra_hosts), domain=spec.domain,
+                 **storage.bed_options()) as bed, storage.started(bed):
         with open(log_path, "w") as log, TFJobRun(spec, bed, output=log) as run, \
-                CheckpointWatcher(model_here, max_steps, clock=clock) as watcher:
+                CheckpointWatcher(storage, max_steps, clock=clock) as watcher:
             stop = threading.Event()
             threads = []
             began = None
@@ -449,14 +429,10 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
             restarts = {p.name: p.restarts for p in run.pods}
             chief = next((spec.pod_name(t, 0) for t in ("chief", "master")
                           if (t, 0) in pods), spec.pod_name("worker", 0))
+            newest = watcher.newest()
+            files = storage.files()
+            result = result_of(storage)
     lines, evaluated = collect_log(log_path, outcome.started)
-    result = None
-    try:
-        with open(result_here) as f:
-            result = json.load(f)
-    except (OSError, ValueError):
-        pass
-    newest = newest_checkpoint(model_here)
     evidence = Evidence(
         schedule=schedule, max_steps=max_steps, phase=outcome.phase, reason=outcome.reason,
         started=outcome.started, ended=outcome.ended,
@@ -467,7 +443,7 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         newest_checkpoint=newest, newest_step=step_of(newest),
         final_step_at=watcher.final_step_at, evaluated=tuple(evaluated),
         complete_at=dict(watcher.complete_at),
-        exports=tuple(export_dirs(os.path.join(model_here, "export", export_name))),
+        exports=tuple(export_dirs(files, f"export/{export_name}")),
         result=result, lines=tuple(lines), log_path=log_path, bound_secs=bound)
     violations = check(evidence)
     wall = outcome.wall_secs

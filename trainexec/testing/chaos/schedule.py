@@ -4,7 +4,8 @@ A `Schedule` says everything a chaos run needs to be replayed: the seed it came
 from (None for a hand-written one), the job's shape (mode, workers, ps,
 evaluator), where model_dir lives ("local": a directory of this machine every
 host sees as it is; "nfs": `trainexec.testing.storage.SharedDir` views with
-NFS's caching) and its `Fault`s, each at a time counted from the moment
+NFS's caching; "gs": a bucket of `trainexec.testing.gcs`'s emulator through
+TensorFlow's own client; `trainexec.testing.chaos.storages`) and its `Fault`s, each at a time counted from the moment
 training began (the first checkpoint).
 
 `Schedule.generate(seed)` draws all of it from `random.Random(seed)` alone, so
@@ -27,14 +28,17 @@ import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["KINDS", "MODES", "STORAGES", "Fault", "Schedule", "parse_seeds"]
+__all__ = ["DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "Fault", "Schedule", "parse_seeds"]
 
 KINDS = ("kill", "sigterm", "freeze", "cut")
 # MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
 # TF 2.15 line) and trainexec.estimator's own engine (the current line).
 MODES = ("mwms", "pss", "estimator", "native-estimator")
 PS_MODES = ("pss", "estimator", "native-estimator")
-STORAGES = ("local", "nfs")
+STORAGES = ("local", "nfs", "gs")
+# What `generate` draws from unless told: the storages its seeds were first drawn over
+# (adding one would change what every kept seed means). "gs" is asked for by name.
+DRAWN_STORAGES = ("local", "nfs")
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
 
 # What `generate` draws from (seconds after training began). The packaged jobs train
@@ -224,7 +228,7 @@ class Schedule:
 
     @classmethod
     def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
-                 storages: Sequence[str] = STORAGES, faults: tuple[int, int] = (2, 4),
+                 storages: Sequence[str] = DRAWN_STORAGES, faults: tuple[int, int] = (2, 4),
                  workers: int = 2, evaluator: bool = True) -> "Schedule":
         """The schedule of `seed`: drawn from `random.Random(seed)` only (so the same
         arguments give the same schedule anywhere): mode and storage among those

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import select
 import shutil
@@ -65,6 +66,7 @@ class GcsEmulator:
         self._dir: str | None = None
         self._proc: subprocess.Popen | None = None
         self.ca_path = ""
+        self._cert = self._key = ""
         self.log_path = ""
 
     # -- what a client needs ------------------------------------------------------------
@@ -103,6 +105,28 @@ class GcsEmulator:
         except FileNotFoundError:
             return None
 
+    def list_objects(self, prefix: str = "") -> dict[str, int]:
+        """The live objects whose names start with `prefix`, with their sizes, as the
+        emulator's metadata file holds them (read from its files, like
+        `read_object`). The emulator rewrites that file in place, so a read that
+        catches it mid-write is read again."""
+        if self._dir is None:
+            raise RuntimeError("the GCS emulator is not started: use it inside `with`")
+        meta = os.path.join(self._dir, "data", ".cloudstorage", ".meta")
+        for _ in range(50):
+            try:
+                with open(meta, "rb") as f:
+                    objects = json.loads(f.read()).get("objects", {}).get(self.bucket, {})
+                break
+            except FileNotFoundError:
+                return {}
+            except ValueError:  # caught mid-write
+                time.sleep(0.02)
+        else:
+            raise RuntimeError(f"{meta} stayed unreadable for 1 s")
+        return {name: int(obj.get("size", 0)) for name, obj in objects.items()
+                if name.startswith(prefix)}
+
     # -- running ------------------------------------------------------------------------
     def __enter__(self) -> "GcsEmulator":
         self.start()
@@ -111,18 +135,36 @@ class GcsEmulator:
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
-    def start(self) -> None:
-        """Makes the certificates, starts the emulator and waits until it answers."""
+    def prepare(self) -> None:
+        """Makes the emulator's directory and certificates, so that `client_env()`
+        answers before the emulator runs (a job's environment is written before
+        the hosts exist); `start()` does it when it has not been done."""
+        if self._dir is not None:
+            return
+        os.makedirs(self.root, exist_ok=True)
+        self._dir = tempfile.mkdtemp(prefix="gcs-", dir=self.root)
+        os.chmod(self._dir, 0o755)
+        try:
+            self.ca_path, self._cert, self._key = make_certificates(self._dir)
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self, *, address: str | None = None,
+              run: Callable[..., subprocess.Popen] | None = None) -> None:
+        """Makes the certificates (`prepare`), starts the emulator and waits until it
+        answers; `address` and `run`, when given, replace the constructor's."""
         if self._proc is not None:
             raise RuntimeError("the GCS emulator is already running")
         reason = unavailable(self.port)
         if reason:
             raise RuntimeError(reason)
-        os.makedirs(self.root, exist_ok=True)
-        self._dir = tempfile.mkdtemp(prefix="gcs-", dir=self.root)
-        os.chmod(self._dir, 0o755)
+        self.address = address or self.address
+        self._run = run or self._run
+        self.prepare()
+        assert self._dir is not None
+        cert, key = self._cert, self._key
         try:
-            self.ca_path, cert, key = make_certificates(self._dir)
             data = os.path.join(self._dir, "data")
             os.makedirs(data)
             self.log_path = os.path.join(self._dir, "emulator.log")

@@ -1,0 +1,43 @@
+"""The chaos runs' storages: what each gives the pods and the bed, the one staleness
+figure each adds to the bound, and the runner's view of model_dir read behind no cache
+(local and NFS-like here; the gs:// bucket's view runs against the emulator in
+tests/cluster/test_testing_gcs.py)."""
+
+import pytest
+
+from trainexec.testing.chaos.storages import (STORAGE_STALENESS_SECS, LocalStorage,
+                                              NfsStorage, result_of, storage_for)
+
+
+def test_storages_by_name_and_their_staleness(tmp_path):
+    assert {name: storage_for(name, str(tmp_path)).staleness_secs
+            for name in ("local", "nfs", "gs")} == STORAGE_STALENESS_SECS == {
+        "local": 0.0, "nfs": 60.0, "gs": 5.0}
+    assert storage_for("gs", str(tmp_path)).extra_hosts == ("gcs",)
+    assert "aliases" in storage_for("gs", str(tmp_path)).bed_options()
+    with pytest.raises(ValueError, match="use one of local, nfs, gs"):
+        storage_for("s3", str(tmp_path))
+
+
+def test_local_files_are_every_file_under_model_dir_with_its_size(tmp_path):
+    storage = LocalStorage(str(tmp_path))
+    with storage.started(bed=None):
+        (tmp_path / "model" / "export" / "final" / "7").mkdir(parents=True)
+        (tmp_path / "model" / "export" / "final" / "7" / "saved_model.pb").write_bytes(b"abc")
+        (tmp_path / "model" / "checkpoint").write_text("x")
+        assert storage.files() == {"checkpoint": 1, "export/final/7/saved_model.pb": 3}
+        assert storage.read("checkpoint") == b"x" and storage.read("nothing") is None
+        assert storage.job_paths().model_dir == str(tmp_path / "model")
+        assert result_of(storage) is None
+        (tmp_path / "final_result.json").write_text('{"global_step": 1200}')
+        assert result_of(storage) == {"global_step": 1200}
+
+
+def test_nfs_pods_see_the_mount_point_and_the_runner_reads_the_backing(tmp_path):
+    storage = NfsStorage(str(tmp_path))
+    paths = storage.job_paths()
+    assert paths.model_dir == storage.shared.on_hosts("model")
+    assert not paths.model_dir.startswith(str(tmp_path))  # the hosts' view, not backing
+    with storage.started(bed=None):
+        (tmp_path / "shared" / "model" / "ckpt-5.index").write_bytes(b"ab")
+        assert storage.files() == {"ckpt-5.index": 2}

@@ -1,0 +1,220 @@
+"""Where a chaos run keeps `model_dir`, and how the runner reads it from outside the bed.
+
+Three storages, each a class with the same small shape (`ChaosStorage`):
+
+| name | the pods see | the runner reads | settles within |
+| --- | --- | --- | --- |
+| `local` | one directory of this machine (every host's mount namespace sees it) | that directory | `BOUND_SECS` |
+| `nfs` | a per-host NFS-like view (`trainexec.testing.storage.SharedDir`, NFS's default caching) | the backing directory, behind no cache | `BOUND_SECS` + 60 s |
+| `gs` | `gs://trainexec-test/model` through TensorFlow's own GCS client, against `trainexec.testing.gcs.GcsEmulator` on bed host "gcs" | the emulator's objects, from its files | `BOUND_SECS` + 5 s |
+
+`staleness_secs` (how late one host may see another's change: NFS's attribute and
+lookup caches, TensorFlow's GCS stat cache) is the one number a storage adds to
+the bound every pod must end within; it is written here once.
+
+The runner never reads through the pods' caches: `files()` is a snapshot of
+every file under `model_dir` with its size, taken from the backing directory or
+the bucket, so what the invariants judge is what the storage holds.
+
+Example:
+    ```python
+    storage = storage_for("gs", workdir)
+    with TestBed(hosts + list(storage.extra_hosts), **storage.bed_options()) as bed, \\
+            storage.started(bed):
+        paths = storage.job_paths()
+        ...
+        storage.files()          # {"checkpoint": 211, "ckpt-100.index": 375, ...}
+    ```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from typing import Any, Iterator, Mapping, Protocol, Sequence
+
+__all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "LocalStorage",
+           "NfsStorage", "storage_for"]
+
+# How late a host may see another host's change on each storage, at worst: the
+# NFS-like views' caches (trainexec.testing.storage.NFS_DEFAULTS: acregmax and acdirmax
+# 60 s) and TensorFlow's GCS stat cache (GCS_STAT_CACHE_MAX_AGE, 5 s by default).
+STORAGE_STALENESS_SECS = {"local": 0.0, "nfs": 60.0, "gs": 5.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class JobPaths:
+    """Where the job's pods keep their files (as the pods see them) and what their
+    environment needs for the storage."""
+
+    model_dir: str
+    result_file: str
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+class ChaosStorage(Protocol):
+    """Where one chaos run's model_dir lives (see the module doc)."""
+
+    name: str
+    staleness_secs: float
+    extra_hosts: Sequence[str]  # bed hosts of its own (the emulator's)
+
+    def bed_options(self) -> Mapping[str, Any]: ...  # TestBed keywords
+    def started(self, bed: Any) -> contextlib.AbstractContextManager: ...
+    def job_paths(self) -> JobPaths: ...  # as the pods see them
+    def files(self) -> dict[str, int]: ...  # relative name -> size, read outside the bed
+    def read(self, name: str) -> bytes | None: ...  # one file under model_dir
+    def read_result(self) -> bytes | None: ...  # the evaluator's final_result.json
+
+
+def _tree(root: str) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            try:
+                found[os.path.relpath(path, root)] = os.path.getsize(path)
+            except OSError:  # removed while walking (a rotated checkpoint)
+                continue
+    return found
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+class LocalStorage:
+    """model_dir in a directory of this machine, seen alike by every bed host."""
+
+    name = "local"
+    staleness_secs = STORAGE_STALENESS_SECS["local"]
+    extra_hosts: Sequence[str] = ()
+
+    def __init__(self, workdir: str) -> None:
+        self.model_dir = os.path.join(workdir, "model")
+        self.result_file = os.path.join(workdir, "final_result.json")
+
+    def bed_options(self) -> Mapping[str, Any]:
+        return {}
+
+    @contextlib.contextmanager
+    def started(self, bed: Any) -> Iterator[None]:
+        os.makedirs(self.model_dir, exist_ok=True)
+        yield
+
+    def job_paths(self) -> JobPaths:
+        return JobPaths(self.model_dir, self.result_file)
+
+    def files(self) -> dict[str, int]:
+        return _tree(self.model_dir)
+
+    def read(self, name: str) -> bytes | None:
+        return _read(os.path.join(self.model_dir, name))
+
+    def read_result(self) -> bytes | None:
+        return _read(self.result_file)
+
+
+class NfsStorage:
+    """model_dir on NFS-like per-host views of one backing directory."""
+
+    name = "nfs"
+    staleness_secs = STORAGE_STALENESS_SECS["nfs"]
+    extra_hosts: Sequence[str] = ()
+
+    def __init__(self, workdir: str) -> None:
+        from trainexec.testing.storage import SharedDir
+
+        self.shared = SharedDir(os.path.join(workdir, "shared"))
+
+    def bed_options(self) -> Mapping[str, Any]:
+        return {"shared_dir": self.shared}
+
+    @contextlib.contextmanager
+    def started(self, bed: Any) -> Iterator[None]:
+        os.makedirs(self.shared.on_machine(self.shared.on_hosts("model")), exist_ok=True)
+        yield
+
+    def job_paths(self) -> JobPaths:
+        return JobPaths(self.shared.on_hosts("model"), self.shared.on_hosts(
+            "final_result.json"), self.shared.pod_env())
+
+    def files(self) -> dict[str, int]:
+        return _tree(self.shared.on_machine(self.shared.on_hosts("model")))
+
+    def read(self, name: str) -> bytes | None:
+        return _read(self.shared.on_machine(self.shared.on_hosts("model", name)))
+
+    def read_result(self) -> bytes | None:
+        return _read(self.shared.on_machine(self.shared.on_hosts("final_result.json")))
+
+
+class GcsStorage:
+    """model_dir in a bucket of a GCS emulator on bed host "gcs", through TensorFlow's
+    own gs:// client with its default settings (stat cache included)."""
+
+    name = "gs"
+    staleness_secs = STORAGE_STALENESS_SECS["gs"]
+    extra_hosts: Sequence[str] = ("gcs",)
+    prefix = "model/"
+
+    def __init__(self, workdir: str) -> None:
+        from trainexec.testing.gcs import GcsEmulator
+
+        self.result_file = os.path.join(workdir, "final_result.json")
+        self.emulator = GcsEmulator(os.path.join(workdir, "gcs"))
+
+    def bed_options(self) -> Mapping[str, Any]:
+        return {"aliases": {"gcs": self.emulator.HOST_NAMES}}
+
+    @contextlib.contextmanager
+    def started(self, bed: Any) -> Iterator[None]:
+        self.emulator.start(address=bed.host("gcs").address,
+                            run=lambda argv, **kw: bed.popen("gcs", argv, **kw))
+        try:
+            yield
+        finally:
+            self.emulator.stop()
+
+    def job_paths(self) -> JobPaths:
+        self.emulator.prepare()  # its CA, for the pods' environment
+        # The result goes to a local file: every host's mount namespace sees the workdir.
+        return JobPaths(self.emulator.url(self.prefix.rstrip("/")), self.result_file,
+                        self.emulator.client_env())
+
+    def files(self) -> dict[str, int]:
+        return {name[len(self.prefix):]: size
+                for name, size in self.emulator.list_objects(self.prefix).items()
+                if not name.endswith("/")}  # TensorFlow's directory markers
+
+    def read(self, name: str) -> bytes | None:
+        return self.emulator.read_object(self.prefix + name)
+
+    def read_result(self) -> bytes | None:
+        return _read(self.result_file)
+
+
+_STORAGES = {"local": LocalStorage, "nfs": NfsStorage, "gs": GcsStorage}
+
+
+def storage_for(name: str, workdir: str) -> ChaosStorage:
+    """The storage called `name` ("local", "nfs" or "gs") for a run in `workdir`."""
+    try:
+        return _STORAGES[name](workdir)
+    except KeyError:
+        raise ValueError(f"storage {name!r}: use one of {', '.join(_STORAGES)}") from None
+
+
+def result_of(storage: ChaosStorage) -> Mapping | None:
+    """The evaluator's final result (JSON), or None."""
+    raw = storage.read_result()
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
