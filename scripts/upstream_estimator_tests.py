@@ -1,0 +1,216 @@
+"""Runs tf.estimator's own test files against `trainexec.estimator` and counts the result.
+
+tensorflow/estimator's tests are the specification of what `trainexec.estimator` promises:
+this script takes them from a checkout of that repository (they are not in the
+`tensorflow-estimator` wheel, and none of their code is kept here), points their
+`from tensorflow_estimator.python.estimator... import X` lines at a package of its own
+that re-exports `trainexec.estimator`'s names (nothing else is changed), runs them with
+pytest in a temporary directory, and prints how many of the tests of public behaviour
+pass.
+
+A test counts as one of public behaviour when every name it reads from those modules is
+one tf.estimator 2.15 exports publicly (`PUBLIC_NAMES`: `tf.estimator`,
+`tf.compat.v1.estimator` and their `experimental`, `export` and `inputs` modules), with
+`TaskType` (RunConfig's task-type names) and `EstimatorV2` (what `tf.estimator.Estimator`
+is) counted as public. A test that reaches a private function (`_write_dict_to_summary`,
+`LOSS_METRIC_KEY`, `build_supervised_input_receiver_fn_from_input_fn`, ...) tests
+tf.estimator's insides, not its contract: it runs, and is reported apart.
+
+Usage:
+    python scripts/upstream_estimator_tests.py --source /path/to/tensorflow/estimator \\
+        [--ref v2.15.0] [--json results.json] [--keep DIR] [-- PYTEST_ARGS...]
+
+`--source` is a git checkout (files are read at `--ref`) or a directory holding the
+files. Run it with each line's interpreter: `.venv/bin/python` (TF 2.21; add
+`TF_USE_LEGACY_KERAS=1` for tf_keras), `.venv-tf2.15/bin/python`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+
+FILES = ("estimator_test.py", "model_fn_test.py", "run_config_test.py", "exporter_test.py",
+         "export/export_test.py")
+UPSTREAM_PACKAGE = "tensorflow_estimator.python.estimator"
+SHIM = "te_upstream_shim"
+# What tf.estimator 2.15 exports publicly (dir() of tf.estimator, tf.compat.v1.estimator
+# and their experimental, export and inputs modules), plus TaskType and EstimatorV2.
+PUBLIC_NAMES = frozenset("""
+BaselineClassifier BaselineEstimator BaselineRegressor BestExporter BinaryClassHead
+CheckpointSaverHook CheckpointSaverListener ClassificationOutput DNNClassifier
+DNNEstimator DNNLinearCombinedClassifier DNNLinearCombinedEstimator
+DNNLinearCombinedRegressor DNNRegressor Estimator EstimatorSpec EstimatorV2 EvalOutput
+EvalSpec ExportOutput Exporter FeedFnHook FinalExporter FinalOpsHook GlobalStepWaiterHook
+Head InMemoryEvaluatorHook KMeans LatestExporter LinearClassifier LinearEstimator
+LinearRegressor LinearSDCA LoggingTensorHook LogisticRegressionHead ModeKeys
+MultiClassHead MultiHead MultiLabelHead NanLossDuringTrainingError NanTensorHook
+PoissonRegressionHead PredictOutput ProfilerHook RNNClassifier RNNEstimator RegressionHead
+RegressionOutput RunConfig SecondOrStepTimer ServingInputReceiver SessionRunArgs
+SessionRunContext SessionRunHook SessionRunValues StepCounterHook StopAtStepHook
+SummarySaverHook TaskType TensorServingInputReceiver TrainSpec VocabInfo
+WarmStartSettings add_metrics build_parsing_serving_input_receiver_fn
+build_raw_serving_input_receiver_fn build_raw_supervised_input_receiver_fn call_logit_fn
+classifier_parse_example_spec experimental export inputs make_early_stopping_hook
+make_stop_at_checkpoint_step_hook numpy_input_fn pandas_input_fn
+regressor_parse_example_spec stop_if_higher_hook stop_if_lower_hook
+stop_if_no_decrease_hook stop_if_no_increase_hook train_and_evaluate
+""".split())
+# The upstream modules the tests import, each served by the shim with every public name.
+SHIM_MODULES = ("estimator", "model_fn", "mode_keys", "run_config", "exporter", "training",
+                "export/export", "export/export_lib", "export/export_output",
+                "inputs/numpy_io", "inputs/pandas_io")
+_MODULE_NAMES = frozenset(m.rsplit("/", 1)[-1] for m in SHIM_MODULES)
+_SHIM_BODY = '''"""Re-exports trainexec.estimator's names where tf.estimator's tests import them."""
+import trainexec.estimator as _estimator
+from trainexec.estimator import *  # noqa: F401,F403
+from trainexec.estimator.export import *  # noqa: F401,F403
+
+try:
+    from trainexec.estimator.inputs import *  # noqa: F401,F403
+except ImportError:
+    pass
+EstimatorV2 = _estimator.Estimator
+TaskType = _estimator.RunConfig.TaskType if hasattr(_estimator.RunConfig, "TaskType") \\
+    else getattr(_estimator, "TaskType", None)
+export = _estimator.export
+'''
+
+
+def read_sources(source: str, ref: str) -> dict[str, str]:
+    """The five test files' text, from a git checkout at `ref` or a plain directory."""
+    texts = {}
+    git = os.path.isdir(os.path.join(source, ".git")) or source.endswith(".git") or \
+        os.path.exists(os.path.join(source, "HEAD"))
+    for name in FILES:
+        upstream = f"tensorflow_estimator/python/estimator/{name}"
+        if git:
+            texts[name] = subprocess.run(["git", "-C", source, "show", f"{ref}:{upstream}"],
+                                         check=True, capture_output=True, text=True).stdout
+        else:
+            with open(os.path.join(source, upstream)) as f:
+                texts[name] = f.read()
+    return texts
+
+
+def point_imports(text: str) -> str:
+    """`from tensorflow_estimator.python.estimator... import X` -> the shim's same path;
+    only import lines change."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if re.match(r"\s*(from|import)\s+tensorflow_estimator\b", line):
+            line = line.replace(UPSTREAM_PACKAGE, f"{SHIM}.python.estimator")
+        lines.append(line)
+    return "".join(lines)
+
+
+def write_shim(root: str) -> None:
+    for module in SHIM_MODULES:
+        path = os.path.join(root, SHIM, "python", "estimator", module + ".py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(_SHIM_BODY)
+    for directory, _, names in os.walk(os.path.join(root, SHIM)):
+        if "__init__.py" not in names:
+            open(os.path.join(directory, "__init__.py"), "w").close()
+
+
+def private_names(text: str) -> dict[str, list[str]]:
+    """{Class::test: names it reads from the estimator modules that are not public}."""
+    tree = ast.parse(text)
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "tensorflow_estimator"):
+            for alias in node.names:  # the modules imported (not names like ModeKeys)
+                if alias.name in _MODULE_NAMES:
+                    aliases.add(alias.asname or alias.name)
+    found = {}
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for fn in cls.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")):
+                continue
+            used = {node.attr for node in ast.walk(fn) if isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases}
+            found[f"{cls.name}::{fn.name}"] = sorted(
+                u for u in used if u.startswith("_") or u not in PUBLIC_NAMES)
+    return found
+
+
+def outcomes(junit: str) -> dict[str, tuple[str, str]]:
+    """{file::Class::test: (passed/failed/skipped, first line of why)} from pytest's XML."""
+    found = {}
+    for case in ElementTree.parse(junit).iter("testcase"):
+        module = case.get("classname", "").split(".")
+        key = "::".join([module[-2] + ".py" if len(module) > 1 else "", module[-1],
+                         case.get("name", "")])
+        state, why = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                state, why = "failed", (child.get("message") or "").splitlines()[:1]
+                why = why[0] if why else child.tag
+            elif child.tag == "skipped":
+                state, why = "skipped", child.get("message") or ""
+        key = re.sub(r"\[.*\]$", "", key)  # parametrized: one row per method, worst wins
+        if found.get(key, ("passed",))[0] != "failed":
+            found[key] = (state, why)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", required=True, help="a tensorflow/estimator checkout")
+    parser.add_argument("--ref", default="v2.15.0")
+    parser.add_argument("--json", help="write every test's outcome here")
+    parser.add_argument("--keep", help="run in this directory (kept) instead of a temporary one")
+    parser.add_argument("--list", choices=("failed", "all"), default="failed",
+                        help="which public tests to list (default: the failing ones)")
+    parser.add_argument("pytest_args", nargs="*")
+    args = parser.parse_args(argv)
+    texts = read_sources(args.source, args.ref)
+    root = args.keep or tempfile.mkdtemp(prefix="upstream-estimator-")
+    os.makedirs(os.path.join(root, "tests"), exist_ok=True)
+    write_shim(root)
+    for name, text in texts.items():
+        with open(os.path.join(root, "tests", os.path.basename(name)), "w") as f:
+            f.write(point_imports(text))
+    junit = os.path.join(root, "junit.xml")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [root, os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                      os.environ.get("PYTHONPATH")])))
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "--rootdir", root, "-o", "addopts=", f"--junitxml={junit}",
+                    os.path.join(root, "tests"), *args.pytest_args], cwd=root, env=env)
+    results = outcomes(junit)
+    rows = []
+    for name, text in texts.items():
+        base = os.path.basename(name)
+        for test, private in private_names(text).items():
+            state, why = results.get(f"{base}::{test}", ("not run", ""))
+            rows.append({"test": f"{name}::{test}", "public": not private,
+                         "private_names": private, "outcome": state, "why": why})
+    public = [r for r in rows if r["public"]]
+    passed = [r for r in public if r["outcome"] == "passed"]
+    for row in public:
+        if args.list == "all" or row["outcome"] != "passed":
+            print(f"{row['outcome']:8} {row['test']}  {row['why'][:160]}")
+    private = [r for r in rows if not r["public"]]
+    print(f"public-contract tests: {len(passed)} of {len(public)} pass; tests of private "
+          f"functions: {sum(r['outcome'] == 'passed' for r in private)} of {len(private)} "
+          f"pass (not counted)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if len(passed) == len(public) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
