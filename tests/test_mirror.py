@@ -340,7 +340,8 @@ MIRROR_EXEMPT = {
     "trainexec/testing/chaos/regressions.py":
         "tests/test_testing_chaos.py::test_the_issues_regressions_are_kept_with_their_faults",
     "trainexec/testing/chaos/runner.py":
-        "tests/test_testing_chaos.py::test_the_log_gives_lines_and_evaluated_checkpoints",
+        "run_schedule on the multi-host bed: tests/cluster/test_chaos.py::"
+        "test_chaos_schedules_keep_every_promise",
     "trainexec/testing/chaos/schedule.py":
         "tests/test_testing_chaos.py::test_a_seed_always_gives_the_same_schedule",
     "trainexec/testing/gcs/__main__.py":
