@@ -8,8 +8,9 @@
 * `keras`: with TRAINEXEC_KERAS_TESTS_ONLY=1 every other test is deselected, and so
   are the multi-host ones unless `-m` names `multihost` (the tf_keras run: Keras 2's
   code paths are the same on one host as on several, which the Keras 3 run covers);
-* `full_matrix`: rows of the multi-host fault matrix beyond the default subset,
-  deselected unless `-m` names `multihost` (`./scripts/test.sh -m multihost`);
+* `full_matrix`: one-fault multi-host schedules beyond the default set (the chaos
+  suite's full matrix), deselected unless `-m` names `multihost`
+  (`./scripts/test.sh -m multihost`);
 * `slurm_faults`: real-Slurm job rows beyond the default two (the PSS job, preemption,
   a permanent exit, a lost node), deselected unless `-m` names `slurm`.
 """
@@ -55,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
             "tests that start real processes live in tests/cluster/ with a module-level "
             "`pytestmark = pytest.mark.cluster`, and only those; these do not:\n  "
             + "\n  ".join(misplaced))
-    # The multi-host fault matrix runs a representative subset unless -m names it:
+    # The multi-host runs keep to the default set unless -m names them:
     # `./scripts/test.sh -m multihost` runs every row.
     if "multihost" not in (config.getoption("markexpr") or ""):
         extra = [item for item in items if item.get_closest_marker("full_matrix")]

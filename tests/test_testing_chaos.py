@@ -12,7 +12,8 @@ from trainexec.testing.chaos import (KINDS, REGRESSIONS, Evidence, Fault, Schedu
                                      parse_seeds)
 from trainexec.testing.chaos import cli
 from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, AppliedFault,
-                                                Evaluated, ExportDir, LogLine, PodExit)
+                                                Evaluated, ExportDir, LogLine, PodEvent,
+                                                PodExit)
 from trainexec.testing.chaos.runner import mode_unavailable
 
 SEEDS = range(1, 41)
@@ -165,7 +166,10 @@ def good_evidence(**changes) -> Evidence:
         complete_at={"ckpt-1100": T0 + 49.9, "ckpt-1200": T0 + 57.0},
         exports=(ExportDir("/m/export/final/1200", True),),
         result={"metrics": {"global_step": 1200.0}},
-        lines=(_line(24.0, "worker:0", "step 700"), final), log_path="/w/pods.log")
+        lines=(_line(24.0, "worker:0", "step 700"), final), log_path="/w/pods.log",
+        pod_events=(*(PodEvent(pod, T0 + 1.0, "started") for pod in PODS),
+                    PodEvent("demo-worker-0", T0 + 25.2, "restarting"),
+                    PodEvent("demo-worker-0", T0 + 26.0, "started")))
     return dataclasses.replace(evidence, **changes)
 
 
@@ -262,6 +266,31 @@ def test_a_chief_that_ends_long_after_the_final_checkpoint_is_late():
     evidence = good_evidence(final_step_at=T0 + 60.0 - BOUND_SECS - 1.0)
     [violation] = check(evidence)
     assert violation.name == "chief-late" and violation.liveness
+
+
+def test_a_preempted_pod_that_was_not_restarted():
+    evidence = good_evidence(pod_events=good_evidence().pod_events[:4])
+    [violation] = check(evidence)
+    assert violation.name == "restarted" and not violation.liveness
+    assert ("sigterm worker:0 at 5s at 25.0s, and demo-worker-0 was not restarted"
+            in violation.evidence[0])
+
+
+def test_a_pod_preempted_as_its_role_ended_need_not_restart():
+    exits = ((PodExit("demo-worker-0", T0 + 25.0, 0),) + good_evidence().exits[1:3]
+             + good_evidence().exits[4:])
+    evidence = good_evidence(pod_events=good_evidence().pod_events[:4], exits=exits)
+    assert "restarted" not in names(evidence)
+
+
+def test_training_that_does_not_go_on_after_the_faults_misses_recovery():
+    # The last fault ends at 31 s; the next checkpoint only at 31 + 30 + 5 s.
+    slow = good_evidence(complete_at={"ckpt-1100": T0 + 66.0, "ckpt-1200": T0 + 67.0},
+                         evaluated=(), newest_checkpoint="ckpt-1200")
+    violation = next(v for v in check(slow) if v.name == "recovery")
+    assert violation.liveness and "training went on 35.0s after" in violation.evidence[0]
+    done = good_evidence(complete_at={"ckpt-1200": T0 + 20.0}, evaluated=())
+    assert "recovery" not in names(done)  # max_steps reached before the faults ended
 
 
 def test_safety_violations_come_before_liveness_ones():

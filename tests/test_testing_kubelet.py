@@ -1,7 +1,7 @@
 """trainexec/testing/kubelet.py: the TFJob operator's decisions (TF_CONFIG per pod, restart
 and success policies) and where the test reads what pods wrote on shared storage
 (storage.py's paths and NFS caching), without starting anything;
-tests/cluster/test_multihost_jobs.py and test_multihost_storage.py run jobs."""
+tests/cluster/test_chaos.py runs jobs (trainexec.testing.chaos)."""
 
 import json
 

@@ -19,7 +19,8 @@ generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
 `invariants` (`Evidence`, `check`, `Violation`), `storages` (where model_dir lives:
 local, NFS-like views, a gs:// bucket of the GCS emulator; each one's staleness), `observe`
 (what a run leaves, read from outside the bed: checkpoints, exports, the log), `runner`
-(`run_schedule`, `ChaosReport`, `demo_job`), `cli` (the command line), `__main__`
+(`run_schedule`, `ChaosReport`, `demo_job`), `suite` (what CI runs: the default set chosen
+by coverage, the full one-fault matrix), `cli` (the command line), `__main__`
 (`python -m trainexec.testing.chaos`).
 Root only, as the bed is; "nfs" storage also needs bindfs, "gs" the emulator's packages.
 

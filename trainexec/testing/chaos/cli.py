@@ -3,6 +3,8 @@
     python -m trainexec.testing.chaos --seeds 1-20 --modes mwms,pss --storage local,nfs
     python -m trainexec.testing.chaos --seed 3 --modes mwms,pss --storage local,nfs
     python -m trainexec.testing.chaos --regression all
+    python -m trainexec.testing.chaos --coverage       # what CI's default set covers
+    python -m trainexec.testing.chaos --default-set    # run it (--matrix: the full one)
 
 A seed's schedule depends on the seed and on --modes, --storage and --faults,
 so replay one with the same three. Exit status: 0 when no safety invariant
@@ -20,6 +22,7 @@ import sys
 import tempfile
 from typing import Sequence, TextIO
 
+from trainexec.testing.chaos import suite
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
                                             run_schedule)
@@ -56,6 +59,13 @@ def parser() -> argparse.ArgumentParser:
     which.add_argument("--seed", type=int, help="replay one seed")
     which.add_argument("--regression", help=f"replay kept schedules: all, or some of "
                        f"{', '.join(REGRESSIONS)}")
+    which.add_argument("--default-set", action="store_true",
+                       help="CI's default set for this TensorFlow line (suite.DEFAULT_SET)")
+    which.add_argument("--matrix", action="store_true",
+                       help="the full one-fault matrix for this line (suite.full_matrix)")
+    which.add_argument("--coverage", action="store_true",
+                       help="print what the default set covers (modes, fault kinds, roles, "
+                       "storages) on this line, and run nothing")
     p.add_argument("--modes", help=f"jobs to draw from: {', '.join(MODES)} (default: "
                    f"those that run on this TensorFlow line)")
     p.add_argument("--storage", default="local", help="local, nfs, gs, or several: "
@@ -74,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
 
 def schedules_from(args: argparse.Namespace) -> list[Schedule]:
     """The schedules the options name (ValueError naming the option when wrong)."""
+    if args.default_set or args.matrix:
+        entries = (suite.for_line(suite.line_modes()) if args.default_set
+                   else suite.full_matrix(suite.line_modes()))
+        return [e.schedule for e in entries]
     if args.regression:
         # "all": those whose job runs on this TensorFlow line.
         names = [n for n, s in REGRESSIONS.items() if mode_unavailable(s.mode) is None] \
@@ -124,6 +138,12 @@ def _unavailable(schedules: Sequence[Schedule]) -> str | None:
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser().parse_args(argv)
+    if args.coverage:
+        modes = suite.line_modes()
+        print(f"The default set on this TensorFlow line (modes: {', '.join(modes)}):",
+              file=out)
+        print(suite.format_coverage(suite.for_line(modes), modes), file=out)
+        return 0
     try:
         schedules = schedules_from(args)
     except ValueError as err:

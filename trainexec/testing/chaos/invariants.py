@@ -14,6 +14,8 @@ whatever the machine's load):
   one export directory);
 * `half-checkpoint`: every checkpoint the evaluator evaluated had its .index and
   every data shard in place when it did;
+* `restarted`: a pod killed or preempted while the job ran was restarted (a
+  preempted one that ended 0, its role done, need not be);
 * `processes-left`: no pod's program still runs once the job is over and the
   waiting is done.
 
@@ -22,7 +24,10 @@ Liveness (a bound, which load can stretch; reported apart):
 * `late-exit`: every pod ends by itself within the bound after the chief
   succeeded, or after the last fault's end when that is later;
 * `chief-late`: the chief ends within the bound after the final checkpoint
-  appeared (or the last fault's end).
+  appeared (or the last fault's end);
+* `recovery`: training goes on (a checkpoint newer than any before) within
+  `RECOVERY_SECS` of the later of the last fault's end and the last pod start
+  after the first fault, unless training had reached `max_steps` by then.
 
 Example:
     ```python
@@ -39,9 +44,9 @@ from typing import Callable, Mapping, Sequence
 
 from trainexec.testing.chaos.schedule import KINDS, Fault, Schedule
 
-__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "SAFETY",
-           "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodExit",
-           "Violation", "check", "permanent"]
+__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "RECOVERY_SECS", "SAFETY",
+           "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodEvent",
+           "PodExit", "Violation", "check", "permanent"]
 
 # docs/concepts/faults.md ("Random mixes of faults"): every pod ends within 20 s of the
 # later of the chief's success and the last fault's end. A peer still in its role 5 s
@@ -51,12 +56,15 @@ __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "SAFETY",
 # which no thread can interrupt and a kill must not (it would make a success a
 # restart): 13-15 s seen after a cut (chaos regression seed 3).
 BOUND_SECS = 20.0
+# Training goes on within this after the last fault ended or the last restarted pod
+# started: a restarted MWMS group re-forms and restores, a ps job reconnects.
+RECOVERY_SECS = 30.0
 # Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
 # 143, a frozen or cut-off peer 170 (or the task rides it out).
 RECOVERABLE = frozenset(KINDS)
 SAFETY = ("outcome", "final-step", "final-evaluated", "export", "half-checkpoint",
-          "processes-left")
-LIVENESS = ("late-exit", "chief-late")
+          "restarted", "processes-left")
+LIVENESS = ("late-exit", "chief-late", "recovery")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +100,15 @@ class PodExit:
     pod: str  # the pod's name, e.g. demo-worker-0
     at: float
     code: int
+
+
+@dataclasses.dataclass(frozen=True)
+class PodEvent:
+    """A pod's program started, or the pod is restarting, at a monotonic time."""
+
+    pod: str  # the pod's name, e.g. demo-worker-0
+    at: float
+    what: str  # "started" or "restarting"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +162,8 @@ class Evidence:
     lines: tuple[LogLine, ...] = ()
     log_path: str = ""
     bound_secs: float = BOUND_SECS
+    pod_events: tuple[PodEvent, ...] = ()  # starts and restarts, in time order
+    recovery_secs: float = RECOVERY_SECS
 
     def tail(self, pod_task: str, count: int = 8) -> list[str]:
         """The last lines `pod_task` ("worker:0") printed, timed from the job's start."""
@@ -240,6 +259,60 @@ def _half_checkpoint(ev: Evidence) -> list[tuple[str, ...]]:
     return found
 
 
+def _pod_of(ev: Evidence, task: str) -> str:
+    """worker:1 -> the chief's pod name's job, e.g. demo-worker-1."""
+    job = ev.chief.rsplit("-", 2)[0]
+    task_type, _, index = task.partition(":")
+    return f"{job}-{task_type}-{index}"
+
+
+def _restarted(ev: Evidence) -> list[tuple[str, ...]]:
+    found = []
+    for a in ev.applied:
+        if not a.applied or a.fault.kind not in ("kill", "sigterm"):
+            continue
+        if ev.ended is not None and a.at >= ev.ended:
+            continue  # the job was over: nothing restarts a pod then
+        pod = _pod_of(ev, a.fault.task)
+        after = [e for e in ev.exits if e.pod == pod and e.at >= a.at]
+        if a.fault.kind == "sigterm" and after and after[0].code == 0:
+            continue  # preempted as its role ended: done, not to be restarted
+        if any(e.pod == pod and e.what == "restarting" and e.at >= a.at
+               for e in ev.pod_events):
+            continue
+        found.append((f"{a.fault.describe()} at {a.at - ev.started:.1f}s, and {pod} was "
+                      f"not restarted (its exits after it: "
+                      f"{[(e.code, round(e.at - ev.started, 1)) for e in after]})",
+                      *ev.tail(a.fault.task, 4)))
+    return found
+
+
+def _recovery(ev: Evidence) -> list[tuple[str, ...]]:
+    applied = [a for a in ev.applied if a.applied]
+    if not applied or ev.phase != "Succeeded":
+        return []
+    first = min(a.at for a in applied)
+    anchor = max([a.ends for a in applied]
+                 + [e.at for e in ev.pod_events if e.what == "started" and e.at >= first])
+    steps = sorted((at, _step(name)) for name, at in ev.complete_at.items())
+    before = max((step for at, step in steps if at <= anchor), default=0)
+    if before >= ev.max_steps:
+        return []
+    again = next((at for at, step in steps if at > anchor and step > before), None)
+    if again is not None and again - anchor <= ev.recovery_secs:
+        return []
+    took = "never" if again is None else f"{again - anchor:.1f}s"
+    return ((f"training went on {took} after the last fault ended or the last pod "
+             f"started (at {anchor - ev.started:.1f}s, step {before}; bound "
+             f"{ev.recovery_secs:g}s)",
+             f"checkpoints: {[(round(at - ev.started, 1), step) for at, step in steps]}"),)
+
+
+def _step(name: str) -> int:
+    number = name.rpartition("-")[2]
+    return int(number) if number.isdigit() else 0
+
+
 def _processes_left(ev: Evidence) -> list[tuple[str, ...]]:
     if not ev.still_running:
         return []
@@ -287,8 +360,9 @@ def _chief_late(ev: Evidence) -> list[tuple[str, ...]]:
 
 CHECKS: dict[str, Callable[[Evidence], Sequence[tuple[str, ...]]]] = {
     "outcome": _outcome, "final-step": _final_step, "final-evaluated": _final_evaluated,
-    "export": _export, "half-checkpoint": _half_checkpoint,
+    "export": _export, "half-checkpoint": _half_checkpoint, "restarted": _restarted,
     "processes-left": _processes_left, "late-exit": _late_exit, "chief-late": _chief_late,
+    "recovery": _recovery,
 }
 
 

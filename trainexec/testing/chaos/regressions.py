@@ -2,7 +2,11 @@
 
 Each is written out (`Schedule.explicit`) with the faults and times the issue
 reports, counted from the moment training began, so it replays the same
-faults whatever the generator draws for that seed number today. Seeds 1-31 ran
+faults whatever the generator draws for that seed number today. Those whose
+faults come after the packaged jobs' 1200 steps would have ended on an idle
+machine (seed 1's last kill at 11.2 s, native-estimator seed 14's faults from
+9.7 s, estimator seed 48's last preemption at 17.9 s) train 2400 steps
+(`max_steps`), so that every fault meets a job still at work. Seeds 1-31 ran
 the Keras MultiWorkerMirrored job (chief, 2 workers, evaluator); the last two,
 drawn by the first generator (faults 3-20 s after training began), a ps job.
 
@@ -37,7 +41,8 @@ __all__ = ["REGRESSIONS"]
 REGRESSIONS: dict[str, Schedule] = {
     "seed-1": Schedule.explicit(
         "mwms", ["kill evaluator:0 at 7.7s", "cut worker:0 at 9.0s for 3.7s",
-                 "kill evaluator:0 at 11.2s"], seed=1, name="regression seed 1"),
+                 "kill evaluator:0 at 11.2s"], seed=1, name="regression seed 1",
+        max_steps=2400),
     "seed-3": Schedule.explicit(
         "mwms", ["cut chief:0 at 7.7s for 12.9s", "sigterm worker:0 at 7.7s"],
         seed=3, name="regression seed 3"),
@@ -54,9 +59,9 @@ REGRESSIONS: dict[str, Schedule] = {
     "native-estimator-14": Schedule.explicit(
         "native-estimator", ["freeze ps:0 at 9.7s for 13.7s", "kill worker:1 at 14.1s",
                              "freeze worker:1 at 15.5s for 11.9s"],
-        seed=14, name="regression native-estimator seed 14"),
+        seed=14, name="regression native-estimator seed 14", max_steps=2400),
     "estimator-48": Schedule.explicit(
         "estimator", ["freeze evaluator:0 at 6.3s for 13.4s", "kill ps:0 at 6.7s",
                       "sigterm ps:0 at 11.4s", "sigterm worker:0 at 17.9s"],
-        seed=48, name="regression estimator seed 48"),
+        seed=48, name="regression estimator seed 48", max_steps=2400),
 }

@@ -39,8 +39,8 @@ import threading
 import time
 from typing import Callable, Mapping
 
-from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodExit,
-                                                Violation, check)
+from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
+                                                PodExit, Violation, check)
 from trainexec.testing.chaos.observe import CheckpointWatcher, collect_log, export_dirs, step_of
 from trainexec.testing.chaos.schedule import Fault, Schedule
 from trainexec.testing.chaos.storages import JobPaths, result_of, storage_for
@@ -220,6 +220,8 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
                                 bound_secs=bound_secs, start_timeout_secs=start_timeout_secs,
                                 timeout_secs=timeout_secs, grace_secs=grace_secs)
             baseline_secs = base.wall_secs
+    if schedule.max_steps is not None:
+        max_steps = schedule.max_steps
     began_run = clock()
     os.makedirs(workdir, exist_ok=True)
     storage = storage_for(schedule.storage, workdir)
@@ -305,6 +307,8 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         started=outcome.started, ended=outcome.ended,
         exits=tuple(PodExit(e.pod, e.at, e.code) for e in outcome.events
                     if e.what == "exited" and e.code is not None),
+        pod_events=tuple(PodEvent(e.pod, e.at, e.what) for e in outcome.events
+                         if e.what in ("started", "restarting")),
         restarts=restarts, still_running=tuple(left), chief=chief,
         applied=tuple(sorted(applied, key=lambda a: a.at)), training_began=began,
         newest_checkpoint=newest, newest_step=step_of(newest),

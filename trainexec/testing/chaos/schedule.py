@@ -134,6 +134,10 @@ class Schedule:
     storage: str = "local"
     faults: tuple[Fault, ...] = ()
     name: str = ""  # what a hand-written schedule is called (a regression's name)
+    # How long the job trains (None: the runner's max_steps): a kept schedule whose
+    # faults come later than the packaged jobs' 1200 steps last sets more, so that its
+    # faults still meet training.
+    max_steps: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -146,6 +150,9 @@ class Schedule:
             raise ValueError(f"a {self.mode} job needs a ps: give ps >= 1")
         if self.mode == "mwms" and self.ps:
             raise ValueError("a mwms job has no ps: give ps=0")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"max_steps {self.max_steps}: use a number of steps >= 1 or "
+                             f"None for the runner's")
         faults = tuple(sorted(self.faults, key=lambda f: f.at_secs))
         object.__setattr__(self, "faults", faults)
         tasks = set(self.tasks())
@@ -200,12 +207,14 @@ class Schedule:
         faults = "; ".join(f.describe() for f in self.faults) or "no fault"
         overlaps = len(self.overlaps())
         more = f" ({overlaps} overlapping)" if overlaps else ""
-        return f"{self.label()}: {self.shape()} on {self.storage}: {faults}{more}"
+        steps = f", {self.max_steps} steps" if self.max_steps is not None else ""
+        return f"{self.label()}: {self.shape()} on {self.storage}{steps}: {faults}{more}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"seed": self.seed, "mode": self.mode, "workers": self.workers,
                 "ps": self.ps, "evaluator": self.evaluator, "storage": self.storage,
-                "faults": [f.to_dict() for f in self.faults], "name": self.name}
+                "faults": [f.to_dict() for f in self.faults], "name": self.name,
+                "max_steps": self.max_steps}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Schedule":
@@ -217,14 +226,15 @@ class Schedule:
     @classmethod
     def explicit(cls, mode: str, faults: Iterable[Fault | str], *, seed: int | None = None,
                  storage: str = "local", workers: int = 2, ps: int | None = None,
-                 evaluator: bool = True, name: str = "") -> "Schedule":
+                 evaluator: bool = True, name: str = "",
+                 max_steps: int | None = None) -> "Schedule":
         """A hand-written schedule; faults as `Fault`s or their `describe()` text.
         `ps` defaults to 1 for the modes that need one, else 0."""
         if ps is None:
             ps = 1 if mode in PS_MODES else 0
         return cls(seed, mode, workers, ps, evaluator, storage,
                    tuple(f if isinstance(f, Fault) else Fault.parse(f) for f in faults),
-                   name)
+                   name, max_steps)
 
     @classmethod
     def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
