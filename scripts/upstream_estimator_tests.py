@@ -73,6 +73,10 @@ import trainexec.estimator as _estimator
 from trainexec.estimator import *  # noqa: F401,F403
 from trainexec.estimator.export import *  # noqa: F401,F403
 
+try:  # tf.estimator.experimental's names, where the engine has them
+    from trainexec.estimator.experimental import *  # noqa: F401,F403
+except ImportError:
+    pass
 try:
     from trainexec.estimator.inputs import *  # noqa: F401,F403
 except ImportError:

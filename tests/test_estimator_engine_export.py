@@ -105,7 +105,7 @@ def test_export_rows(tmp_path, no_tf_config, outputs, receiver, words):
     (lambda: export.PredictOutput({1: tf.zeros([1])}), "must be a string"),
     (lambda: export.ClassificationOutput(), "needs `scores`, `classes` or both"),
     (lambda: export.ClassificationOutput(classes=tf.zeros([1])), "string Tensor"),
-    (lambda: export.RegressionOutput(tf.zeros([1], tf.int32)), "float Tensor"),
+    (lambda: export.RegressionOutput(tf.zeros([1], tf.int32)), "float32 Tensor"),
     (lambda: export.ServingInputReceiver({"x": 1}, {}), r"features\['x'\]"),
     (lambda: export.TensorServingInputReceiver({"x": tf.zeros([1])}, {}), "single Tensor"),
     (lambda: export.build_parsing_serving_input_receiver_fn({}), "non-empty dict"),

@@ -28,16 +28,16 @@ def test_model_fn_signature_rows(tmp_path, no_tf_config, model_fn, params, error
 
 
 @pytest.mark.parametrize("build, error, words", [
-    (lambda loss, op: te.EstimatorSpec("train", loss=loss), ValueError, "missing `train_op`"),
-    (lambda loss, op: te.EstimatorSpec("train", train_op=op), ValueError, "missing `loss`"),
-    (lambda loss, op: te.EstimatorSpec("eval"), ValueError, "missing `loss`"),
-    (lambda loss, op: te.EstimatorSpec("infer"), ValueError, "missing `predictions`"),
+    (lambda loss, op: te.EstimatorSpec("train", loss=loss), ValueError, "Missing train_op"),
+    (lambda loss, op: te.EstimatorSpec("train", train_op=op), ValueError, "Missing loss"),
+    (lambda loss, op: te.EstimatorSpec("eval"), ValueError, "Missing loss"),
+    (lambda loss, op: te.EstimatorSpec("infer"), ValueError, "Missing predictions"),
     (lambda loss, op: te.EstimatorSpec("fit", loss=loss), ValueError, "`mode` .'fit'."),
     (lambda loss, op: te.EstimatorSpec("eval", loss=tf.ones([3])), ValueError,
-     "must be a scalar"),
-    (lambda loss, op: te.EstimatorSpec("eval", loss=1.0), TypeError, "`loss` must be a Tensor"),
+     "Loss must be scalar"),
+    (lambda loss, op: te.EstimatorSpec("eval", loss=1.0), TypeError, "loss must be Tensor"),
     (lambda loss, op: te.EstimatorSpec("eval", loss=loss, eval_metric_ops={"a": loss}),
-     TypeError, "must be a .value, update_op. pair"),
+     TypeError, r"must be \(metric_value, update_op\) tuples"),
     (lambda loss, op: te.EstimatorSpec("eval", loss=loss, training_hooks=[object()]),
      TypeError, "SessionRunHook"),
     (lambda loss, op: te.EstimatorSpec("eval", loss=loss, scaffold=tf.compat.v1.train.Scaffold(

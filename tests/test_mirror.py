@@ -102,22 +102,12 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_engine/evaluation.py":
         "through the native Estimator: tests/test_estimator_engine_estimator.py::"
         "test_evaluate_a_named_evaluation_and_a_given_checkpoint",
-    "trainexec/estimator_engine/export_outputs.py":
-        "tests/test_estimator_engine_export.py::test_output_and_receiver_rows and "
-        "tests/test_estimator_engine_export.py::"
-        "test_classify_and_regress_signatures_over_parsed_examples",
-    "trainexec/estimator_engine/exporters.py":
-        "tests/test_keras_evaluate_exporters.py::test_best_exporter_exports_improvements_only and "
-        "tests/test_fault_matrix_exports.py::"
-        "test_evaluators_of_two_data_sets_keep_their_own_best_exports",
     "trainexec/estimator_engine/graph.py":
         "through the native Estimator: tests/test_estimator_engine_contract.py::"
         "test_a_scaffold_with_its_own_local_init_op",
     "trainexec/estimator_engine/hook_runner.py":
         "through the native Estimator: tests/test_estimator_engine_estimator.py::"
         "test_arguments_and_hooks_reach_the_users_functions",
-    "trainexec/estimator_engine/model_spec.py":
-        "tests/test_estimator_engine_validation.py::test_estimator_spec_rows",
     "trainexec/estimator_engine/prediction.py":
         "through the native Estimator's predict: tests/test_estimator_engine_estimator.py::"
         "test_train_evaluate_predict_export_round_trip",
@@ -128,9 +118,6 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_engine/saved_model.py":
         "through export_saved_model: tests/test_estimator_engine_export.py::"
         "test_a_raw_receiver_a_single_output_and_receiver_alternatives",
-    "trainexec/estimator_engine/serving_input.py":
-        "tests/test_estimator_engine_export.py::"
-        "test_classify_and_regress_signatures_over_parsed_examples",
     "trainexec/estimator_engine/session_hooks.py":
         "through the native Estimator's training: tests/test_estimator_engine_contract.py::"
         "test_the_final_checkpoint_is_saved_before_a_user_hooks_end",
@@ -142,6 +129,11 @@ MIRROR_EXEMPT = {
     "trainexec/estimator/export.py":
         "re-exports: tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
+    "trainexec/estimator/experimental.py":
+        "re-exports: tests/test_estimator_engine_logit_fn.py::"
+        "test_only_the_arguments_a_logit_fn_names_are_passed and "
+        "tests/test_estimator_engine_serving_input.py::"
+        "test_raw_supervised_receivers_feed_features_and_labels",
     "trainexec/estimator_trainer/__init__.py":
         "a docstring: its modules have their tests, e.g. tests/test_estimator_trainer_trainer.py::"
         "test_local_drop_in_gives_the_same_metrics",

@@ -2,10 +2,11 @@
 
 Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
 `EstimatorSpec`, `ModeKeys`, `RunConfig`, `WarmStartSettings`, `TrainSpec`, `EvalSpec`,
-`train_and_evaluate`, the exporters, `SessionRunHook` and the standard hooks, and
-`export` (serving input receivers and export outputs), on trainexec's own `model_fn`
-engine (`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to 2.21). Names load
-on first use: `import trainexec.estimator` loads neither TensorFlow nor `tensorflow_estimator`.
+`train_and_evaluate`, the exporters, `SessionRunHook` and the standard hooks, `export`
+(serving input receivers and export outputs) and `experimental` (`call_logit_fn`,
+`build_raw_supervised_input_receiver_fn`), on trainexec's own `model_fn` engine
+(`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to 2.21). Names load on
+first use: `import trainexec.estimator` loads neither TensorFlow nor `tensorflow_estimator`.
 
 Example:
     ```python
@@ -16,8 +17,8 @@ Example:
                                  estimator.EvalSpec(eval_input_fn))
     ```
 
-This package is the public face only (this module and `export`): it re-exports, and sits
-above everything it names. What it names lives below it:
+This package is the public face only (this module, `export` and `experimental`): it
+re-exports, and sits above everything it names. What it names lives below it:
 
 * `trainexec.estimator_engine`: the native `model_fn` engine (`Estimator`, `RunConfig`,
   `EstimatorSpec`, the exporters, the hooks, `export`'s receivers and outputs);
@@ -35,6 +36,7 @@ from trainexec.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what the names below are, for type checkers and editors (never run)
     # `import X as X` re-exports X under mypy --strict too (`__all__` below is computed)
+    from trainexec.estimator import experimental as experimental
     from trainexec.estimator import export as export
     from trainexec.estimator_engine.estimator import Estimator as Estimator
     from trainexec.estimator_engine.exporters import BestExporter as BestExporter
@@ -92,12 +94,13 @@ _EXPORTS = {
     "WarmStartSettings": "trainexec.estimator_engine.warm_start",
     "train_and_evaluate": "trainexec.executor",
 }
-__all__ = sorted([*_EXPORTS, "export"])
+_SUBMODULES = ("experimental", "export")  # as tf.estimator.experimental, .export
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there
     _getattr, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
     def __getattr__(name: str) -> Any:
-        if name == "export":  # the submodule, as tf.estimator.export
-            return importlib.import_module(f"{__name__}.export")
+        if name in _SUBMODULES:
+            return importlib.import_module(f"{__name__}.{name}")
         return _getattr(name)

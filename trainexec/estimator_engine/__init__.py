@@ -2,7 +2,9 @@
 TensorFlow only (`tf.compat.v1` graphs, sessions, hooks, savers, SavedModel builder),
 on every TensorFlow line trainexec supports. Users import it as `trainexec.estimator`.
 
-* `model_spec`: `ModeKeys`, `EstimatorSpec` (validated);
+* `model_spec`: `ModeKeys`, `EstimatorSpec` (validated as tf.estimator validates it);
+* `keras_metrics`: Keras `Metric` objects in `eval_metric_ops`, as evaluation runs them;
+* `logit_fn`: `call_logit_fn` (tf.estimator.experimental's);
 * `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
 * `calls`: calling and checking a `model_fn` and an `input_fn`;
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;

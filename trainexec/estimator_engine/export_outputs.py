@@ -47,22 +47,28 @@ def _single_string_input(kind: str, receiver_tensors: Mapping[str, Any]) -> Any:
 
 
 class PredictOutput(ExportOutput):
-    """Any tensors, by name: a Tensor (named `output`) or a dict of Tensors."""
+    """Any tensors, by name: a Tensor (named `output`) or a dict of Tensors (a tuple
+    key, as multi-head models give, is joined with `/`)."""
 
     def __init__(self, outputs: Any) -> None:
         import tensorflow as tf
 
-        if isinstance(outputs, Mapping):
-            outputs = dict(outputs)
-        else:
+        if not isinstance(outputs, Mapping):
             outputs = {SINGLE_OUTPUT_KEY: outputs}
+        checked = {}
         for key, value in outputs.items():
+            if isinstance(key, tuple) and all(isinstance(part, str) for part in key):
+                key = "/".join(key)
             if not isinstance(key, str):
-                raise ValueError(f"PredictOutput output key {key!r} must be a string")
+                raise ValueError(f"Prediction output key must be a string; got {key!r} "
+                                 f"(type {type(key).__name__}). PredictOutput names each "
+                                 "output: give a dict keyed by strings")
             if not isinstance(value, (tf.Tensor, tf.SparseTensor)):
-                raise ValueError(f"PredictOutput output {key!r} must be a Tensor, "
-                                 f"given: {value!r}")
-        self.outputs = outputs
+                raise ValueError(f"Prediction output value must be a Tensor; got {value!r} "
+                                 f"(type {type(value).__name__}) for {key!r}. PredictOutput "
+                                 "serves tensors of the graph the model_fn built")
+            checked[key] = value
+        self.outputs = checked
 
     def as_signature_def(self, receiver_tensors):
         import tensorflow as tf
@@ -76,17 +82,21 @@ class ClassificationOutput(ExportOutput):
     def __init__(self, scores: Any = None, classes: Any = None) -> None:
         import tensorflow as tf
 
-        if scores is None and classes is None:
-            raise ValueError("ClassificationOutput needs `scores`, `classes` or both")
         if scores is not None and not (isinstance(scores, tf.Tensor)
                                        and scores.dtype.is_floating):
-            raise ValueError(f"ClassificationOutput `scores` must be a float Tensor, "
-                             f"given: {scores!r}")
+            raise ValueError(f"Classification scores must be a float32 Tensor; got "
+                             f"{scores!r}. ClassificationOutput `scores` are the classes' "
+                             "scores or probabilities, [batch, classes] (tf.cast(x, "
+                             "tf.float32) turns integers into floats)")
         if classes is not None and not (isinstance(classes, tf.Tensor)
                                         and classes.dtype == tf.string):
-            raise ValueError(f"ClassificationOutput `classes` must be a string Tensor, "
-                             f"given: {classes!r} (tf.strings.as_string turns ids into "
-                             "strings)")
+            raise ValueError(f"Classification classes must be a string Tensor; got "
+                             f"{classes!r}. ClassificationOutput `classes` are labels: "
+                             "tf.strings.as_string turns class ids into strings")
+        if scores is None and classes is None:
+            raise ValueError("Cannot create a ClassificationOutput with empty arguments. At "
+                             "least one of `scores` and `classes` must be defined: "
+                             "ClassificationOutput needs `scores`, `classes` or both")
         self.scores, self.classes = scores, classes
 
     def as_signature_def(self, receiver_tensors):
@@ -104,8 +114,10 @@ class RegressionOutput(ExportOutput):
         import tensorflow as tf
 
         if not (isinstance(value, tf.Tensor) and value.dtype.is_floating):
-            raise ValueError(f"RegressionOutput `value` must be a float Tensor, "
-                             f"given: {value!r}")
+            raise ValueError(f"Regression output value must be a float32 Tensor; got "
+                             f"{value!r}. RegressionOutput `value` is one float prediction "
+                             "per example (tf.cast(x, tf.float32) turns integers into "
+                             "floats)")
         self.value = value
 
     def as_signature_def(self, receiver_tensors):

@@ -4,7 +4,10 @@
 The evaluation engine calls `export(estimator, export_path, checkpoint_path,
 eval_result, is_the_final_export)` after an evaluation (`export_path` is
 `<model_dir>/export/<name>`); each writes `estimator.export_saved_model` there, which
-publishes whole `<timestamp>` directories, and keeps the newest `exports_to_keep`.
+publishes whole `<timestamp>` directories, and keeps the newest `exports_to_keep`: as
+tf.estimator did, every directory of `export_path` named by an integer is an export
+version (as TF Serving reads them), the largest numbers the newest (on object storage,
+only whole ones: a publication cut short is neither kept nor counted).
 `BestExporter` keeps the best evaluation so far in `<export_path>/best.json` (written
 atomically after the export), so that a restarted evaluator compares against it.
 
@@ -21,11 +24,13 @@ import logging
 import math
 from typing import Any, Callable, Mapping
 
+from trainexec.estimator_engine.calls import fn_args
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.exporter_protocol import check_exporter_name
 from trainexec.records.layout import read_json_file, record_path, write_json
 
-__all__ = ["BEST_FILE", "BestExporter", "FinalExporter", "LatestExporter", "loss_smaller"]
+__all__ = ["BEST_FILE", "BestExporter", "FinalExporter", "LatestExporter",
+           "garbage_collect_exports", "loss_smaller"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,11 +41,57 @@ def loss_smaller(best_eval_result: Mapping[str, Any],
                  current_eval_result: Mapping[str, Any]) -> bool:
     """BestExporter's default: the current evaluation is better when its `loss` is
     smaller."""
-    for result in (best_eval_result, current_eval_result):
+    for which, result in (("best_eval_result", best_eval_result),
+                          ("current_eval_result", current_eval_result)):
         if not result or "loss" not in result:
-            raise ValueError("BestExporter's default compare_fn needs `loss` in the "
-                             "evaluation results; give a compare_fn of your own")
+            raise ValueError(f"{which} cannot be empty or no loss is found in it: "
+                             "BestExporter's default compare_fn compares `loss`; give a "
+                             "compare_fn of your own for evaluations without it")
     return current_eval_result["loss"] < best_eval_result["loss"]
+
+
+def _check_compare_fn(name: str, compare_fn: Any) -> None:
+    """tf.estimator's rules: compare_fn(best_eval_result, current_eval_result)."""
+    fix = ("def compare_fn(best_eval_result, current_eval_result): return True when the "
+           "current evaluation is the better one")
+    if compare_fn is None:
+        raise ValueError(f"`compare_fn` must not be None. BestExporter {name!r}: {fix}")
+    if not callable(compare_fn):
+        raise ValueError(f"BestExporter {name!r}: `compare_fn` must be callable, "
+                         f"given: {compare_fn!r}; {fix}")
+    args = set(fn_args(compare_fn))
+    for needed in ("best_eval_result", "current_eval_result"):
+        if needed not in args:
+            raise ValueError(f"compare_fn ({compare_fn!r}) must include {needed} argument. "
+                             f"BestExporter {name!r}: {fix}")
+    extra = sorted(args - {"best_eval_result", "current_eval_result"})
+    if extra:
+        raise ValueError(f"compare_fn ({compare_fn!r}) has following not expected args: "
+                         f"{extra}. BestExporter {name!r} calls it with best_eval_result "
+                         "and current_eval_result only")
+
+
+def garbage_collect_exports(export_path: str, keep: int) -> list[str]:
+    """Removes all but the `keep` largest-numbered exports of `export_path` (module
+    doc); returns what it removed."""
+    import tensorflow as tf
+
+    files = ExportFileManager(export_path, keep)
+    if "://" in export_path:
+        return files.garbage_collect()  # whole exports only
+    if not tf.io.gfile.isdir(export_path):
+        return []
+    names = [name.rstrip("/") for name in tf.io.gfile.listdir(export_path)]
+    versions = sorted(int(name) for name in names if name.isdigit()
+                      and tf.io.gfile.isdir(files.path_for(int(name))))
+    removed = [files.path_for(number) for number in versions[:max(0, len(versions) - keep)]]
+    for path in removed:
+        logger.info("Removing old export %s (keeping the newest %s)", path, keep)
+        try:
+            tf.io.gfile.rmtree(path)
+        except tf.errors.NotFoundError:
+            continue
+    return removed
 
 
 class _SavedModelExporter:
@@ -58,8 +109,10 @@ class _SavedModelExporter:
         if exports_to_keep is not None and (isinstance(exports_to_keep, bool)
                                             or not isinstance(exports_to_keep, int)
                                             or exports_to_keep <= 0):
-            raise ValueError(f"exporter {name!r}: `exports_to_keep` ({exports_to_keep!r}) "
-                             "must be a positive integer, or None to keep every export")
+            raise ValueError(f"`exports_to_keep`, if provided, must be a positive number. Got "
+                             f"{exports_to_keep!r}: exporter {name!r} keeps that many "
+                             "newest exports; give an integer > 0, or None to keep every "
+                             "export")
         self._name = name
         self._serving_input_receiver_fn = serving_input_receiver_fn
         self._assets_extra = assets_extra
@@ -75,7 +128,7 @@ class _SavedModelExporter:
             export_path, self._serving_input_receiver_fn, assets_extra=self._assets_extra,
             as_text=self._as_text, checkpoint_path=checkpoint_path)
         if self._exports_to_keep is not None:
-            ExportFileManager(export_path, self._exports_to_keep).garbage_collect()
+            garbage_collect_exports(export_path, self._exports_to_keep)
         return path
 
 
@@ -120,9 +173,7 @@ class BestExporter(_SavedModelExporter):
                  assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
                  exports_to_keep: int | None = 5) -> None:
         del event_file_pattern  # the best is kept in best.json, not re-read from events
-        if not callable(compare_fn):
-            raise ValueError(f"BestExporter {name!r}: `compare_fn` must be callable, "
-                             f"given: {compare_fn!r}")
+        _check_compare_fn(name, compare_fn)
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
                          exports_to_keep)
         self._compare_fn = compare_fn
@@ -139,7 +190,7 @@ class BestExporter(_SavedModelExporter):
     def export(self, estimator, export_path, checkpoint_path, eval_result,
                is_the_final_export):
         del is_the_final_export
-        current = _numbers(eval_result)
+        current = None if eval_result is None else _numbers(eval_result)
         best = self.best_eval_result(export_path)
         if best is not None and not self._compare_fn(best_eval_result=best,
                                                      current_eval_result=current):
@@ -147,7 +198,8 @@ class BestExporter(_SavedModelExporter):
                         self._name, best)
             return None
         path = self._export(estimator, export_path, checkpoint_path)
-        write_json(record_path(export_path, BEST_FILE), current)
+        if current is not None:  # no evaluation, nothing to compare the next one with
+            write_json(record_path(export_path, BEST_FILE), current)
         return path
 
 
