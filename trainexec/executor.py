@@ -41,7 +41,7 @@ from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.contract.exit_deadline import deadline_secs, end_within_at_exit
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
-                             check_poll_secs, validate_hooks)
+                             as_train_spec, check_poll_secs, validate_hooks)
 from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
 from trainexec.contract.task_logging import configure_task_logging
@@ -119,17 +119,18 @@ class TrainingExecutor:
             raise TypeError("`continuous_eval_listener` must have type "
                             "`trainexec.ContinuousEvalListener`.")
         check_poll_secs(poll_secs)  # before TF_CONFIG is read: the first error to fix
-        explicit = cluster is not None
-        cluster = cluster if explicit else ClusterConfig.from_env()
-        cluster = self._trainer.cluster_for(cluster, explicit)
+        given = cluster if cluster is not None else ClusterConfig.from_env()
+        cluster = self._trainer.cluster_for(given, cluster is not None)
+        hooks = validate_hooks(train_hooks)
         self._settings = JobSettings(
-            train_spec=train_spec, eval_spec=eval_spec,  # parsed by JobSettings
+            train_spec=as_train_spec(train_spec),  # trainexec's specs from here on
+            eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
             cluster=cluster,
             clock=clock or SystemClock(),
             poll_secs=poll_secs,
             idle_timeout_secs=evaluator_idle_timeout_secs,
             listener=continuous_eval_listener or ContinuousEvalListener(),
-            train_hooks=validate_hooks(train_hooks),
+            train_hooks=hooks,
             worker_delay=worker_delay or WorkerDelay(),
             server_factory=server_factory,
             ps_serves_forever=bool(ps_serves_forever))
@@ -193,19 +194,21 @@ class TrainingExecutor:
         whatever TF_CONFIG says, for a trainer that plans it (`Trainer.plan_task`)."""
         return self._run_plan(self._trainer.plan_task(task_type, self.cluster))
 
-    def run_chief(self) -> None:
+    # The training and serving roles return None, as tf.estimator's do (`run_role`'s
+    # result, which is a TrainResult only if the trainer's plan for the role evaluates).
+    def run_chief(self) -> TrainResult | None:
         """Trains as the chief and records when training is done."""
         return self._run_task(CHIEF)
 
-    def run_worker(self) -> None:
+    def run_worker(self) -> TrainResult | None:
         """Trains as a worker after its staggered start delay."""
         return self._run_task(WORKER)
 
-    def run_master(self) -> None:
+    def run_master(self) -> TrainResult | None:
         """Trains as the master, evaluating after checkpoint saves."""
         return self._run_task(MASTER)
 
-    def run_ps(self) -> None:
+    def run_ps(self) -> TrainResult | None:
         """Serves variables as a parameter server until every training task has
         finished (until killed with `ps_serves_forever=True`)."""
         return self._run_task(PS)
