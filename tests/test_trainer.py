@@ -1,7 +1,9 @@
 """trainexec/trainer.py, estimator_trainer.py and the executor's dispatch: what each
-role does comes from the trainer (an Estimator or a KerasTrainer), and the same
-`trainexec.train_and_evaluate(trainer, train_spec, eval_spec)` call runs both."""
+role does comes from the trainer (an Estimator, a KerasTrainer, or a trainer of the
+three members the `Trainer` protocol names), and the same
+`trainexec.train_and_evaluate(trainer, train_spec, eval_spec)` call runs them all."""
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -11,7 +13,8 @@ import sys
 import pytest
 
 import trainexec
-from fakes import FakeClock, StubEstimator
+from fakes import (DirectoryTarget, FakeClock, RecordingExporter, StubEstimator,
+                   point_state_file_at, write_checkpoint)
 from trainexec.cluster.config import ClusterConfig
 from trainexec.records.completion import read_training_complete
 from trainexec.evaluation.listeners import ContinuousEvalListener
@@ -22,9 +25,10 @@ from trainexec.keras.strategy import plan_for
 from trainexec.keras.trainer import KerasTrainer, role_plan
 from trainexec.specs import EvalSpec, TrainSpec
 from trainexec.executor import as_trainer
+from trainexec.tasks.hooks import Evaluation, Trained, TrainerHooks
 from trainexec.tasks.roles import run_role
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
-                               RolePlan)
+                               RolePlan, Trainer)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "keras_programs"))
 import keras_toy  # noqa: E402
@@ -215,3 +219,122 @@ def test_train_and_evaluate_runs_a_keras_trainer_locally(tmp_path, caplog):
     assert "Role: local trains and evaluates after checkpoint saves (default strategy)" \
         in caplog.text
     assert trainexec.read_training_complete(model_dir).global_step == 60
+
+
+# -- a trainer of the three documented members (no TrainerBase) -----------------------
+
+class _WritingHooks(TrainerHooks):
+    """Trains by writing real checkpoints at steps 10 and 20; evaluates them with a
+    `DirectoryTarget` (the step as metrics)."""
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+
+    def train(self, plan, on_save, record_finished):
+        for step in (10, 20):
+            path = write_checkpoint(self.model_dir, step)
+            point_state_file_at(self.model_dir, path)
+            if on_save is not None:
+                on_save.after_save(step, path)
+        return Trained(step=20, checkpoint=path, final_step=20)
+
+    @contextlib.contextmanager
+    def evaluation(self):
+        yield Evaluation(DirectoryTarget(self.model_dir))
+
+
+class ThreeMembers:
+    """A trainer as `trainexec.trainer.Trainer` documents one: `model_dir`, `plan_role`,
+    `task_hooks`, and nothing else (no `cluster_for`, no `plan_task`)."""
+
+    def __init__(self, model_dir):
+        self.model_dir = model_dir
+
+    def plan_role(self, cluster):
+        if cluster.role == "local":
+            return RolePlan("local", TRAIN_AND_EVALUATE, writes_checkpoints=True,
+                            is_local=True)
+        if cluster.task_type == "chief":
+            return RolePlan(cluster.task_name, TRAIN, writes_checkpoints=True)
+        if cluster.task_type == "evaluator":
+            return RolePlan(cluster.task_name, EVALUATE)
+        raise ConfigError(f"ThreeMembers plays no {cluster.task_name}")
+
+    def task_hooks(self, plan, settings):
+        return _WritingHooks(self.model_dir)
+
+
+def _input_fn():
+    return None
+
+
+def test_a_trainer_of_the_three_documented_members_is_a_trainer(tmp_path):
+    trainer = ThreeMembers(str(tmp_path))
+    assert not hasattr(trainer, "cluster_for") and not hasattr(trainer, "plan_task")
+    assert isinstance(trainer, Trainer)
+    assert as_trainer(trainer) is trainer
+
+
+def test_a_trainer_of_three_members_trains_and_evaluates_locally(tmp_path, no_tf_config):
+    model_dir = str(tmp_path)
+    exporter = RecordingExporter()
+    metrics, exports = trainexec.train_and_evaluate(
+        ThreeMembers(model_dir), TrainSpec(_input_fn, max_steps=20),
+        EvalSpec(_input_fn, exporters=[exporter], throttle_secs=0))
+    assert metrics["global_step"] == 20
+    assert exports == [os.path.join(model_dir, "export", "recorder")]
+    assert [call["final"] for call in exporter.calls] == [False, True]  # 10, then 20
+    assert read_training_complete(model_dir).global_step == 20
+
+
+CHIEF_AND_EVALUATOR = {"chief": ["127.0.0.1:1"], "evaluator": ["127.0.0.1:2"]}
+
+
+def test_a_trainer_of_three_members_plays_its_cluster_roles(tmp_path):
+    """The chief trains and records; the evaluator evaluates the last checkpoint. The
+    executor runs each as the cluster it was given (the default `cluster_for`), and
+    `run_chief()` is refused (the default `plan_task`: it plays TF_CONFIG's role)."""
+    model_dir = str(tmp_path)
+
+    def executor(task_type):
+        cluster = ClusterConfig(cluster=CHIEF_AND_EVALUATOR, task_type=task_type,
+                                task_index=0)
+        ex = trainexec.TrainingExecutor(
+            ThreeMembers(model_dir), TrainSpec(_input_fn, max_steps=20),
+            EvalSpec(_input_fn, throttle_secs=0, start_delay_secs=0), cluster=cluster,
+            clock=FakeClock())
+        assert ex.cluster == cluster
+        return ex
+
+    assert executor("chief").run() is None
+    assert read_training_complete(model_dir).global_step == 20
+    assert FinishedTasks(model_dir, since_nsec=0).finished() == {"chief:0"}
+    metrics, exports = executor("evaluator").run()
+    assert (metrics["global_step"], exports) == (20, [])
+    with pytest.raises(ConfigError, match=r"ThreeMembers plays the role TF_CONFIG gives "
+                                          r"it: call TrainingExecutor.run\(\)"):
+        executor("chief").run_chief()
+
+
+class _HalfTrainer:
+    model_dir = "/tmp/unused"
+
+    def plan_role(self, cluster):
+        raise AssertionError("not a trainer")
+
+
+@pytest.mark.parametrize("model, lacks", [
+    (object(), "as a trainer it lacks model_dir, plan_role, task_hooks; as an Estimator "
+               "it lacks config, model_dir, train, evaluate, latest_checkpoint"),
+    (_HalfTrainer(), "as a trainer it lacks task_hooks; as an Estimator it lacks config, "
+                     "train, evaluate, latest_checkpoint"),
+])
+def test_neither_a_trainer_nor_an_estimator_is_refused_naming_both(model, lacks):
+    with pytest.raises(TypeError) as raised:
+        as_trainer(model)
+    message = str(raised.value)
+    assert message.startswith(
+        "`estimator` must be a trainer (model_dir, plan_role, task_hooks: "
+        "trainexec.trainer.Trainer) or a tf.estimator.Estimator (or another model with "
+        f"config, model_dir, train, evaluate, latest_checkpoint); "
+        f"{type(model).__name__} is neither: {lacks}")

@@ -4,13 +4,13 @@ The executor reads the cluster (TF_CONFIG), asks the trainer what this task
 does (`Trainer.plan_role`), logs that `RolePlan` and carries out that same plan
 with the trainer's hooks (`trainexec.tasks.roles.run_role(plan,
 trainer.task_hooks(plan, settings), settings)`). The trainer is a
-`tf.estimator.Estimator` (wrapped in `EstimatorTrainer`) or a
-`trainexec.KerasTrainer`.
+`tf.estimator.Estimator` (wrapped in `EstimatorTrainer`), a `trainexec.KerasTrainer`,
+or a `trainexec.trainer.Trainer` of your own (`as_trainer` tells them apart).
 
-A trainer picks the cluster it runs as (`Trainer.cluster_for`): an Estimator
+A trainer picks the cluster it runs as (its optional `cluster_for`): an Estimator
 takes its `RunConfig`'s, as tf.estimator does, warning when TF_CONFIG read at
-call time disagrees (`trainexec.estimator_trainer.run_config_cluster`); a KerasTrainer
-runs as TF_CONFIG says (`TrainerBase`'s default).
+call time disagrees (`trainexec.estimator_trainer.run_config_cluster`); a KerasTrainer,
+and a trainer without `cluster_for`, runs as TF_CONFIG says (`TrainerBase`'s default).
 
 Example (the same script runs as chief, worker, ps, evaluator or alone; only
 TF_CONFIG differs):
@@ -41,11 +41,12 @@ from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.contract.exit_deadline import deadline_secs, end_within_at_exit
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
-                             check_poll_secs, validate_hooks)
+                             as_train_spec, check_poll_secs, validate_hooks)
 from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
 from trainexec.contract.task_logging import configure_task_logging
-from trainexec.trainer import JobSettings, RolePlan, Trainer
+from trainexec.trainer import (TRAINER_MEMBERS, JobSettings, RolePlan, Trainer, cluster_for,
+                               plan_task)
 
 if TYPE_CHECKING:  # for type checkers only: the trainers import TensorFlow
     from trainexec.estimator_engine.estimator import Estimator
@@ -119,17 +120,18 @@ class TrainingExecutor:
             raise TypeError("`continuous_eval_listener` must have type "
                             "`trainexec.ContinuousEvalListener`.")
         check_poll_secs(poll_secs)  # before TF_CONFIG is read: the first error to fix
-        explicit = cluster is not None
-        cluster = cluster if explicit else ClusterConfig.from_env()
-        cluster = self._trainer.cluster_for(cluster, explicit)
+        given = cluster if cluster is not None else ClusterConfig.from_env()
+        cluster = cluster_for(self._trainer, given, explicit=cluster is not None)
+        hooks = validate_hooks(train_hooks)
         self._settings = JobSettings(
-            train_spec=train_spec, eval_spec=eval_spec,  # parsed by JobSettings
+            train_spec=as_train_spec(train_spec),  # trainexec's specs from here on
+            eval_spec=None if eval_spec is None else as_eval_spec(eval_spec),
             cluster=cluster,
             clock=clock or SystemClock(),
             poll_secs=poll_secs,
             idle_timeout_secs=evaluator_idle_timeout_secs,
             listener=continuous_eval_listener or ContinuousEvalListener(),
-            train_hooks=validate_hooks(train_hooks),
+            train_hooks=hooks,
             worker_delay=worker_delay or WorkerDelay(),
             server_factory=server_factory,
             ps_serves_forever=bool(ps_serves_forever))
@@ -190,22 +192,24 @@ class TrainingExecutor:
 
     def _run_task(self, task_type: str | None) -> TrainResult | None:
         """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role
-        whatever TF_CONFIG says, for a trainer that plans it (`Trainer.plan_task`)."""
-        return self._run_plan(self._trainer.plan_task(task_type, self.cluster))
+        whatever TF_CONFIG says, for a trainer that plans it (its optional `plan_task`)."""
+        return self._run_plan(plan_task(self._trainer, task_type, self.cluster))
 
-    def run_chief(self) -> None:
+    # The training and serving roles return None, as tf.estimator's do (`run_role`'s
+    # result, which is a TrainResult only if the trainer's plan for the role evaluates).
+    def run_chief(self) -> TrainResult | None:
         """Trains as the chief and records when training is done."""
         return self._run_task(CHIEF)
 
-    def run_worker(self) -> None:
+    def run_worker(self) -> TrainResult | None:
         """Trains as a worker after its staggered start delay."""
         return self._run_task(WORKER)
 
-    def run_master(self) -> None:
+    def run_master(self) -> TrainResult | None:
         """Trains as the master, evaluating after checkpoint saves."""
         return self._run_task(MASTER)
 
-    def run_ps(self) -> None:
+    def run_ps(self) -> TrainResult | None:
         """Serves variables as a parameter server until every training task has
         finished (until killed with `ps_serves_forever=True`)."""
         return self._run_task(PS)
@@ -260,8 +264,8 @@ def train_and_evaluate(
 
 def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
                        **options: Any) -> TrainResult | None:
-    """Drop-in for `tf.estimator.train_and_evaluate`, for Estimators and for
-    `trainexec.KerasTrainer`.
+    """Drop-in for `tf.estimator.train_and_evaluate`, for Estimators, for
+    `trainexec.KerasTrainer` and for a `trainexec.trainer.Trainer` of your own.
 
     Same arguments and return value, for every trainer: a `TrainResult(metrics,
     exports)` pair locally and on the evaluator, None in the other roles (as
@@ -276,13 +280,32 @@ def train_and_evaluate(estimator: Any, train_spec: Any, eval_spec: Any,
 
 
 def as_trainer(model: Any) -> Trainer:
-    """`model` itself if it is a `Trainer`, else an `EstimatorTrainer` around it.
+    """`model` itself if it is a `Trainer` (`model_dir`, `plan_role` and `task_hooks`),
+    else an `EstimatorTrainer` around it (an Estimator).
 
-    Raises TypeError for something that is neither (an Estimator-like object
-    missing `train`/`evaluate`, say), naming what is missing.
+    Raises TypeError for something that is neither, naming what it lacks to be
+    either.
     """
     if isinstance(model, Trainer):
         return model
+    from trainexec.estimator_trainer.availability import (ESTIMATOR_MEMBERS,
+                                                          estimator_problem)
     from trainexec.estimator_trainer.trainer import EstimatorTrainer
 
-    return EstimatorTrainer(model)
+    not_estimator = [name for name in ESTIMATOR_MEMBERS if not hasattr(model, name)]
+    if not not_estimator:
+        return EstimatorTrainer(model)
+    not_trainer = [name for name in TRAINER_MEMBERS if not hasattr(model, name)]
+    message = (
+        f"`estimator` must be a trainer ({', '.join(TRAINER_MEMBERS)}: "
+        f"trainexec.trainer.Trainer) or a tf.estimator.Estimator (or another model with "
+        f"{', '.join(ESTIMATOR_MEMBERS)}); {type(model).__name__} is neither: as a trainer "
+        f"it lacks {', '.join(not_trainer)}; as an Estimator it lacks "
+        f"{', '.join(not_estimator)}")
+    # Without a member only trainers have, it was meant as an Estimator: say so if
+    # tf.estimator is not available here.
+    if all(name in not_trainer for name in TRAINER_MEMBERS if name not in ESTIMATOR_MEMBERS):
+        problem = estimator_problem()
+        if problem is not None:
+            message += f". Note: {problem}"
+    raise TypeError(message)

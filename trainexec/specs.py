@@ -61,7 +61,10 @@ def check_poll_secs(value: Any, field: str = "poll_secs") -> None:
     """ConfigError unless `value` is a positive number of seconds: every polling
     interval a user sets (the executor's, a job's, the evaluation loop's) is checked
     here, with one message."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+    # `not value > 0`, so that NaN fails too. typeshed's numbers.Real declares only `<`
+    # and `<=`, though every Real has `>`.
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not value > 0):  # type: ignore[operator]
         raise ConfigError(f"`{field}` ({value}) must be > 0 seconds, e.g. 1.0")
 
 

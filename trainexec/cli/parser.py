@@ -58,10 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_launch_parser(commands)
     add_render_parser(commands)
     add_slurm_parsers(commands)
-    named = [(None, parser)]
-    for name, sub in subcommand_parsers(parser).items():
-        named += [(name, sub), *((f"{name} {inner}", each)
-                                 for inner, each in subcommand_parsers(sub).items())]
+    # (name in EPILOGS, parser): the command itself is None.
+    named: list[tuple[str | None, argparse.ArgumentParser]] = [(None, parser)]
+    for command, sub in subcommand_parsers(parser).items():
+        named += [(command, sub), *((f"{command} {inner}", each)
+                                    for inner, each in subcommand_parsers(sub).items())]
     for name, sub in named:
         example, page = EPILOGS[name]
         sub.epilog = (f"example:\n  {example}\n\n"

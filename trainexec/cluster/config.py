@@ -266,7 +266,7 @@ class ClusterConfig:
         """This task's "host:port", or None (local, or an outside evaluator)."""
         if self.task_index is None:
             return None
-        if self.task_type in self.sparse_jobs:
+        if self.task_type is not None and self.task_type in self.sparse_jobs:
             return self.sparse_jobs[self.task_type].get(self.task_index)
         addresses = self.cluster.get(self.task_type or "", ())
         if self.task_index >= len(addresses):

@@ -256,7 +256,8 @@ def _check_dynamic_worker_view(jobs: _Jobs, task_type: str, index: int) -> None:
     if (not jobs.sparse_form or task_type not in (CHIEF, MASTER, EVALUATOR)
             or CHIEF in tasks or MASTER in tasks):
         return
-    shown = {job: ({} if jobs.empty.get(job) == "object" else []) for job in jobs.empty}
+    shown: dict[str, object] = {
+        job: ({} if jobs.empty.get(job) == "object" else []) for job in jobs.empty}
     shown.update((job, "...") for job in tasks)
     task = f"{task_type}:{index}"
     what = (f"lists no chief, so {task} would wait for checkpoints that never come"

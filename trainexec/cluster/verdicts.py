@@ -117,7 +117,8 @@ def rewrites(config: ClusterConfig) -> tuple[str, ...]:
     if config.empty_jobs:
         done.append(f"empty jobs dropped (treated as absent): {', '.join(config.empty_jobs)}")
     for job, tasks in config.sparse_jobs.items():
-        if job == PS and config.task_type == PS and list(tasks) == [config.task_index]:
+        if (job == PS and config.task_type == PS and config.task_index is not None
+                and list(tasks) == [config.task_index]):
             done.append(
                 f'cluster.ps read as ps:{config.task_index}\'s own address only, '
                 f'{{"{config.task_index}": "{tasks[config.task_index]}"}} (a TFJob ps '

@@ -181,9 +181,10 @@ _PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
 
 def _chain(error: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
-    while error is not None and error not in seen and len(seen) < 20:
-        seen.append(error)
-        error = error.__cause__ or error.__context__
+    link: BaseException | None = error
+    while link is not None and link not in seen and len(seen) < 20:
+        seen.append(link)
+        link = link.__cause__ or link.__context__
     return seen
 
 

@@ -17,10 +17,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from trainexec.errors import ConfigError
 
-__all__ = ["ESTIMATOR_FIX", "TrainableModel", "check_trainable", "estimator_problem",
-           "tf_estimator"]
+__all__ = ["ESTIMATOR_FIX", "ESTIMATOR_MEMBERS", "TrainableModel", "check_trainable",
+           "estimator_problem", "tf_estimator"]
 
-_REQUIRED = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
+# What trainexec needs of an Estimator, by name (`check_trainable`).
+ESTIMATOR_MEMBERS = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
 
 ESTIMATOR_FIX = ('Estimators need TensorFlow 2.15 with tensorflow-estimator: '
                  'pip install "trainexec[estimator]"')
@@ -80,10 +81,10 @@ class TrainableModel(Protocol):
 
 def check_trainable(model: Any) -> None:
     """Raises TypeError naming what `model` lacks to be trained by trainexec."""
-    missing = [name for name in _REQUIRED if not hasattr(model, name)]
+    missing = [name for name in ESTIMATOR_MEMBERS if not hasattr(model, name)]
     if missing:
         message = ("`estimator` must be a tf.estimator.Estimator or another model with "
-                   f"{', '.join(_REQUIRED)}; {type(model).__name__} lacks "
+                   f"{', '.join(ESTIMATOR_MEMBERS)}; {type(model).__name__} lacks "
                    f"{', '.join(missing)}")
         problem = estimator_problem()
         if problem is not None:

@@ -130,7 +130,8 @@ class PersistentEvaluation:
         self._steps = eval_spec.steps
         self.output_dir = estimator.eval_dir(eval_spec.name)  # where the eval summaries go
         self._hooks = list(eval_spec.hooks or ())
-        self._writer = None
+        # Its summary FileWriter (TensorFlow's, untyped), made on first use.
+        self._writer: Any = None
         self.graph = tf.Graph()  # the evaluation graph, finalized below
         with self.graph.as_default():
             self._build(estimator, eval_spec)
@@ -164,8 +165,8 @@ class PersistentEvaluation:
         features, labels = _split_input(iterator.get_next())
         spec = internals.call_model_fn(estimator, features, labels, mode, config)
         if spec.evaluation_hooks:
-            names = ", ".join(type(hook).__name__ for hook in spec.evaluation_hooks)
-            raise NotServable(f"the model_fn returns evaluation_hooks ({names}), new ones "
+            hooks = ", ".join(type(hook).__name__ for hook in spec.evaluation_hooks)
+            raise NotServable(f"the model_fn returns evaluation_hooks ({hooks}), new ones "
                               "for every estimator.evaluate")
         metric_ops = dict(spec.eval_metric_ops or {})
         for reserved in (_LOSS, _GLOBAL_STEP):

@@ -133,8 +133,8 @@ class EvaluateOnSave:
         if self._last_eval_at is not None and now - self._last_eval_at < self._throttle_secs:
             logger.info(self._wording.throttled, step, self._throttle_secs)
             return True
-        self._evaluate(step, checkpoint_path, is_final=False)
-        if not self._listener.after_eval(self.eval_result):
+        result = self._evaluate(step, checkpoint_path, is_final=False)
+        if not self._listener.after_eval(result):
             logger.info(self._wording.stopped_after_eval)
             return False
         return True
@@ -143,14 +143,15 @@ class EvaluateOnSave:
         """Once training has returned at `step`: the final evaluation and export."""
         if step != self._last_eval_step:
             if self._listener.before_eval():
-                self._evaluate(step, checkpoint_path, is_final=True)
-                self._listener.after_eval(self.eval_result)
+                self._listener.after_eval(
+                    self._evaluate(step, checkpoint_path, is_final=True))
         elif self.eval_result is not None:
             # The last save was evaluated mid-training, before anyone knew it was
             # the last: exporters that declined it then get the final export.
             self.export_results = FinalExportSettler(self._evaluator).run_over()
 
-    def _evaluate(self, step: int, checkpoint_path: str | None, is_final: bool) -> None:
+    def _evaluate(self, step: int, checkpoint_path: str | None, is_final: bool) -> EvalResult:
+        """Evaluates and exports; the result (also `eval_result`), always EVALUATED."""
         self._last_eval_at = self._clock.now()
         self._last_eval_step = step
         result, exports = self._run_evaluation(lambda: self._evaluator.evaluate_and_export(
@@ -162,3 +163,4 @@ class EvaluateOnSave:
             logger.info(self._wording.evaluated, result.checkpoint_path, result.global_step,
                         _metrics_text(result.metrics))
         self.eval_result, self.export_results = result, exports
+        return result

@@ -86,8 +86,9 @@ def _evaluate(target: EvaluationTarget, eval_spec: EvalSpec, max_steps: int | No
         max_training_steps=max_steps, idle_timeout_secs=idle_timeout_secs)
     settler = FinalExportSettler(evaluator, record, names)
     # Evaluated and exported before a restart (training may have no max_steps):
-    # not again; the loop still waits to be sure the run is over.
-    resumed = CheckpointInfo.from_path(latest) if done is not None else None
+    # not again; the loop still waits to be sure the run is over. (`done` is the
+    # record of `latest`: there is a latest checkpoint when there is one.)
+    resumed = CheckpointInfo.from_path(latest) if done is not None and latest else None
     loop = ContinuousEvaluation(
         evaluator, target, policy, ListenerList([LeaseGuard(lease), listener]),
         clock, already_evaluated=resumed, settler=settler)

@@ -224,7 +224,7 @@ def publish(tmp: str, path: str) -> None:
     if "://" not in path:
         tf.io.gfile.rename(tmp, path, overwrite=False)  # one atomic rename
         return
-    files = []
+    files: list[str] = []
     for root, _, names in tf.io.gfile.walk(tmp):
         files.extend(f"{root.rstrip('/')}/{name}" for name in names)
     if not files:

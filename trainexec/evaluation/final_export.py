@@ -37,7 +37,7 @@ import dataclasses
 import functools
 import logging
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeGuard
 
 from trainexec.evaluation.staged_export import export_staged, needs_staging
 from trainexec.records.checkpoints import is_keras_file
@@ -115,8 +115,10 @@ class FinalExportRecord:
     def read(self) -> FinalExport | None:
         return read_record(self.path, lambda data: FinalExport(**data), "final-export record")
 
-    def is_for(self, record: FinalExport | None, checkpoint: str | None) -> bool:
-        """Whether `record` is about `checkpoint` (this very file, not a namesake)."""
+    def is_for(self, record: FinalExport | None,
+               checkpoint: str | None) -> TypeGuard[FinalExport]:
+        """Whether `record` is about `checkpoint` (this very file, not a namesake); a
+        None record is about nothing."""
         if record is None or not checkpoint:
             return False
         if _basename(record.checkpoint) != _basename(checkpoint):
@@ -148,11 +150,11 @@ class FinalExportRecord:
         for name, value in (results or {}).items():
             exports[name] = [None if value is None else _plain(value),
                              isinstance(value, bytes)]
-        metrics = _plain(dict(metrics))
-        step = metrics.get("global_step")
+        plain_metrics: dict = _plain(dict(metrics))
+        step = plain_metrics.get("global_step")
         record = FinalExport(
             checkpoint=checkpoint, checkpoint_written_nsec=_written_nsec(checkpoint),
-            global_step=None if step is None else int(step), metrics=metrics,
+            global_step=None if step is None else int(step), metrics=plain_metrics,
             exports=exports, complete=complete, recorded_at=time.time())
         write_json_record(self.path, record)
         return record

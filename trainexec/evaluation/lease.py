@@ -194,9 +194,10 @@ class EvaluatorLease:
             _HELD.discard(lease.token)
         try:
             holder, stored = self._read()
-            if (holder is not None and holder.token == lease.token
-                    and self._store.delete(stored.version)):
-                logger.info("Released the evaluator lease %s", self.path)
+            if holder is not None and holder.token == lease.token:
+                assert stored is not None, "a holder is read from what is stored"
+                if self._store.delete(stored.version):
+                    logger.info("Released the evaluator lease %s", self.path)
         except Exception as err:  # the file system's or the storage client's
             logger.warning("Could not remove the evaluator lease %s: %s", self.path, err)
 
@@ -285,6 +286,7 @@ class EvaluatorLease:
                                  "stopping, so that only one evaluator evaluates and exports")
                     logger.error("%s", self.lost)
                     return
+                assert stored is not None, "a holder is read from what is stored"
                 lease = dataclasses.replace(lease, renewals=lease.renewals + 1)
                 if not self._store.replace(_text(lease), stored.version):
                     continue  # changed since it was read: the next look tells how

@@ -162,9 +162,11 @@ class ContinuousEvaluation:
         if (self._max_steps_reached_at is None and max_steps and latest is not None
                 and latest.step is not None and latest.step >= max_steps):
             self._max_steps_reached_at = now
-        fresh = latest is not None and latest.path not in self.skipped and (
+        # The latest checkpoint's path if it is neither skipped nor evaluated yet.
+        fresh = (latest.path if latest is not None and latest.path not in self.skipped and (
             self.last_evaluated is None or latest.path != self.last_evaluated.path)
-        complete = not fresh or self._is_complete(latest.path, now)
+            else None)
+        complete = fresh is None or self._is_complete(fresh, now)
         incomplete = None if complete else self._incomplete
         return Observation(
             now=now, started_at=started_at, latest=latest, latest_is_complete=complete,
@@ -265,6 +267,7 @@ class ContinuousEvaluation:
             if decision.action is Action.FAIL:
                 self.stop_reason = decision.reason
                 error, self._failure_error = self._failure_error, None
+                assert error is not None, "decide() fails only on an error kept by _failed"
                 raise error
             if decision.action is Action.STOP:
                 self.stop_reason = decision.reason
@@ -274,10 +277,12 @@ class ContinuousEvaluation:
             if decision.action is Action.WAIT:
                 waiter.wait(decision.wait_secs)
                 continue
+            latest = obs.latest
+            assert latest is not None, "decide() skips or evaluates the latest checkpoint"
             if decision.action is Action.SKIP:
-                self._skip(obs.latest.path, decision.reason)
+                self._skip(latest.path, decision.reason)
                 continue
-            if not self._evaluate(obs.latest, decision.is_final):
+            if not self._evaluate(latest, decision.is_final):
                 return self.last_result
 
     def _evaluate(self, checkpoint: CheckpointInfo, is_final: bool) -> bool:

@@ -145,8 +145,10 @@ class Evaluator:
             return EvalResult(status), []
         metrics = self._target.evaluate(path)
         result = EvalResult(EvalStatus.EVALUATED, metrics=metrics, checkpoint_path=path)
+        step = result.global_step
+        assert step is not None, "an EVALUATED result has a global_step (EvalResult checks)"
         final = is_final or bool(
-            self._max_training_steps and result.global_step >= self._max_training_steps)
+            self._max_training_steps and step >= self._max_training_steps)
         exports = self.export(result, final)
         self._warnings.reset()
         self.previous_checkpoint_path = path

@@ -240,10 +240,12 @@ def decide(obs: Observation, policy: LoopPolicy) -> Decision:
             return Decision(Action.STOP, f"no checkpoint appeared in {idle_for:.0f}s")
         return Decision(Action.WAIT, "no checkpoint yet", poll)
     done = obs.last_evaluated
-    evaluated = done is not None and latest.path == done.path
-    if evaluated or latest.path in obs.skipped:
-        finality = _finality(done if evaluated else latest, completion, obs, policy)
-        if finality == Finality.FINAL and not evaluated:
+    # The latest checkpoint as it was evaluated, if it was the last one evaluated.
+    evaluated = done if done is not None and latest.path == done.path else None
+    if evaluated is not None or latest.path in obs.skipped:
+        finality = _finality(evaluated if evaluated is not None else latest, completion,
+                             obs, policy)
+        if finality == Finality.FINAL and evaluated is None:
             return Decision(Action.STOP, f"the last checkpoint of the run, {latest.path}, "
                             "cannot be loaded and was skipped: no final evaluation or "
                             "export", warn=True)

@@ -13,6 +13,7 @@ Example:
         export_subject = None
         def latest_checkpoint(self): ...
         def evaluate(self, checkpoint_path): return {"loss": 0.1, GLOBAL_STEP: 10}
+        def close(self): ...
     ```
 """
 
@@ -89,6 +90,11 @@ class EvaluationTarget(Protocol):
 
         Raises CorruptCheckpointError or CheckpointDisappearedError (above).
         """
+
+    def close(self) -> None:
+        """Releases what evaluating holds (an Estimator's session, say); called once,
+        when the evaluator's role ends (`trainexec.tasks.roles`). Nothing to release:
+        do nothing."""
 
 
 def load_or_classify(load: Callable[[], T], path: str,

@@ -200,10 +200,10 @@ def _run(args: argparse.Namespace) -> int:
         result = tf_estimator().train_and_evaluate(estimator, train_spec, eval_spec)
     else:
         import trainexec
-        options = {}
-        if args.worker_delay_secs is not None:
-            options["worker_delay"] = trainexec.WorkerDelay(args.worker_delay_secs)
-        result = trainexec.train_and_evaluate(estimator, train_spec, eval_spec, **options)
+        worker_delay = (None if args.worker_delay_secs is None  # None: the default
+                        else trainexec.WorkerDelay(args.worker_delay_secs))
+        result = trainexec.train_and_evaluate(estimator, train_spec, eval_spec,
+                                              worker_delay=worker_delay)
     elapsed = time.monotonic() - started
     report_result(result, args.result_file, elapsed)
     print(f"role {role} done in {elapsed:.1f}s after {counter.steps} local training steps")

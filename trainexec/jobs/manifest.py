@@ -102,7 +102,9 @@ def _role(key: str, replica: dict, notes: list[str]) -> tuple[Role, int]:
                      "machine's own")
     port = next((p["containerPort"] for p in container.get("ports") or ()
                  if p.get("name") == PORT_NAME), DEFAULT_PORT)
-    role = Role(task_type_of(replica_type(key)),
+    known = replica_type(key)
+    assert known is not None, "check_tfjob refuses a replica type it does not know"
+    role = Role(task_type_of(known),
                 replica.get("replicas", 1), command, tuple(env),
                 replica.get("restartPolicy", _DEFAULT_RESTART_POLICY), where)
     return role, port

@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeGuard
 
 from trainexec.jobs.naming import (CONTAINER_NAME, REPLICA_TYPES, closest, label_problem,
                                    name_problem, replica_type)
@@ -78,7 +78,7 @@ def _unknown_key(key: Any, allowed: tuple[str, ...], what: str) -> str:
     return f"{key!r} is not a field of {what}: {hint}"
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -40,6 +40,7 @@ from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, StrategyPlan
 from trainexec.keras.faults import scratch
 from trainexec.keras.fit.training import check_compiled, train_to_max_steps
 from trainexec.records.finished_tasks import FinishedTasks
+from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.peer_watchdog import PeerWatchdog
 from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
@@ -103,7 +104,8 @@ class KerasHooks(TrainerHooks):
     """The `trainexec.tasks.hooks.TrainerHooks` of one KerasTrainer task (module doc).
 
     `keras` is the trainer's configuration (`KerasSettings`), `settings` the job's, with
-    specs the trainer has checked (`KerasTrainer.task_hooks`). No
+    specs the trainer has checked (`KerasTrainer.task_hooks`), and `max_steps` their
+    `TrainSpec.max_steps`, which a KerasTrainer requires. No
     start delay and no wait for the chief (`before_training`'s defaults): the trainer
     refuses plans with either.
     """
@@ -111,10 +113,11 @@ class KerasHooks(TrainerHooks):
     run_evaluation = staticmethod(_off_the_training_thread)
 
     def __init__(self, keras: KerasSettings, strategy: StrategyPlan,
-                 settings: JobSettings) -> None:
+                 settings: JobSettings, max_steps: int) -> None:
         self.keras = keras
         self.strategy = strategy
         self.settings = settings
+        self.max_steps = max_steps
         self.model_dir = keras.model_dir
         self._peers_watch: FinishedTasks | None = None
         self._watchdog: PeerWatchdog | None = None
@@ -147,7 +150,7 @@ class KerasHooks(TrainerHooks):
         cluster = self.strategy.cluster
         return ServingJob(task=cluster.task_name, model_dir=self.model_dir,
                           waited_for=frozenset({cluster.chief_task or CHIEF_TASK}),
-                          max_steps=self.settings.train_spec.max_steps,
+                          max_steps=self.max_steps,
                           serves="ParameterServerStrategy training")
 
     # -- training -------------------------------------------------------------------------
@@ -161,11 +164,13 @@ class KerasHooks(TrainerHooks):
             self._peers_watch = FinishedTasks.starting_now(self.model_dir,
                                                            strategy.cluster.task_name)
             if not plan.writes_checkpoints:
+                chief = strategy.cluster.chief_task
+                assert chief is not None, "a MultiWorkerMirroredStrategy task has a cluster"
                 # A peer also leaves by itself if, the chief done, it is still in this
                 # role (inside TensorFlow, or waiting): the watchdog ends with the role.
                 self._watchdog = PeerWatchdog(
                     FinishedTasks(self.model_dir, self._peers_watch.since_nsec),
-                    strategy.cluster.chief_task, strategy.cluster.task_name,
+                    chief, strategy.cluster.task_name,
                     self.model_dir, record_finished, cleanup=scratch.remove_all).start()
         summaries = None
         if plan.writes_checkpoints and keras.summaries:
@@ -176,7 +181,7 @@ class KerasHooks(TrainerHooks):
         try:
             trained = train_to_max_steps(
                 strategy, keras.build_model, self.model_dir, train_spec.input_fn,
-                train_spec.max_steps, keras.save_checkpoints_steps,
+                self.max_steps, keras.save_checkpoints_steps,
                 keras.keep_checkpoint_max,
                 (*keras.callbacks, *self._reporting_callbacks(plan, summaries)),
                 keras.verbose,
@@ -216,12 +221,12 @@ class KerasHooks(TrainerHooks):
                                    summaries) if sink is not None]
         if not sinks:
             return []
-        tracker = ProgressTracker(self.settings.train_spec.max_steps,
+        tracker = ProgressTracker(self.max_steps,
                                   self.keras.log_step_count_steps or 100, sinks,
                                   self._clock)
         return [progress_callback(tracker)]
 
-    def _status_sink(self) -> Callable[[Any], None] | None:
+    def _status_sink(self) -> Callable[[Any], object] | None:
         from trainexec.contract.task_status import TRAINING, StatusReporter
 
         strategy = self.strategy
@@ -246,12 +251,18 @@ class KerasHooks(TrainerHooks):
     def _eval_target(self) -> Any:
         from trainexec.keras.evaluate.target import KerasTarget  # loads TensorFlow
 
-        eval_spec = self.settings.eval_spec
+        eval_spec = self._eval_spec()
         model = self.keras.build_model()
         check_compiled(model)
         return KerasTarget(model, call_input_fn(eval_spec.input_fn), self.model_dir,
                            steps=eval_spec.steps, verbose=self.keras.verbose,
                            clock=self._clock)
+
+    def _eval_spec(self) -> EvalSpec:
+        """The job's EvalSpec: there is one where this task evaluates (the sequence and
+        `KerasTrainer.task_hooks` checked, `JobSettings.eval_spec_for`)."""
+        return self.settings.eval_spec_for(
+            "local" if self.strategy.is_local else self.strategy.cluster.task_name)
 
     @contextlib.contextmanager
     def _evaluation_summaries(self) -> Iterator[Sequence[Any]]:
@@ -260,8 +271,7 @@ class KerasHooks(TrainerHooks):
             return
         from trainexec.evaluation.summaries import EvalSummaries, eval_summary_dir
 
-        summaries = EvalSummaries(eval_summary_dir(self.model_dir,
-                                                   self.settings.eval_spec.name))
+        summaries = EvalSummaries(eval_summary_dir(self.model_dir, self._eval_spec().name))
         try:
             yield (summaries,)
         finally:

@@ -168,8 +168,8 @@ class KerasTrainer(TrainerBase):
                 "run: pass Keras callbacks as KerasTrainer(callbacks=[...]) instead")
         strategy = self.strategy_plan(settings.cluster)
         _check_keras_can(plan)
-        _check_specs(settings, plan)
-        return KerasHooks(self._keras_settings(), strategy, settings)
+        max_steps = _check_specs(settings, plan)
+        return KerasHooks(self._keras_settings(), strategy, settings, max_steps)
 
     def _keras_settings(self) -> KerasSettings:
         """What this trainer was configured with, frozen (what its hooks read)."""
@@ -225,10 +225,12 @@ def _check_callbacks(callbacks: Sequence[Any] | None) -> tuple:
     return callbacks
 
 
-def _check_specs(settings: JobSettings, plan: RolePlan) -> None:
-    """ConfigError for specs KerasTrainer cannot follow (JobSettings has parsed them)."""
+def _check_specs(settings: JobSettings, plan: RolePlan) -> int:
+    """ConfigError for specs KerasTrainer cannot follow (JobSettings has parsed them);
+    the TrainSpec's `max_steps`, which it requires."""
     train_spec, eval_spec = settings.train_spec, settings.eval_spec
-    if train_spec.max_steps is None:
+    max_steps = train_spec.max_steps
+    if max_steps is None:
         raise ConfigError(
             "TrainSpec max_steps is None: KerasTrainer trains a fixed number of steps; "
             "set TrainSpec(input_fn, max_steps=...) and repeat the training dataset")
@@ -243,3 +245,4 @@ def _check_specs(settings: JobSettings, plan: RolePlan) -> None:
         raise ConfigError("EvalSpec hooks are Estimator SessionRunHooks, which KerasTrainer "
                           "does not run; leave them out (Keras callbacks for evaluation "
                           "are not supported yet)")
+    return max_steps

@@ -226,18 +226,21 @@ class PrivateNetwork:
 
 def _first_line(helper: subprocess.Popen) -> str:
     """The helper's first line ("ready" or why not), read with a timeout."""
+    stdout = helper.stdout
+    assert stdout is not None, "the helper is started with stdout=PIPE"
     with selectors.DefaultSelector() as selector:
-        selector.register(helper.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         if not selector.select(_MAKE_TIMEOUT_SECS):
             raise Unavailable(f"the helper making it gave no answer in {_MAKE_TIMEOUT_SECS:g} s")
-    return helper.stdout.readline().decode("utf-8", "replace").strip()
+    return stdout.readline().decode("utf-8", "replace").strip()
 
 
 def _end(helper: subprocess.Popen) -> None:
     """Closes the helper's stdin (it exits) and reaps it; kills it if it lingers."""
-    for stream in (helper.stdin, helper.stdout):
+    for stream in (helper.stdin, helper.stdout):  # both PIPEs
         try:
-            stream.close()
+            if stream is not None:
+                stream.close()
         except OSError:
             pass
     try:

@@ -65,7 +65,7 @@ class OrphanReaper:
         with self._lock:
             self._groups.add(pgid)
             if self._fd is not None:
-                self._send(f"+{pgid}\n")
+                self._send(self._fd, f"+{pgid}\n")
             if self._fd is None:  # none yet, or it has died: a new one learns every group
                 self._start()
 
@@ -74,7 +74,7 @@ class OrphanReaper:
         with self._lock:
             self._groups.discard(pgid)
             if self._fd is not None:
-                self._send(f"-{pgid}\n")
+                self._send(self._fd, f"-{pgid}\n")
 
     def close(self) -> None:
         """Ends the watcher (it then kills any group not forgotten) and reaps it."""
@@ -106,15 +106,16 @@ class OrphanReaper:
                            "killed, processes its tasks started may outlive it", err)
             return
         self._fd = write
-        self._send("".join(f"+{pgid}\n" for pgid in sorted(self._groups)))
+        self._send(write, "".join(f"+{pgid}\n" for pgid in sorted(self._groups)))
 
-    def _send(self, lines: str) -> None:
+    def _send(self, fd: int, lines: str) -> None:
+        """Writes `lines` to the watcher's pipe `fd` (this reaper's `_fd`)."""
         try:
-            os.write(self._fd, lines.encode())
+            os.write(fd, lines.encode())
         except OSError as err:  # it died: the next add starts another
             logger.warning("the watcher process has ended (%s): another starts with the "
                            "next task started", err)
-            os.close(self._fd)
+            os.close(fd)
             self._fd = None
             if self._proc is not None:
                 self._proc.poll()

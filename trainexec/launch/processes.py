@@ -36,7 +36,7 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, Mapping, Sequence, TextIO, Union
+from typing import Any, Callable, Mapping, Sequence, TextIO, Union, cast
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.launch import orphan_reaper
@@ -138,12 +138,13 @@ class ForkingThread:
     def run(self, fn: Callable[[], Any]) -> Any:
         """Runs `fn` on the forking thread and returns its result (or raises its error)."""
         with self._lock:
-            if self._pid != os.getpid():  # first use, or in a forked copy of this process
-                self._calls = queue.SimpleQueue()
-                threading.Thread(target=self._serve, args=(self._calls,),
+            calls = self._calls
+            # First use, or in a forked copy of this process (which has no queue).
+            if calls is None or self._pid != os.getpid():
+                calls = self._calls = queue.SimpleQueue()
+                threading.Thread(target=self._serve, args=(calls,),
                                  name="trainexec-fork", daemon=True).start()
                 self._pid = os.getpid()
-            calls = self._calls
         call = _Call(fn)
         calls.put(call)
         interrupted = None
@@ -215,6 +216,7 @@ def pump(task: Task, proc: subprocess.Popen, write: Callable[[str], None]) -> No
     `task.lines_this_run` while it is the task's current run) and writes it
     prefixed with the task name."""
     prefix = f"[{task.name}] "
+    assert proc.stdout is not None, "started with stdout=PIPE (`start`)"
     with proc.stdout as stream:
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
@@ -227,9 +229,10 @@ def write_line(output: Output | None, line: str) -> None:
     out = output if output is not None else sys.stdout
     with _OUTPUT_LOCK:
         try:
-            if hasattr(out, "write"):
-                out.write(line + "\n")
-                out.flush()
+            if hasattr(out, "write"):  # a file-like object (else a callable)
+                stream = cast(TextIO, out)
+                stream.write(line + "\n")
+                stream.flush()
             else:
                 out(line)
         except Exception:  # a broken sink must not stop the pipe being drained
@@ -243,9 +246,12 @@ def write_line(output: Output | None, line: str) -> None:
 # (`signal_group`, `sweep`), and reaps in one place, `sweep`, right after the
 # group's SIGKILL.
 def poll(task: Task) -> int | None:
-    """The current run's exit code once it has ended (recorded, not reaped)."""
+    """The current run's exit code once it has ended (recorded, not reaped), of a task
+    that has started."""
     if task.returncode is None:
-        code = exit_code(task.run.proc)
+        proc = task.run.proc
+        assert proc is not None, f"{task.name} has started"
+        code = exit_code(proc)
         if code is not None:
             task.returncode, task.ended_at = code, task.clock.now()
     return task.returncode

@@ -72,4 +72,4 @@ class CppLogFilter:
         if line.rstrip() == _ABSL_NOTICE:
             return True
         match = _ABSL.match(line) or _TSL.match(line)
-        return bool(match) and _SEVERITY[match.group(1)] < self.min_level
+        return match is not None and _SEVERITY[match.group(1)] < self.min_level

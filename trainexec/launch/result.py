@@ -94,13 +94,15 @@ def failure_reason(task: Task, max_restarts: int, codes: ExitCodes | None = None
     last lines, and those lines. `permanent_under`: the restart policy that does
     not restart this exit (None: the restarts ran out)."""
     codes = codes or ExitCodes()
-    how = how_it_ended(task.returncode)
+    code = task.returncode
+    assert code is not None, f"{task.name} has ended: it failed"
+    how = how_it_ended(code)
     lines = task.tail(TAIL_LINES)
-    if task.returncode is not None and task.returncode > 0:
-        meaning = codes.describe(task.returncode)
-        if task.returncode < 128 and not ended_by_trainexec(task.name, task.returncode, lines):
+    if code > 0:
+        meaning = codes.describe(code)
+        if code < 128 and not ended_by_trainexec(task.name, code, lines):
             meaning = ("the program's own code, not trainexec's (no line says the task "
-                       f"exits {task.returncode}: see its last lines; under trainexec's "
+                       f"exits {code}: see its last lines; under trainexec's "
                        f"codes it would read: {meaning})")
         how = f"{how}: {meaning}"
     if permanent_under is not None:
@@ -209,7 +211,9 @@ def _rows(tasks: Sequence[TaskOutcome]) -> list[tuple[str, ...]]:
     """One row per task; in a job type of more than `COLLAPSE_OVER` tasks, the
     tasks that exited 0 or were stopped, with the same restarts, share one."""
     crowded = crowded_types(task.name for task in tasks)
-    rows, merged = [], {}
+    # A row is a task, or (job type, exit, restarts) of the tasks merged into it.
+    rows: list[TaskOutcome | tuple[str, str, int]] = []
+    merged: dict[tuple[str, str, int], list[TaskOutcome]] = {}
     for task in tasks:
         task_type = task.name.partition(":")[0]
         if task_type in crowded and task.exit in ("0", "stopped"):
@@ -220,7 +224,7 @@ def _rows(tasks: Sequence[TaskOutcome]) -> list[tuple[str, ...]]:
             merged[key].append(task)
         else:
             rows.append(task)
-    table = []
+    table: list[tuple[str, ...]] = []
     for row in rows:
         if isinstance(row, TaskOutcome):
             table.append((row.name, row.address or "-", row.exit, str(row.restarts),

@@ -71,9 +71,12 @@ def plan_job(job: JobShape, host: str, tf_config: str = LAUNCH
     ports = iter(pick_ports(sum(role.count for role in in_cluster)))
     spec = {role.task_type: [format_address(host, next(ports)) for _ in range(role.count)]
             for role in in_cluster if role.count or tf_config != LAUNCH}
-    base = ClusterConfig(cluster=spec) if tf_config == LAUNCH else None
+    base = (ClusterConfig(cluster={job: tuple(addresses) for job, addresses in spec.items()})
+            if tf_config == LAUNCH else None)
     distributed = is_distributed(job)
     tasks: list[TaskSpec] = []
+    text: str | None  # a task's TF_CONFIG; None: it runs without one
+    address: str | None
     for role in job.roles:
         for index in range(role.count):
             if base is not None:

@@ -123,6 +123,14 @@ class Supervisor:
     def _task(self, name: str) -> Task:
         return next(task for task in self._tasks if task.name == name)
 
+    def _cause(self, decision: policy.Decision) -> tuple[Task, int]:
+        """The task a RESTART, LEAVE or FAIL decision is about, and the code it ended
+        with: the policy decides those for a task that has ended, and names it."""
+        assert decision.cause is not None, f"{decision.action} names the task it is about"
+        task = self._task(decision.cause)
+        assert task.returncode is not None, f"{task.name} has ended"
+        return task, task.returncode
+
     def check(self, deadline: float | None, timeout: float | None,
               interrupt: int | None) -> JobResult | None:
         """One look at the tasks: asks the policy what to do and does it, until it
@@ -147,15 +155,15 @@ class Supervisor:
                 self._restart_group(decision)
                 continue
             if action == policy.LEAVE:
-                task = self._task(decision.cause)
+                task, code = self._cause(decision)
                 task.left = True
                 logger.warning("%s %s and %s: the job goes on without it (its strategy "
-                               "tolerates losing it)", task.name, how_it_ended(task.returncode),
+                               "tolerates losing it)", task.name, how_it_ended(code),
                                "is not restarted (a permanent exit)" if decision.permanent
                                else "has no restarts left")
                 continue
             if action == policy.FAIL:
-                return self._finish_failed(self._task(decision.cause), decision.permanent)
+                return self._finish_failed(*self._cause(decision), decision.permanent)
             if action == policy.SUCCEED:
                 done = name_tasks(self.primary)
                 left = [t.name for t in self._tasks if t.running]
@@ -205,7 +213,7 @@ class Supervisor:
     def _restart_group(self, decision: policy.Decision) -> None:
         """Stops what still runs of the group (SIGKILL, or SIGTERM and the grace
         period after a preemption), then starts every member again."""
-        cause = self._task(decision.cause)
+        cause, code = self._cause(decision)
         cause.crashes_restarted += 1
         self.restarts += 1
         group = [self._task(name) for name in decision.tasks]
@@ -213,7 +221,7 @@ class Supervisor:
         together = (f" together with {', '.join(t.name for t in peers)} (its restart group)"
                     if peers else "")
         logger.warning("%s %s: restarting it%s with the same TF_CONFIG (%d/%d)", cause.name,
-                       how_it_ended(cause.returncode), together, cause.crashes_restarted,
+                       how_it_ended(code), together, cause.crashes_restarted,
                        self.max_restarts)
         self._actions.stop(peers, self.grace_secs if decision.gentle else 0.0)
         for task in group:
@@ -232,8 +240,8 @@ class Supervisor:
                          elapsed_secs=self.clock.now() - self.started_at,
                          restarts=self.restarts, reports=reports, **fields)
 
-    def _finish_failed(self, task: Task, permanent: bool = False) -> JobResult:
-        code = task.returncode
+    def _finish_failed(self, task: Task, code: int, permanent: bool = False) -> JobResult:
+        """`task` ended with `code` and fails the job."""
         reason, lines = failure_reason(task, self.max_restarts, self.exit_codes,
                                        self.restart_policies.get(task.name, policy.EXIT_CODE)
                                        if permanent else None)

@@ -384,8 +384,8 @@ def parse_checkpoint_state(text: str, directory: str) -> CheckpointState:
             continue
         match = _FIELD.match(line)
         name, value = (match.group(1), match.group(2)) if match else (None, "")
-        if name in _STRING_FIELDS and _QUOTED.match(value):
-            quoted = _QUOTED.match(value)
+        quoted = _QUOTED.match(value) if name in _STRING_FIELDS else None
+        if quoted is not None:
             raw = quoted.group(1) if quoted.group(1) is not None else quoted.group(2)
             path = codecs.escape_decode(raw.encode("utf-8"))[0].decode("utf-8")
             path = _resolve(path, directory)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import AbstractSet
 
 from trainexec.records.completion import completion_path
 from trainexec.records.layout import (FINISHED_DIR, STARTED_DIR, mtime_nsec, record_path,
@@ -85,7 +86,7 @@ class FinishedTasks:
         except FileNotFoundError:
             return False
 
-    def _records(self, skip: set[str] = frozenset()) -> list[tuple[str, int]]:
+    def _records(self, skip: AbstractSet[str] = frozenset()) -> list[tuple[str, int]]:
         """(task, modification time in ns) of each finished record not in `skip`."""
         import tensorflow as tf
 

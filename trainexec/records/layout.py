@@ -175,7 +175,7 @@ def read_whole(path: str, *, sleep: Callable[[float], None] = time.sleep,
 
     deadline = now() + storage_of(path).visibility_secs + 1.0
     while True:
-        chunks = []
+        chunks: list[bytes] = []
         try:
             with tf.io.gfile.GFile(path, "rb") as f:
                 while True:

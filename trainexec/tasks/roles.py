@@ -37,7 +37,8 @@ def run_role(plan: RolePlan, hooks: TrainerHooks,
     (`trainexec.tasks.result`)."""
     with hooks.session():
         if plan.action == SERVE:
-            return run_serving(plan, hooks, settings)
+            run_serving(plan, hooks, settings)
+            return None
         if plan.action == EVALUATE:
             return run_evaluating(plan, hooks, settings)
         return run_training(plan, hooks, settings)
@@ -75,6 +76,8 @@ def run_evaluating(plan: RolePlan, hooks: TrainerHooks,
                 poll_secs=settings.poll_secs, idle_timeout_secs=settings.idle_timeout_secs,
                 listener=ListenerList([settings.listener, *evaluation.listeners])))
         finally:
+            # EvaluationTarget.close (e.g. an Estimator's persistent evaluation session);
+            # a target written before the protocol declared it may lack it.
             close = getattr(target, "close", None)
             if close is not None:
-                close()  # e.g. an Estimator's persistent evaluation session
+                close()

@@ -161,6 +161,12 @@ class Pod:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def program(self) -> subprocess.Popen:
+        """The current run's process; RuntimeError before the pod's first run."""
+        if self.proc is None:
+            raise RuntimeError(f"pod {self.name} has not started: it has no program yet")
+        return self.proc
+
 
 @dataclasses.dataclass(frozen=True)
 class JobOutcome:
@@ -311,13 +317,13 @@ class TFJobRun:
         pod = self.pod(task_type, index)
         with self._lock:
             self._event(pod, "fault", signal.Signals(sig).name)
-            os.killpg(pod.proc.pid, sig)
+            os.killpg(pod.program().pid, sig)
 
     def freeze(self, task_type: str, index: int, secs: float) -> None:
         """Stops the pod's program (SIGSTOP) for `secs`, then lets it go on."""
         pod = self.pod(task_type, index)
         with self._lock:
-            proc = pod.proc
+            proc = pod.program()
             self._event(pod, "fault", f"frozen for {secs:g}s")
             os.killpg(proc.pid, signal.SIGSTOP)
 
@@ -364,6 +370,7 @@ class TFJobRun:
     def _read(self, pod: Pod, proc: subprocess.Popen) -> None:
         prefix = f"[{pod.task_type}:{pod.index}] "
         lines = pod.lines  # this run's list: a restart gives the pod a new one
+        assert proc.stdout is not None, "started with stdout=PIPE (`_start`)"
         for line in proc.stdout:
             line = line.rstrip("\n")
             lines.append(line)

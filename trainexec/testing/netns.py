@@ -283,8 +283,10 @@ class TestBed(BridgeBed):
             start_new_session=True)
         self._made.append(("holder", host.name))
         self._holders[host.name] = (proc, 0)
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
-        line = proc.stdout.readline() if ready else b""
+        stdout = proc.stdout
+        assert stdout is not None, "started with stdout=PIPE"
+        ready, _, _ = select.select([stdout], [], [], 30)
+        line = stdout.readline() if ready else b""
         if line.strip() != b"ready":
             proc.kill()
             _, err = proc.communicate(timeout=10)
@@ -317,7 +319,8 @@ class TestBed(BridgeBed):
         if proc is None:
             return
         with contextlib.suppress(OSError):
-            proc.stdin.close()  # the holder ends, and its pid namespace with it
+            if proc.stdin is not None:  # a PIPE (`_hold`)
+                proc.stdin.close()  # the holder ends, and its pid namespace with it
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -327,9 +330,10 @@ class TestBed(BridgeBed):
                         os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
-        for stream in (proc.stdout, proc.stderr):
+        for stream in (proc.stdout, proc.stderr):  # PIPEs
             with contextlib.suppress(OSError):
-                stream.close()
+                if stream is not None:
+                    stream.close()
 
     def hosts_text(self) -> str:
         """Every host's `/etc/hosts`: each host's address, names and aliases."""

@@ -231,6 +231,9 @@ class KerasTarget:
         latest = checkpoints.latest_keras_checkpoint(self.checkpoint_dir)
         return latest.path if latest else None
 
+    def close(self) -> None:
+        """Nothing to release: the model is the caller's."""
+
     def model_at(self, checkpoint_path: str) -> Any:
         """The model with `checkpoint_path`'s weights (restored if needed)."""
         if self._loaded != checkpoint_path:

@@ -110,11 +110,13 @@ def touch_ps(variables: Sequence[Any]) -> Callable[[str], None] | None:
 
 def _each_shard(variables: Sequence[Any]) -> list[Any]:
     """`variables`, a sharded one (a variable partitioner's) as its shards."""
-    shards = []
+    shards: list[Any] = []
     for variable in variables:
         parts = getattr(variable, "variables", None)
-        is_sharded = getattr(variable, "device", None) is None and isinstance(parts, list)
-        shards.extend(parts if is_sharded else [variable])
+        if getattr(variable, "device", None) is None and isinstance(parts, list):
+            shards.extend(parts)  # sharded
+        else:
+            shards.append(variable)
     return shards
 
 

@@ -119,7 +119,9 @@ class DistributedFit:
         self.plan = plan
         self.input_fn = input_fn
         self.steps_per_call = steps_per_call(model)
-        self._coordinator = None
+        # ParameterServerStrategy's ClusterCoordinator (TensorFlow's), made with the
+        # iterator (`_distributed_iterator`); None under MultiWorkerMirroredStrategy.
+        self._coordinator: Any | None = None
         self._iterator = None
         self._endless = False  # the input_fn's dataset repeats forever (see _element_spec)
         self._functions: dict[int, Any] = {}
@@ -155,14 +157,15 @@ class DistributedFit:
         if self.plan.kind == PARAMETER_SERVER:
             import tensorflow as tf
 
-            self._coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+            coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+            self._coordinator = coordinator
             input_fn = self.input_fn
 
             def per_worker():
                 return strategy.distribute_datasets_from_function(
                     lambda context: _dataset(input_fn, context))
 
-            return iter(self._coordinator.create_per_worker_dataset(per_worker))
+            return iter(coordinator.create_per_worker_dataset(per_worker))
         if takes_argument(self.input_fn):
             return iter(strategy.distribute_datasets_from_function(
                 lambda context: _dataset(self.input_fn, context)))
@@ -305,6 +308,11 @@ class DistributedFit:
                 break
         return logs
 
+    def _scheduler(self) -> Any:
+        """The ClusterCoordinator, made with the iterator by the first `_function`."""
+        assert self._coordinator is not None, "scheduled before the first _function"
+        return self._coordinator
+
     def _scheduled_epoch(self, steps_per_epoch: int, callback_list: Any) -> dict:
         """Schedules the epoch's calls on the PSS workers, then waits for them all.
 
@@ -323,11 +331,11 @@ class DistributedFit:
                 function = self._function(steps)
                 callback_list.on_train_batch_begin(begin)
                 with self._updates():
-                    last = self._coordinator.schedule(function, args=(self._iterator,))
+                    last = self._scheduler().schedule(function, args=(self._iterator,))
                 _remote_batch_end(callback_list, begin + steps - 1, last)
                 if self.model.stop_training:
                     break
-            self._coordinator.join()
+            self._scheduler().join()
             return log_values(last) if last is not None else {}
         except tf.errors.OutOfRangeError as err:
             if not self._endless:

@@ -98,13 +98,14 @@ class ProgressTracker:
       max_steps: the step training ends at.
       every_steps: a report each time the step passes a multiple of this, and
         at `max_steps`.
-      sinks: called with each `Progress`; one that raises is logged and dropped
+      sinks: called with each `Progress` (what they return is ignored); one that
+        raises is logged and dropped
         from nothing else (the others still run, training goes on).
       clock: time source for the rate (tests pass a fake one).
     """
 
     def __init__(self, max_steps: int, every_steps: int,
-                 sinks: Iterable[Callable[[Progress], None]] = (log_progress,),
+                 sinks: Iterable[Callable[[Progress], object]] = (log_progress,),
                  clock: Clock | None = None) -> None:
         self.max_steps = int(max_steps)
         self.every_steps = int(every_steps)
@@ -165,7 +166,7 @@ def _learning_rate(optimizer: Any) -> float | None:
         getattr(getattr(tf.keras.optimizers, "schedules", None), "LearningRateSchedule", None),
     ) if isinstance(t, type))
     scheduled = learning_rate_schedule(optimizer)
-    if not schedule_types or not isinstance(scheduled, schedule_types):
+    if not any(isinstance(scheduled, kind) for kind in schedule_types):
         return None
     try:
         return float(scheduled(optimizer.iterations))

@@ -324,13 +324,14 @@ class _Dispatcher:
 class _Handler(http.server.BaseHTTPRequestHandler):
     """Reads one HTTP request whole and sends what the server's `_Dispatcher` answers."""
 
+    server: _Server  # the emulator's, whose dispatcher answers (`_serve`)
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out in two writes
     timeout = 120
 
     def read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            parts = []
+            parts: list[bytes] = []
             while True:
                 size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
                 if size == 0:
@@ -372,19 +373,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             sys.stderr.write(f"{time.time():.3f} {format % fargs}\n")
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    """The emulator's HTTP server on `address`: `dispatcher` answers each request."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], dispatcher: _Dispatcher) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.dispatcher = dispatcher
+        super().__init__(address, _Handler)
+
+
 def _serve(args) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     dispatcher = _Dispatcher(args, _storage(args))
-
-    class Server(http.server.ThreadingHTTPServer):
-        daemon_threads = True
-        address_family = socket.AF_INET6 if ":" in args.address else socket.AF_INET
-
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
-    httpd = Server((args.address, args.port), _Handler)
-    httpd.dispatcher = dispatcher
+    httpd = _Server((args.address, args.port), dispatcher)
     # The handshake happens in each connection's thread, not in the accepting one.
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True,
                                        do_handshake_on_connect=False)
