@@ -1,8 +1,11 @@
 """TensorFlow's GCS stat cache against trainexec's reads (tests/cluster/test_testing_gcs.py).
 
-  stat_cache.py write GS_DIR VERSION
+  stat_cache.py write GS_DIR VERSION [CONTROL_DIR]
       writes GS_DIR's checkpoint state file and a completion record, version 1 short,
-      version 2 longer (two more checkpoints named), each replaced whole
+      version 2 longer (two more checkpoints named), each replaced whole; with
+      CONTROL_DIR, TensorFlow loaded, it first waits for CONTROL_DIR/cached and then
+      says CONTROL_DIR/rewritten (so the rewrite lands within a second of the read
+      it follows, however loaded the machine)
   stat_cache.py read GS_DIR CONTROL_DIR
       reads both once (TensorFlow caches their sizes), says so in CONTROL_DIR/cached,
       waits for CONTROL_DIR/rewritten, reads them again at once and prints JSON: what
@@ -18,10 +21,15 @@ import sys
 import time
 
 
-def write(gs_dir: str, version: int) -> None:
+def write(gs_dir: str, version: int, control: str | None = None) -> None:
     import tensorflow as tf
 
     from trainexec.records.completion import record_training_complete
+
+    if control is not None:
+        tf.io.gfile.exists(gs_dir)  # the client made before the wait
+        while not os.path.exists(os.path.join(control, "cached")):
+            time.sleep(0.02)
 
     steps = [100] if version == 1 else [100, 200, 300]
     ckpt = tf.train.Checkpoint(v=tf.Variable(1.0))
@@ -34,6 +42,8 @@ def write(gs_dir: str, version: int) -> None:
     tf.io.gfile.rename(f"{gs_dir}/checkpoint.tmp", f"{gs_dir}/checkpoint", overwrite=True)
     record_training_complete(gs_dir, f"{gs_dir}/ckpt-{steps[-1]}", steps[-1],
                              None if version == 1 else 300)
+    if control is not None:
+        open(os.path.join(control, "rewritten"), "w").close()
 
 
 def read(gs_dir: str, control: str) -> None:
@@ -68,6 +78,6 @@ def read(gs_dir: str, control: str) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if sys.argv[1] == "write":
-        write(sys.argv[2], int(sys.argv[3]))
+        write(sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])
     else:
         read(sys.argv[2], sys.argv[3])
