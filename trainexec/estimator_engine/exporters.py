@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from trainexec.estimator_engine.calls import fn_args
 from trainexec.evaluation.export_files import ExportFileManager
@@ -38,7 +38,7 @@ BEST_FILE = "best.json"
 
 
 def loss_smaller(best_eval_result: Mapping[str, Any],
-                 current_eval_result: Mapping[str, Any]) -> bool:
+                 current_eval_result: Mapping[str, Any] | None) -> bool:
     """BestExporter's default: the current evaluation is better when its `loss` is
     smaller."""
     for which, result in (("best_eval_result", best_eval_result),
@@ -47,6 +47,7 @@ def loss_smaller(best_eval_result: Mapping[str, Any],
             raise ValueError(f"{which} cannot be empty or no loss is found in it: "
                              "BestExporter's default compare_fn compares `loss`; give a "
                              "compare_fn of your own for evaluations without it")
+    assert current_eval_result is not None  # checked in the loop
     return current_eval_result["loss"] < best_eval_result["loss"]
 
 
@@ -94,12 +95,19 @@ def garbage_collect_exports(export_path: str, keep: int) -> list[str]:
     return removed
 
 
+class CompareFn(Protocol):
+    """BestExporter's `compare_fn`: True when the current evaluation is the better."""
+
+    def __call__(self, best_eval_result: Mapping[str, Any],
+                 current_eval_result: Mapping[str, Any] | None) -> bool: ...
+
+
 class _SavedModelExporter:
     """What the three share: the checks and the export itself."""
 
     publishes_whole_exports = True  # export_saved_model publishes whole directories
 
-    def __init__(self, name: str, serving_input_receiver_fn: Callable,
+    def __init__(self, name: str, serving_input_receiver_fn: Callable | None,
                  assets_extra: Mapping[str, str] | None, as_text: bool,
                  exports_to_keep: int | None) -> None:
         check_exporter_name(name)
@@ -135,7 +143,7 @@ class _SavedModelExporter:
 class LatestExporter(_SavedModelExporter):
     """Exports after every evaluation; keeps the newest `exports_to_keep`."""
 
-    def __init__(self, name: str, serving_input_receiver_fn: Callable,
+    def __init__(self, name: str, serving_input_receiver_fn: Callable | None,
                  assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
                  exports_to_keep: int | None = 5) -> None:
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text,
@@ -150,7 +158,7 @@ class LatestExporter(_SavedModelExporter):
 class FinalExporter(_SavedModelExporter):
     """Exports once, after the final evaluation."""
 
-    def __init__(self, name: str, serving_input_receiver_fn: Callable,
+    def __init__(self, name: str, serving_input_receiver_fn: Callable | None,
                  assets_extra: Mapping[str, str] | None = None, as_text: bool = False) -> None:
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, None)
 
@@ -169,7 +177,7 @@ class BestExporter(_SavedModelExporter):
     def __init__(self, name: str = "best_exporter",
                  serving_input_receiver_fn: Callable | None = None,
                  event_file_pattern: str | None = None,
-                 compare_fn: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] = loss_smaller,
+                 compare_fn: CompareFn = loss_smaller,
                  assets_extra: Mapping[str, str] | None = None, as_text: bool = False,
                  exports_to_keep: int | None = 5) -> None:
         del event_file_pattern  # the best is kept in best.json, not re-read from events

@@ -27,7 +27,9 @@ def run_with_hooks(session: Any, fetches: Any, hooks: Sequence[Any]) -> bool:
         return False
     train = tf.compat.v1.train
     context = train.SessionRunContext(train.SessionRunArgs(fetches), session)
-    hook_fetches, feeds, options = {}, {}, tf.compat.v1.RunOptions()
+    hook_fetches: dict[int, Any] = {}
+    feeds: dict[Any, Any] = {}
+    options = tf.compat.v1.RunOptions()
     for index, hook in enumerate(hooks):
         args = hook.before_run(context)
         if args is None:

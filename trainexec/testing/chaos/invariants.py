@@ -188,8 +188,8 @@ def _task_of(pod: str) -> str:
     return f"{name.rpartition('-')[2]}:{index}"
 
 
-def _outcome(ev: Evidence) -> list[tuple[str, ...]]:
-    found = []
+def _outcome(ev: Evidence) -> Sequence[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
     bad = [e for e in ev.exits if permanent(e.code)]
     if ev.phase != "Succeeded":
         recoverable = all(a.fault.kind in RECOVERABLE for a in ev.applied)
@@ -208,7 +208,7 @@ def _outcome(ev: Evidence) -> list[tuple[str, ...]]:
     return found
 
 
-def _final_step(ev: Evidence) -> list[tuple[str, ...]]:
+def _final_step(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if ev.newest_step >= ev.max_steps:
         return []
     return ((f"newest checkpoint {ev.newest_checkpoint or 'none'} (step {ev.newest_step}) "
@@ -216,7 +216,7 @@ def _final_step(ev: Evidence) -> list[tuple[str, ...]]:
              f"evaluator's result: {dict(ev.result) if ev.result else 'none'}"),)
 
 
-def _final_evaluated(ev: Evidence) -> list[tuple[str, ...]]:
+def _final_evaluated(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if ev.newest_checkpoint is None:
         return [("no checkpoint at all",)]
     final = [e for e in ev.evaluated
@@ -228,7 +228,7 @@ def _final_evaluated(ev: Evidence) -> list[tuple[str, ...]]:
              *(last or ["no evaluation logged"]), f"log: {ev.log_path}"),)
 
 
-def _export(ev: Evidence) -> list[tuple[str, ...]]:
+def _export(ev: Evidence) -> Sequence[tuple[str, ...]]:
     whole = [e for e in ev.exports if e.whole]
     if len(whole) == 1:
         return []
@@ -244,8 +244,8 @@ def _export(ev: Evidence) -> list[tuple[str, ...]]:
 _SEEN_SLACK_SECS = 2.0
 
 
-def _half_checkpoint(ev: Evidence) -> list[tuple[str, ...]]:
-    found = []
+def _half_checkpoint(ev: Evidence) -> Sequence[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
     for e in ev.evaluated:
         name = os.path.basename(e.path)
         seen = ev.complete_at.get(name)
@@ -266,8 +266,8 @@ def _pod_of(ev: Evidence, task: str) -> str:
     return f"{job}-{task_type}-{index}"
 
 
-def _restarted(ev: Evidence) -> list[tuple[str, ...]]:
-    found = []
+def _restarted(ev: Evidence) -> Sequence[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = []
     for a in ev.applied:
         if not a.applied or a.fault.kind not in ("kill", "sigterm"):
             continue
@@ -287,7 +287,7 @@ def _restarted(ev: Evidence) -> list[tuple[str, ...]]:
     return found
 
 
-def _recovery(ev: Evidence) -> list[tuple[str, ...]]:
+def _recovery(ev: Evidence) -> Sequence[tuple[str, ...]]:
     applied = [a for a in ev.applied if a.applied]
     if not applied or ev.phase != "Succeeded":
         return []
@@ -313,16 +313,17 @@ def _step(name: str) -> int:
     return int(number) if number.isdigit() else 0
 
 
-def _processes_left(ev: Evidence) -> list[tuple[str, ...]]:
+def _processes_left(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if not ev.still_running:
         return []
     return ((f"still running when the run was over: {', '.join(ev.still_running)}",
              *[line for pod in ev.still_running[:2] for line in ev.tail(_task_of(pod), 4)]),)
 
 
-def _deadline(ev: Evidence, since: float | None) -> float | None:
-    anchors = [t for t in (since, ev.last_fault_end) if t is not None]
-    return max(anchors) + ev.bound_secs if anchors else None
+def _deadline(ev: Evidence, since: float) -> float:
+    """The bound after the later of `since` and the last fault's end."""
+    last = ev.last_fault_end
+    return max(since, last if last is not None else since) + ev.bound_secs
 
 
 def _last_exits(ev: Evidence) -> dict[str, float]:
@@ -332,11 +333,11 @@ def _last_exits(ev: Evidence) -> dict[str, float]:
     return last
 
 
-def _late_exit(ev: Evidence) -> list[tuple[str, ...]]:
+def _late_exit(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if ev.phase != "Succeeded" or ev.ended is None:
         return []
     deadline = _deadline(ev, ev.ended)
-    found = []
+    found: list[tuple[str, ...]] = []
     for pod, at in sorted(_last_exits(ev).items()):
         if pod != ev.chief and at > deadline:
             anchor = ("the chief succeeded" if ev.last_fault_end is None
@@ -347,7 +348,7 @@ def _late_exit(ev: Evidence) -> list[tuple[str, ...]]:
     return found
 
 
-def _chief_late(ev: Evidence) -> list[tuple[str, ...]]:
+def _chief_late(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if ev.phase != "Succeeded" or ev.ended is None or ev.final_step_at is None:
         return []
     deadline = _deadline(ev, ev.final_step_at)

@@ -152,10 +152,10 @@ def export_dirs(files: Mapping[str, int], export_base: str) -> list[ExportDir]:
     for export in sorted(held):
         if export.startswith((".", "temp-")):
             continue
-        inside = held[export]
+        parts = held[export]
         missing = [part for part in ("saved_model.pb", "variables/variables.index")
-                   if part not in inside]
-        if not any(p.startswith("variables/variables.data-") for p in inside):
+                   if part not in parts]
+        if not any(p.startswith("variables/variables.data-") for p in parts):
             missing.append("variables/variables.data-*")
         found.append(ExportDir(base + export, not missing, tuple(missing)))
     return found

@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
                                                 PodExit, Violation, check)
@@ -173,7 +173,7 @@ def baseline_wall_secs(schedule: Schedule) -> float | None:
     return _BASELINES.get(schedule.shape_key())
 
 
-def _restarts_by_fault(applied: list[AppliedFault], events, end: float
+def _restarts_by_fault(applied: Sequence[AppliedFault], events, end: float
                        ) -> tuple[tuple[str, int], ...]:
     done = [a for a in applied if a.applied]
     counts = []

@@ -200,7 +200,8 @@ class GcsStorage:
         return _read(self.result_file)
 
 
-_STORAGES = {"local": LocalStorage, "nfs": NfsStorage, "gs": GcsStorage}
+_STORAGES: dict[str, type[LocalStorage] | type[NfsStorage] | type[GcsStorage]] = {
+    "local": LocalStorage, "nfs": NfsStorage, "gs": GcsStorage}
 
 
 def storage_for(name: str, workdir: str) -> ChaosStorage:

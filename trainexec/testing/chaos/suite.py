@@ -90,14 +90,16 @@ def full_matrix(modes: Sequence[str]) -> list[SuiteEntry]:
         tasks = [f"{t}:{i}" for t, i in Schedule.explicit(mode, []).tasks()
                  if (t, i) != ("worker", 0)]  # worker:1 stands for the workers
         for storage in STORAGES:
-            faults: list[tuple[str | None, str | None]] = [(None, None)]
+            entries.append(SuiteEntry(f"{mode}-{storage}-no-fault",
+                                      _one_fault(mode, storage, None, None),
+                                      "the full matrix: no fault"))
             kinds = KINDS if storage == "local" else ("kill",)
-            faults += [(kind, task) for kind in kinds for task in tasks]
-            for kind, task in faults:
-                name = f"{mode}-{storage}-" + (
-                    f"{kind}-{task.replace(':', '')}" if kind else "no-fault")
-                entries.append(SuiteEntry(name, _one_fault(mode, storage, kind, task),
-                                          "the full matrix: one fault at a time"))
+            for kind in kinds:
+                for task in tasks:
+                    entries.append(SuiteEntry(
+                        f"{mode}-{storage}-{kind}-{task.replace(':', '')}",
+                        _one_fault(mode, storage, kind, task),
+                        "the full matrix: one fault at a time"))
     return entries
 
 
