@@ -142,6 +142,9 @@ MIRROR_EXEMPT = {
     "trainexec/estimator/export.py":
         "re-exports: tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
+    "trainexec/estimator/inputs.py":
+        "re-exports: tests/test_estimator_engine_inputs.py::"
+        "test_it_is_tf_estimators_inputs_module_and_loads_no_tensorflow",
     "trainexec/estimator_trainer/__init__.py":
         "a docstring: its modules have their tests, e.g. tests/test_estimator_trainer_trainer.py::"
         "test_local_drop_in_gives_the_same_metrics",
