@@ -91,9 +91,11 @@ setup(
         # TLS with a CA the test makes (cryptography).
         # mypy checks the public API's types as a user's checker sees them
         # (tests/test_typing.py): it asserts mypy's messages, worded as in mypy 2.
+        # pandas: trainexec.estimator.inputs.pandas_input_fn is tested on real
+        # DataFrames; trainexec itself never needs it (imported when that is called).
         "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4",
                  "google-cloud-storage>=2.10", "gcp-storage-emulator>=2026.7.19,<2027",
-                 "cryptography>=41", "mypy>=2.4,<3"],
+                 "cryptography>=41", "mypy>=2.4,<3", "pandas>=1.5"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

@@ -153,6 +153,7 @@ def test_troubleshooting_has_every_exit_code(code):
     ("they have no outside network", "trainexec/launch/network.py"),
     ("PerReplica", "trainexec/keras/fit/distributed_fit.py"),
     ("EvaluatorAlreadyRunning", "trainexec/evaluation/lease.py"),
+    ("is not available with Keras 3", "trainexec/estimator_engine/model_fn_keras.py"),
 ])
 def test_troubleshooting_quotes_what_the_code_says(message, source):
     assert message in TROUBLESHOOTING

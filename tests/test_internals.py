@@ -13,7 +13,8 @@ from private_uses import ROOT, private_uses
 from trainexec.internals import (ASSIGNED, LINE_TF_2_15, LINES, PARAMETER, Internal, missing,
                                  resolve)
 
-COMPAT_PACKAGES = ("trainexec.keras.compat", "trainexec.estimator_trainer.compat")
+COMPAT_PACKAGES = ("trainexec.keras.compat", "trainexec.estimator_trainer.compat",
+                   "trainexec.estimator_engine.compat")
 
 # Private names that modules outside compat/ may use, {(file, attribute): reason}. A new
 # private TensorFlow / Keras attribute belongs in a compat package's INVENTORY instead.

@@ -134,6 +134,9 @@ MIRROR_EXEMPT = {
         "test_only_the_arguments_a_logit_fn_names_are_passed and "
         "tests/test_estimator_engine_serving_input.py::"
         "test_raw_supervised_receivers_feed_features_and_labels",
+    "trainexec/estimator/inputs.py":
+        "re-exports: tests/test_estimator_engine_inputs.py::"
+        "test_it_is_tf_estimators_inputs_module_and_loads_no_tensorflow",
     "trainexec/estimator_trainer/__init__.py":
         "a docstring: its modules have their tests, e.g. tests/test_estimator_trainer_trainer.py::"
         "test_local_drop_in_gives_the_same_metrics",

@@ -73,6 +73,13 @@ def test_native_estimator_example(tmp_path, monkeypatch, no_tf_config):
     assert "saved_model.pb" in os.listdir(export)
 
 
+@pytest.mark.keras  # tf.keras layers without names: Keras 3 and Keras 2 alike
+def test_numpy_inputs_example(tmp_path, monkeypatch, no_tf_config):
+    ns = run_group("numpy-inputs", tmp_path, monkeypatch)
+    assert ns["metrics"]["global_step"] == 300 and ns["metrics"]["accuracy"] > 0.8
+    assert len(ns["predicted"]) == 5
+
+
 @pytest.mark.keras
 def test_keras_examples(tmp_path, monkeypatch):
     ns = run_group("keras", tmp_path, monkeypatch)

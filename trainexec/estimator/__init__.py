@@ -3,7 +3,8 @@
 Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
 `EstimatorSpec`, `ModeKeys`, `RunConfig`, `WarmStartSettings`, `TrainSpec`, `EvalSpec`,
 `train_and_evaluate`, the exporters, `SessionRunHook` and the standard hooks, `export`
-(serving input receivers and export outputs) and `experimental` (`call_logit_fn`,
+(serving input receivers and export outputs), `inputs` (`numpy_input_fn`,
+`pandas_input_fn`) and `experimental` (`call_logit_fn`,
 `build_raw_supervised_input_receiver_fn`), on trainexec's own `model_fn` engine
 (`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to 2.21). Names load on
 first use: `import trainexec.estimator` loads neither TensorFlow nor `tensorflow_estimator`.
@@ -17,11 +18,12 @@ Example:
                                  estimator.EvalSpec(eval_input_fn))
     ```
 
-This package is the public face only (this module, `export` and `experimental`): it
-re-exports, and sits above everything it names. What it names lives below it:
+This package is the public face only (this module, `export`, `inputs` and
+`experimental`): it re-exports, and sits above everything it names. What it names lives below it:
 
 * `trainexec.estimator_engine`: the native `model_fn` engine (`Estimator`, `RunConfig`,
-  `EstimatorSpec`, the exporters, the hooks, `export`'s receivers and outputs);
+  `EstimatorSpec`, the exporters, the hooks, `export`'s receivers and outputs,
+  `inputs`' input functions);
 * `trainexec.estimator_trainer`: how trainexec runs any Estimator (the native one, and on
   the 2.15 line `tf.estimator.Estimator`) in each cluster role (`EstimatorTrainer`);
 * `trainexec.executor`: `train_and_evaluate`; `trainexec.specs`: `TrainSpec`, `EvalSpec`.
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     # `import X as X` re-exports X under mypy --strict too (`__all__` below is computed)
     from trainexec.estimator import experimental as experimental
     from trainexec.estimator import export as export
+    from trainexec.estimator import inputs as inputs
     from trainexec.estimator_engine.estimator import Estimator as Estimator
     from trainexec.estimator_engine.exporters import BestExporter as BestExporter
     from trainexec.estimator_engine.exporters import FinalExporter as FinalExporter
@@ -94,7 +97,7 @@ _EXPORTS = {
     "WarmStartSettings": "trainexec.estimator_engine.warm_start",
     "train_and_evaluate": "trainexec.executor",
 }
-_SUBMODULES = ("experimental", "export")  # as tf.estimator.experimental, .export
+_SUBMODULES = ("experimental", "export", "inputs")  # as tf.estimator's submodules
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 if not TYPE_CHECKING:  # checkers see the imports above: a misspelt name is an error there

@@ -8,6 +8,9 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
 * `calls`: calling and checking a `model_fn` and an `input_fn`;
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
+* `model_fn_keras`: what a `model_fn`'s Keras sees: the same layer names in every
+  graph, and how to run a Keras 2 `model_fn` where `tf.keras` is Keras 3;
+* `inputs/`: `numpy_input_fn`, `pandas_input_fn` (tf.estimator's `inputs`, on tf.data);
 * `training`: `Estimator.train` (MonitoredSession, chief and worker sessions);
 * `evaluation`: `Estimator.evaluate` and the persistent evaluation graph;
 * `hook_runner`: one step in a plain session with SessionRunHooks;
@@ -17,8 +20,10 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `exporters`: `LatestExporter`, `BestExporter`, `FinalExporter`;
 * `warm_start`: `WarmStartSettings`;
 * `session_hooks`: `SessionRunHook` and the standard hooks (TensorFlow's own);
-* `estimator`: `Estimator`.
+* `estimator`: `Estimator`;
+* `compat/`: the private Keras attributes the engine relies on, and their `INVENTORY`.
 
 `tests/test_estimator_engine_estimator.py` (`test_the_engine_uses_public_tensorflow_only`)
-checks that nothing here reaches into TensorFlow's internal modules.
+checks that nothing here, `compat/` aside, reaches into TensorFlow's or Keras's internal
+modules.
 """

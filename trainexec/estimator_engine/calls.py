@@ -7,7 +7,8 @@ while params are given. `call_model_fn` passes `labels`, `mode`, `params` and
 `config` to those it names, and checks it returns an `EstimatorSpec`.
 `call_input_fn` passes `mode`, `params`, `config` likewise and accepts a
 `tf.data.Dataset` (of features, or `(features, labels)`), or `(features, labels)` /
-features as tensors; anything else is a TypeError naming what it got.
+features as tensors; anything else is a TypeError naming what it got. The tensors of
+`trainexec.estimator.inputs`' input_fns are read as the dataset behind them.
 
 Example:
     ```python
@@ -140,6 +141,10 @@ def call_input_fn(input_fn: Callable, mode: str, params: Any, config: Any) -> In
     kwargs = {name: value for name, value in
               (("mode", mode), ("params", params), ("config", config)) if name in args}
     result = input_fn(**kwargs)
+    from trainexec.estimator_engine.inputs.feeding import dataset_behind
+    behind = dataset_behind(result)  # numpy_input_fn's / pandas_input_fn's tensors
+    if behind is not None:
+        result = behind  # read through a rewindable iterator, as a dataset is
     if isinstance(result, tf.data.Dataset):
         data = tf.compat.v1.data
         iterator = data.Iterator.from_structure(

@@ -4,7 +4,8 @@
 in the current graph it seeds the graph (`RunConfig.tf_random_seed`), creates the
 global step, calls the `input_fn` (or takes the serving features) and the `model_fn`,
 under a device function that puts variables on the ps when the cluster has some
-(`tf.compat.v1.train.replica_device_setter`, as tf.estimator did). `saver_for` gives
+(`tf.compat.v1.train.replica_device_setter`, as tf.estimator did). The `model_fn` runs in
+`model_fn_keras.keras_scope` (its Keras layers named alike in every graph). `saver_for` gives
 the Scaffold the Saver tf.estimator gave it (sharded, relative paths, the RunConfig's
 `keep_checkpoint_max`), so checkpoints are the ones tf.estimator wrote.
 
@@ -24,6 +25,7 @@ from typing import Any, Callable, NamedTuple
 import tensorflow as tf
 
 from trainexec.estimator_engine.calls import call_input_fn, call_model_fn
+from trainexec.estimator_engine.model_fn_keras import keras_scope
 from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
 __all__ = ["Built", "build_graph", "device_fn_for", "saver_for", "with_local_variables_init"]
@@ -94,7 +96,8 @@ def build_graph(model_fn: Callable, params: Any, config: Any, mode: str,
         else:
             labels, hooks, release = None, (), None
         logger.info("Calling model_fn.")
-        spec = call_model_fn(model_fn, features, labels, mode, params, config)
+        with keras_scope():  # the same Keras layer names in every graph
+            spec = call_model_fn(model_fn, features, labels, mode, params, config)
         logger.info("Done calling model_fn.")
     return Built(spec, global_step, tuple(hooks), release)
 
