@@ -3,7 +3,10 @@ TensorFlow only (`tf.compat.v1` graphs, sessions, hooks, savers, SavedModel buil
 on every TensorFlow line trainexec supports. Users import it as `trainexec.estimator`.
 
 * `model_spec`: `ModeKeys`, `EstimatorSpec` (validated);
-* `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
+* `run_config`: `RunConfig`, answering as tf.estimator's; `run_config_checks`: its
+  value rules; `task_placement`: this task's place, read from TF_CONFIG by tf.estimator's
+  rules; `session_configs`: the default session configs (and a cluster task's device
+  filters);
 * `calls`: calling and checking a `model_fn` and an `input_fn`;
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
 * `training`: `Estimator.train` (MonitoredSession, chief and worker sessions);
