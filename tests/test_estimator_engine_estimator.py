@@ -150,6 +150,16 @@ def test_a_model_fn_of_tf_compat_v1_layers(tmp_path, no_tf_config):
     assert estimator.evaluate(eval_input_fn)["accuracy"] > 0.9
 
 
+def test_sessions_place_softly_unless_the_run_config_gives_a_session_config(tmp_path,
+                                                                            no_tf_config):
+    # As tf.estimator: RunConfig().session_config is None, the Estimator's is the default.
+    config = make(tmp_path).config.session_config
+    assert config.allow_soft_placement
+    assert config.graph_options.rewrite_options.meta_optimizer_iterations == 1  # ONE
+    given = tf.compat.v1.ConfigProto(log_device_placement=True)
+    assert make(tmp_path, session_config=given).config.session_config is given
+
+
 def test_importing_it_loads_neither_tensorflow_nor_tensorflow_estimator():
     code = ("import sys, trainexec, trainexec.estimator as e; e.__all__; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "

@@ -8,7 +8,6 @@ import tensorflow as tf
 
 import trainexec.estimator as te
 from engine_models import make_model_fn, train_input_fn
-from trainexec.errors import ConfigError
 
 
 def good_model_fn(features, labels, mode):
@@ -58,36 +57,6 @@ def test_estimator_spec_refuses_a_tensor_of_another_graph():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="from the default graph"):
             te.EstimatorSpec("eval", loss=other)
-
-
-@pytest.mark.parametrize("arguments, error, words", [
-    (dict(save_checkpoints_steps=10, save_checkpoints_secs=60), ValueError, "not both|cannot both"),
-    (dict(save_checkpoints_steps=-1), ValueError, "save_checkpoints_steps"),
-    (dict(keep_checkpoint_max=-1), ValueError, "keep_checkpoint_max"),
-    (dict(tf_random_seed="7"), ValueError, "tf_random_seed"),
-    (dict(train_distribute=object()), ConfigError, "KerasTrainer"),
-    (dict(eval_distribute=object()), ConfigError, "distribute coordinator"),
-])
-def test_run_config_rows(no_tf_config, arguments, error, words):
-    with pytest.raises(error, match=words):
-        te.RunConfig(**arguments)
-
-
-def test_run_config_reads_tf_config_through_trainexecs_cluster_config(monkeypatch):
-    cluster = {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"], "ps": ["h3:2222"]}
-    monkeypatch.setenv("TF_CONFIG", '{"cluster": %s, "task": {"type": "worker", "index": 1}}'
-                       % str(cluster).replace("'", '"'))
-    config = te.RunConfig()
-    assert (config.task_type, config.task_id, config.is_chief) == ("worker", 1, False)
-    assert config.master == "grpc://h2:2222"
-    assert (config.num_ps_replicas, config.num_worker_replicas) == (1, 3)
-    assert config.cluster_spec.as_dict() == cluster
-    assert list(config.session_config.device_filters) == ["/job:ps", "/job:worker/task:1"]
-    assert config.save_checkpoints_secs == 600 and config.save_checkpoints_steps is None
-    monkeypatch.setenv("TF_CONFIG", '{"cluster": %s, "task": {"type": "worker", "index": 5}}'
-                       % str(cluster).replace("'", '"'))
-    with pytest.raises(ConfigError, match="index 5"):
-        te.RunConfig()
 
 
 def test_estimator_argument_rows(tmp_path, no_tf_config):

@@ -48,6 +48,9 @@ PRIVATE_USE_ALLOWED = {
         "trainexec's own: the module's fork hook reaches its own forking thread",
     ("trainexec/launch/cluster.py", "_setup"):
         "trainexec's own: LocalCluster's other constructor sets up `cls.__new__(cls)`",
+    ("trainexec/estimator_engine/run_config.py", "_values"):
+        "trainexec's own: RunConfig.replace() gives its copy (the caller's class, with its "
+        "attributes, as tf.estimator's replace keeps them) the changed values",
     ("trainexec/testing/gcs/server.py", "_write_config_to_file"):
         "gcp-storage-emulator's Storage saves its metadata (test emulator only)",
     ("trainexec/testing/gcs/server.py", "_headers"):

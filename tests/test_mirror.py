@@ -111,10 +111,6 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_engine/prediction.py":
         "through the native Estimator's predict: tests/test_estimator_engine_estimator.py::"
         "test_train_evaluate_predict_export_round_trip",
-    "trainexec/estimator_engine/run_config.py":
-        "tests/test_estimator_engine_validation.py::test_run_config_rows and "
-        "tests/test_estimator_engine_validation.py::"
-        "test_run_config_reads_tf_config_through_trainexecs_cluster_config",
     "trainexec/estimator_engine/saved_model.py":
         "through export_saved_model: tests/test_estimator_engine_export.py::"
         "test_a_raw_receiver_a_single_output_and_receiver_alternatives",

@@ -7,7 +7,7 @@ Example:
 """
 
 __all__ = ["CHIEF", "ESTIMATOR", "EVALUATOR", "KERAS", "LOCAL", "MASTER", "PS",
-           "SUPPORTED_TASK_TYPES", "TRAINER_TYPES", "WORKER"]
+           "SUPPORTED_TASK_TYPES", "TRAINER_TYPES", "TaskType", "WORKER"]
 
 CHIEF = "chief"
 MASTER = "master"
@@ -22,3 +22,14 @@ TRAINER_TYPES = (CHIEF, MASTER, WORKER)  # the task types that train
 # Trainer names in `trainexec.cluster.verdicts.trainer_support`.
 ESTIMATOR = "Estimator"
 KERAS = "Keras"
+
+
+class TaskType:
+    """tf.estimator's names for the task types (`trainexec.estimator.TaskType`), the
+    constants above: `TaskType.CHIEF == "chief"`."""
+
+    MASTER = MASTER
+    PS = PS
+    WORKER = WORKER
+    CHIEF = CHIEF
+    EVALUATOR = EVALUATOR

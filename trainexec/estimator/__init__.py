@@ -1,13 +1,14 @@
 """`trainexec.estimator`: Estimators on every TensorFlow line trainexec supports.
 
 Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
-`EstimatorSpec`, `ModeKeys`, `RunConfig`, `WarmStartSettings`, `TrainSpec`, `EvalSpec`,
-`train_and_evaluate`, the exporters, `SessionRunHook` and the standard hooks, `export`
-(serving input receivers and export outputs), `inputs` (`numpy_input_fn`,
-`pandas_input_fn`) and `experimental` (`call_logit_fn`,
-`build_raw_supervised_input_receiver_fn`), on trainexec's own `model_fn` engine
-(`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to 2.21). Names load on
-first use: `import trainexec.estimator` loads neither TensorFlow nor `tensorflow_estimator`.
+`EstimatorSpec`, `ModeKeys`, `RunConfig` (and `TaskType`, its task-type names),
+`WarmStartSettings`, `TrainSpec`, `EvalSpec`, `train_and_evaluate`, the exporters,
+`SessionRunHook` and the standard hooks, `export` (serving input receivers and export
+outputs), `inputs` (`numpy_input_fn`, `pandas_input_fn`) and `experimental`
+(`call_logit_fn`, `build_raw_supervised_input_receiver_fn`), on trainexec's own
+`model_fn` engine (`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to
+2.21). Names load on first use: `import trainexec.estimator` loads neither TensorFlow nor
+`tensorflow_estimator`.
 
 Example:
     ```python
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     from trainexec.executor import train_and_evaluate as train_and_evaluate
     from trainexec.specs import EvalSpec as EvalSpec
     from trainexec.specs import TrainSpec as TrainSpec
+    from trainexec.task_types import TaskType as TaskType
 
 _HOOKS = "trainexec.estimator_engine.session_hooks"
 _EXPORTS = {
@@ -92,6 +94,7 @@ _EXPORTS = {
     "StepCounterHook": _HOOKS,
     "StopAtStepHook": _HOOKS,
     "SummarySaverHook": _HOOKS,
+    "TaskType": "trainexec.task_types",
     "TrainSpec": "trainexec.specs",
     "VocabInfo": _HOOKS,
     "WarmStartSettings": "trainexec.estimator_engine.warm_start",

@@ -5,7 +5,10 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `model_spec`: `ModeKeys`, `EstimatorSpec` (validated as tf.estimator validates it);
 * `keras_metrics`: Keras `Metric` objects in `eval_metric_ops`, as evaluation runs them;
 * `logit_fn`: `call_logit_fn` (tf.estimator.experimental's);
-* `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
+* `run_config`: `RunConfig`, answering as tf.estimator's; `run_config_checks`: its
+  value rules; `task_placement`: this task's place, read from TF_CONFIG by tf.estimator's
+  rules; `session_configs`: the default session configs (and a cluster task's device
+  filters);
 * `calls`: calling and checking a `model_fn` and an `input_fn`;
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
 * `model_fn_keras`: what a `model_fn`'s Keras sees: the same layer names in every

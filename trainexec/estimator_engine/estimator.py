@@ -36,6 +36,7 @@ from trainexec.estimator_engine.calls import check_model_fn
 from trainexec.estimator_engine.evaluation import EvaluationGraph, eval_dir
 from trainexec.estimator_engine.prediction import run_prediction
 from trainexec.estimator_engine.run_config import RunConfig
+from trainexec.estimator_engine.session_configs import default_session_config
 from trainexec.estimator_engine.saved_model import write_saved_model
 from trainexec.estimator_engine.training import check_train_arguments, run_training
 from trainexec.estimator_engine.warm_start import as_warm_start_settings, warm_start
@@ -93,6 +94,8 @@ class Estimator:
                 "arguments)")
         check_model_fn(model_fn, params)
         self._model_dir, self._config = _model_dir(model_dir, config)
+        if self._config.session_config is None:  # as tf.estimator: its sessions' default
+            self._config = self._config.replace(session_config=default_session_config())
         self._model_fn = model_fn
         self._params = copy.deepcopy(params) if params is not None else {}
         self._warm_start = as_warm_start_settings(warm_start_from)
