@@ -59,9 +59,10 @@ def _is_int(value: Any) -> bool:
 
 def check_feeding(who: str, *, shuffle: Any, batch_size: Any, num_epochs: Any,
                   queue_capacity: Any, num_threads: Any,
-                  capacity_may_be_none: bool = False) -> None:
+                  capacity_may_be_none: bool = False) -> bool:
     """ValueError naming the argument of `who` (`numpy_input_fn`, `pandas_input_fn`)
-    that is wrong, its value and the fix; `shuffle`'s in tf.estimator's words first."""
+    that is wrong, its value and the fix; `shuffle`'s in tf.estimator's words first.
+    Returns `shuffle`, now known to be a bool."""
     if not isinstance(shuffle, bool):
         raise ValueError(f"{_SHUFFLE_WORDS.format(shuffle)}: call {who}(..., shuffle=True) "
                          "for training, shuffle=False to read the rows in order "
@@ -82,6 +83,7 @@ def check_feeding(who: str, *, shuffle: Any, batch_size: Any, num_epochs: Any,
                         f"got {num_threads!r}")
     if problems:
         raise ValueError(f"{who}: {'; '.join(problems)}")
+    return shuffle
 
 
 def tensor_dtype(array: np.ndarray, where: str) -> Any:

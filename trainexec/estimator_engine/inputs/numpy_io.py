@@ -117,7 +117,7 @@ def numpy_input_fn(x: Any, y: Any = None, batch_size: int = 128, num_epochs: int
         both `x` and `y`, a bad batch_size, num_epochs, queue_capacity or num_threads.
       TypeError: `x` is neither an array nor a dict.
     """
-    check_feeding("numpy_input_fn", shuffle=shuffle, batch_size=batch_size,
+    shuffled = check_feeding("numpy_input_fn", shuffle=shuffle, batch_size=batch_size,
                   num_epochs=num_epochs, queue_capacity=queue_capacity,
                   num_threads=num_threads)
     features = _features(x)
@@ -128,7 +128,7 @@ def numpy_input_fn(x: Any, y: Any = None, batch_size: int = 128, num_epochs: int
 
     def input_fn() -> Any:
         dataset = batches(columns, batch_size=batch_size, num_epochs=num_epochs,
-                          shuffle=shuffle, queue_capacity=queue_capacity,
+                          shuffle=shuffled, queue_capacity=queue_capacity,
                           num_threads=num_threads)
 
         def split(batch: dict) -> Any:

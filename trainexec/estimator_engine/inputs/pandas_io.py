@@ -105,7 +105,7 @@ def pandas_input_fn(x: Any, y: Any = None, batch_size: int = 128,
         queue_capacity or num_threads.
     """
     pd = _pandas()
-    check_feeding("pandas_input_fn", shuffle=shuffle, batch_size=batch_size,
+    shuffled = check_feeding("pandas_input_fn", shuffle=shuffle, batch_size=batch_size,
                   num_epochs=num_epochs, queue_capacity=queue_capacity,
                   num_threads=num_threads, capacity_may_be_none=True)
     if not isinstance(target_column, str):
@@ -145,7 +145,7 @@ def pandas_input_fn(x: Any, y: Any = None, batch_size: int = 128,
 
     def input_fn() -> Any:
         dataset = batches(columns, batch_size=batch_size, num_epochs=num_epochs,
-                          shuffle=shuffle, queue_capacity=queue_capacity,
+                          shuffle=shuffled, queue_capacity=queue_capacity,
                           num_threads=num_threads)
 
         def split(batch: dict) -> Any:
