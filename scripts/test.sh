@@ -5,7 +5,10 @@
 #      trainexec.estimator's run, and read a checkpoint tf.estimator wrote in the 2.15
 #      environment, which is made first);
 #   2. current TensorFlow, tf_keras (TF_USE_LEGACY_KERAS=1): the Keras tests again;
-#   3. TensorFlow 2.15 with tensorflow-estimator: everything, no Estimator test may skip.
+#   3. TensorFlow 2.15 with tensorflow-estimator: the tests whose result can differ by
+#      TensorFlow line (marked tf_line) and the Estimator tests; no Estimator test may
+#      skip. The rest (any_line: the launcher, parsing, rendering, docs, the bed's
+#      plumbing) cannot give another result there and runs once, in run 1.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
 # TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -46,7 +49,7 @@ for number in $LINES_TO_RUN; do
          "$venv" TF_USE_LEGACY_KERAS=1 TRAINEXEC_KERAS_TESTS_ONLY=1 -- "$@" ;;
     3) venv="$(trainexec_env tf2.15)"
        run_line 3 "TensorFlow 2.15 + tensorflow-estimator" \
-         "$venv" TRAINEXEC_REQUIRE_ESTIMATOR=1 -- "$@" ;;
+         "$venv" TRAINEXEC_REQUIRE_ESTIMATOR=1 TRAINEXEC_TF_LINE_TESTS_ONLY=1 -- "$@" ;;
     *) echo "TRAINEXEC_TEST_LINES: unknown run '$number' (1, 2 or 3)" >&2; exit 2 ;;
   esac
 done

@@ -12,7 +12,12 @@
   suite's full matrix), deselected unless `-m` names `multihost`
   (`./scripts/test.sh -m multihost`);
 * `slurm_faults`: real-Slurm job rows beyond the default two (the PSS job, preemption,
-  a permanent exit, a lost node), deselected unless `-m` names `slurm`.
+  a permanent exit, a lost node), deselected unless `-m` names `slurm`;
+* `tf_line` / `any_line`: where a test's result can differ. Every test file says which
+  in its module-level `pytestmark` (tests/test_suite_lines.py checks it); a test of an
+  `any_line` file may add `tf_line` for itself. With TRAINEXEC_TF_LINE_TESTS_ONLY=1 (the
+  TensorFlow 2.15 run) only `tf_line` and `estimator` tests are collected: the rest
+  cannot give another result there, and runs once, on current TensorFlow.
 """
 
 import os
@@ -75,6 +80,13 @@ def pytest_collection_modifyitems(config, items):
         if others:
             config.hook.pytest_deselected(items=others)
             dropped = set(map(id, others))
+            items[:] = [item for item in items if id(item) not in dropped]
+    if tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"):
+        once = [item for item in items if not (item.get_closest_marker("tf_line")
+                                               or item.get_closest_marker("estimator"))]
+        if once:
+            config.hook.pytest_deselected(items=once)
+            dropped = set(map(id, once))
             items[:] = [item for item in items if id(item) not in dropped]
     if tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR"):
         return  # pytest_runtest_call fails them instead

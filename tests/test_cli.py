@@ -17,6 +17,8 @@ from processes import run_cli
 from tf_configs import (CLUSTER, RAY_WORKERS, SAGEMAKER_PS, TFJOB, TFJOB_NO_WORKERS,
                         TFJOB_TWO_EVALUATORS, H, tf_config, tfjob_address, tfjob_dynamic_view)
 
+pytestmark = pytest.mark.any_line
+
 
 # -- trainexec tfconfig --------------------------------------------------------------------
 def _cli(env_tf_config, *args):

@@ -15,6 +15,8 @@ import trainexec
 from trainexec.cli import build_parser, parse_command_line
 from trainexec.cli.parser import EPILOGS, subcommand_parsers
 
+pytestmark = pytest.mark.any_line
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

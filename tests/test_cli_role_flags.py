@@ -6,6 +6,8 @@ import pytest
 
 from trainexec.cli.role_flags import ROLE_DEFAULTS, add_role_flags
 
+pytestmark = pytest.mark.any_line
+
 
 def parser(**kwargs):
     parser = argparse.ArgumentParser()

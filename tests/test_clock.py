@@ -2,7 +2,11 @@
 
 import time
 
+import pytest
+
 from trainexec.clock import Clock, SystemClock
+
+pytestmark = pytest.mark.any_line
 
 
 def test_the_system_clock_is_monotonic_and_sleeps_what_it_is_asked():

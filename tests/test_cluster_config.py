@@ -11,6 +11,8 @@ from tf_configs import (CLUSTER, SAGEMAKER_PS, TFJOB, TFJOB_DYNAMIC_PS,
                         TFJOB_MASTER_EVALUATOR, TFJOB_NO_WORKERS, TFJOB_TWO_EVALUATORS, H,
                         tf_config, tfjob_address, tfjob_dynamic_view)
 
+pytestmark = pytest.mark.any_line
+
 
 def test_no_tf_config_is_local():
     config = ClusterConfig.from_env({})

@@ -5,6 +5,8 @@ import pytest
 
 from trainexec import ClusterConfig, ConfigError
 
+pytestmark = pytest.mark.any_line
+
 
 BAD = [
     ("{not json", "not valid JSON"),

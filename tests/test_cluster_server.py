@@ -8,6 +8,8 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.cluster.server import WorkerDelay, start_standard_server
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.parametrize("task_type,index,delay,run_config_max,expected", [
     ("worker", 0, WorkerDelay(), None, 5),

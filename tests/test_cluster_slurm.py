@@ -10,6 +10,8 @@ from trainexec.cluster.slurm import (SlurmStep, expand_hostlist, expand_ports,
 from trainexec.cluster.verdicts import SLURM, explain
 from trainexec.errors import ConfigError
 
+pytestmark = pytest.mark.tf_line
+
 
 def step_env(procid, localid, node, roles="chief=1,worker=2,ps=1,evaluator=1",
              nodelist="n[9-11]", per_node="2(x2),1", **extra):

@@ -14,6 +14,8 @@ from tf_configs import (CLUSTER, RAY_WORKERS, SAGEMAKER_MWMS, SAGEMAKER_PS, TFJO
                         TFJOB_MASTER_EVALUATOR, TFJOB_NO_WORKERS, H, tf_config, tfjob_address,
                         tfjob_dynamic_view)
 
+pytestmark = pytest.mark.tf_line
+
 
 def test_explain_names_role_and_marks_task():
     text = explain(ClusterConfig.from_json(tf_config("worker", 1)))

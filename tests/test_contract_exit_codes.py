@@ -11,6 +11,8 @@ from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
                                   USER_ERROR, ExitCodes, ServerUnavailableError, classify)
 
+pytestmark = pytest.mark.tf_line
+
 
 def _chained(outer, inner):
     try:

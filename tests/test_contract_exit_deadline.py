@@ -16,6 +16,8 @@ from trainexec.contract.exit_deadline import (DEFAULT_SECS, ENV_VAR, ExitDeadlin
                                               deadline_secs)
 from trainexec.errors import ConfigError
 
+pytestmark = pytest.mark.any_line
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -5,6 +5,9 @@ import json
 
 from trainexec.contract.restart_announcements import (LAUNCH_DIR_ENV, RestartRule, announce,
                                                     read_rules)
+import pytest
+
+pytestmark = pytest.mark.any_line
 
 NAMES = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]
 PSS_WORKER = RestartRule("worker:1", ("worker:1",), carry_on=True,

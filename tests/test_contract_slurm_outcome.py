@@ -5,6 +5,8 @@ import pytest
 from trainexec.contract.slurm_outcome import (FAIL, REQUEUE, SUCCEED, TaskVerdict, decide,
                                      read_verdicts, write_verdict)
 
+pytestmark = pytest.mark.any_line
+
 TASKS = ["chief:0", "worker:0", "worker:1", "evaluator:0"]
 
 

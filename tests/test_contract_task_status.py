@@ -6,8 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from fakes import FakeClock
 from trainexec.contract.task_status import STATUS_DIR, TRAINING, StatusReporter, read_statuses
+
+pytestmark = pytest.mark.any_line
 
 
 def test_a_report_is_read_back_stamped_by_the_reporters_clock(tmp_path):

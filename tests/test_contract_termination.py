@@ -16,6 +16,8 @@ from trainexec.contract.termination import (forget_termination_request,
                                             termination_requested)
 from trainexec.errors import ConfigError
 
+pytestmark = pytest.mark.tf_line
+
 # What pybind11 hands over when TensorFlow's coordination service call fails inside
 # its preemption handler (the chief cut off): a plain RuntimeError.
 COORDINATION_FAILED = RuntimeError("UnavailableError: Socket closed\nAdditional GRPC error "

@@ -18,6 +18,8 @@ import pytest
 from doc_commands import NOT_RUN, commands, sessions
 from job_manifests import schema_errors
 
+pytestmark = pytest.mark.any_line
+
 yaml = pytest.importorskip("yaml")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

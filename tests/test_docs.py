@@ -19,6 +19,8 @@ from trainexec import exporters
 from trainexec.contract import exit_codes
 from trainexec.cli import build_parser
 
+pytestmark = pytest.mark.any_line
+
 API = DOCS / "reference" / "api"
 TROUBLESHOOTING = (DOCS / "troubleshooting.md").read_text()
 

@@ -5,6 +5,8 @@ import pytest
 from trainexec.env_settings import seconds_setting
 from trainexec.errors import ConfigError
 
+pytestmark = pytest.mark.any_line
+
 NAME = "TRAINEXEC_TEST_SECS"
 
 

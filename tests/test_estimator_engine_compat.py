@@ -8,6 +8,8 @@ from private_uses import uses_outside
 from trainexec.estimator_engine.compat import INVENTORY
 from trainexec.internals import LINE_KERAS_3, current_line, missing
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.keras
 def test_every_attribute_inventoried_for_this_line_is_still_there():

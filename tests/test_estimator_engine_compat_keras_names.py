@@ -8,6 +8,8 @@ import tensorflow as tf
 from trainexec.estimator_engine.compat.keras_names import fresh_auto_names
 from trainexec.internals import LINE_KERAS_3, current_line
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.keras
 def test_each_block_names_layers_afresh_and_the_count_outside_goes_on():

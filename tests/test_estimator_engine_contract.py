@@ -18,6 +18,8 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.specs import EvalSpec
 
+pytestmark = pytest.mark.tf_line
+
 
 def finite_input_fn():
     x, y = data(96, 1)

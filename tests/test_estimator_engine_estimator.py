@@ -16,6 +16,8 @@ import trainexec.estimator as te
 from engine_models import (data, eval_input_fn, make_model_fn, predict_input_fn,
                            serving_input_receiver_fn_for, train_input_fn)
 
+pytestmark = pytest.mark.tf_line
+
 
 def make(model_dir, layers=False, **config):
     config.setdefault("save_checkpoints_steps", 50)

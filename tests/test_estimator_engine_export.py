@@ -9,6 +9,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from engine_models import FEATURES, data, train_input_fn
 
+pytestmark = pytest.mark.tf_line
+
 export = te.export
 
 

@@ -8,6 +8,8 @@ import tensorflow as tf
 
 import trainexec.estimator as te
 
+pytestmark = pytest.mark.tf_line
+
 export = te.export
 
 ROWS = [

@@ -12,6 +12,8 @@ import pytest
 import trainexec.estimator as te
 from trainexec.estimator_engine.exporters import BEST_FILE, garbage_collect_exports
 
+pytestmark = pytest.mark.tf_line
+
 
 class ExportingEstimator:
     """Writes `<export_dir_base>/<n>` for the n-th export, as export_saved_model would."""

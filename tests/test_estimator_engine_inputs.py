@@ -17,6 +17,8 @@ import trainexec.estimator as te
 from trainexec.estimator_engine.inputs import numpy_io, pandas_io
 from trainexec.internals import LINE_KERAS_3, current_line
 
+pytestmark = pytest.mark.tf_line
+
 PROGRAMS = pathlib.Path(__file__).resolve().parent / "estimator_programs"
 ROWS = 100
 

@@ -13,6 +13,8 @@ from trainexec.estimator_engine.inputs.feeding import (batches, check_feeding,
                                                        dataset_behind, tensor_dtype,
                                                        tensors_from)
 
+pytestmark = pytest.mark.tf_line
+
 FEED = dict(batch_size=2, num_epochs=1, shuffle=False, queue_capacity=1000, num_threads=1)
 
 

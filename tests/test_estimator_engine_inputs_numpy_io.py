@@ -11,6 +11,8 @@ import tensorflow as tf
 from input_readers import columns, read_all
 from trainexec.estimator_engine.inputs.numpy_io import numpy_input_fn
 
+pytestmark = pytest.mark.tf_line
+
 IN_ORDER = dict(batch_size=2, shuffle=False, num_epochs=1)
 
 

@@ -14,6 +14,8 @@ import tensorflow as tf
 from input_readers import columns, read_all
 from trainexec.estimator_engine.inputs.pandas_io import pandas_input_fn
 
+pytestmark = pytest.mark.tf_line
+
 pd = pytest.importorskip("pandas", reason="pandas_input_fn needs pandas: pip install pandas")
 
 IN_ORDER = dict(batch_size=2, shuffle=False, num_epochs=1)

@@ -9,7 +9,7 @@ import tensorflow as tf
 import trainexec.estimator as te
 from trainexec.estimator_engine.keras_metrics import is_keras_metric, metric_pair
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 VALUES = np.arange(1.0, 11.0, dtype="float32")  # batches of 4: [1..4], [5..8], [9, 10]
 

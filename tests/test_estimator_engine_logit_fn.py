@@ -8,6 +8,8 @@ import tensorflow as tf
 
 import trainexec.estimator as te
 
+pytestmark = pytest.mark.tf_line
+
 call_logit_fn = te.experimental.call_logit_fn
 FEATURES = {"f1": tf.constant([[2.0, 3.0]]), "f2": tf.constant([[4.0, 5.0]])}
 

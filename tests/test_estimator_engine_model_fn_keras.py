@@ -15,6 +15,8 @@ from engine_models import (data, eval_input_fn, predict_input_fn,
 from trainexec.estimator_engine.model_fn_keras import KERAS_2_HINT, keras_2_hint
 from trainexec.internals import LINE_KERAS_3, current_line
 
+pytestmark = pytest.mark.tf_line
+
 
 def unnamed_layers_model_fn(features, labels, mode):
     hidden = tf.keras.layers.Dense(8, activation="relu")(features["x"])

@@ -10,6 +10,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
+pytestmark = pytest.mark.tf_line
+
 TRAIN, EVAL, PREDICT = ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT
 
 

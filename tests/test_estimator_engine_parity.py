@@ -13,7 +13,7 @@ import trainexec.estimator as te
 from engine_models import (data, eval_input_fn, make_model_fn, predict_input_fn,
                            serving_input_receiver_fn_for, train_input_fn)
 
-pytestmark = pytest.mark.estimator
+pytestmark = [pytest.mark.estimator, pytest.mark.tf_line]
 
 
 def both(model_dir, layers):

@@ -13,6 +13,8 @@ from test_estimator_engine_task_placement import PLACED, REFUSED
 from tf_configs import tf_config
 from trainexec.errors import ConfigError
 
+pytestmark = pytest.mark.tf_line
+
 CLUSTER = {"chief": ["h0:2222"], "worker": ["h1:2222", "h2:2222"], "ps": ["h3:2222"]}
 TASK_ANSWERS = ("task_type", "task_id", "master", "evaluation_master", "is_chief",
                 "num_worker_replicas", "num_ps_replicas", "global_id_in_cluster", "service",

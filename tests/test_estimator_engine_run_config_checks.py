@@ -12,6 +12,8 @@ from trainexec.estimator_engine.run_config_checks import (
     DEFAULT_SAVE_SECS, FIELD_RULES, USE_DEFAULT, check_fields, constructor_saving,
     replaced_saving, resolve_model_dir)
 
+pytestmark = pytest.mark.tf_line
+
 # (field, bad value, tf.estimator's words, trainexec's fix)
 BAD_VALUES = [
     ("model_dir", "", "model_dir should be non-empty.", "or None for a temporary one"),

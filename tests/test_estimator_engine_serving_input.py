@@ -10,6 +10,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from trainexec.estimator_engine.serving_input import SupervisedInputReceiver
 
+pytestmark = pytest.mark.tf_line
+
 export, experimental = te.export, te.experimental
 
 

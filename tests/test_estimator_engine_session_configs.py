@@ -8,6 +8,8 @@ import tensorflow as tf
 from trainexec.estimator_engine.session_configs import (cluster_session_config,
                                                         default_session_config)
 
+pytestmark = pytest.mark.tf_line
+
 
 def expected(device_filters=()):
     graph_options = tf.compat.v1.GraphOptions()

@@ -11,6 +11,8 @@ from tf_configs import RAY_WORKERS, SAGEMAKER_PS, TFJOB, TFJOB_NO_WORKERS
 from trainexec.errors import ConfigError
 from trainexec.estimator_engine.task_placement import place_task, read_tf_config
 
+pytestmark = pytest.mark.tf_line
+
 C = {"chief": ["h0:0"], "ps": ["h1:1", "h2:2"], "worker": ["h3:3", "h4:4", "h5:5"]}
 M = {"master": ["h0:0"], "ps": ["h1:1", "h2:2"], "worker": ["h3:3", "h4:4", "h5:5"]}
 LOCAL = dict(cluster={}, task_type="worker", task_id=0, master="", evaluation_master="",

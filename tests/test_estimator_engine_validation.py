@@ -9,6 +9,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from engine_models import make_model_fn, train_input_fn
 
+pytestmark = pytest.mark.tf_line
+
 
 def good_model_fn(features, labels, mode):
     del features, labels, mode

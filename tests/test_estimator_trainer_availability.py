@@ -18,6 +18,8 @@ import trainexec
 import tf_lines
 from trainexec.estimator_trainer.availability import check_trainable, tf_estimator
 
+pytestmark = pytest.mark.tf_line
+
 FIX = 'pip install "trainexec[estimator]"'
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)

@@ -8,6 +8,8 @@ from private_uses import uses_outside
 from trainexec.estimator_trainer.compat import INVENTORY
 from trainexec.internals import LINE_TF_2_15, current_line, missing
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.estimator
 @pytest.mark.parametrize("internal", INVENTORY, ids=lambda internal: internal.name)

@@ -14,7 +14,7 @@ import trainexec
 from fakes import FakeClock
 from trainexec.evaluation.target import CheckpointDisappearedError, CorruptCheckpointError
 
-pytestmark = pytest.mark.estimator
+pytestmark = [pytest.mark.estimator, pytest.mark.tf_line]
 
 tf = pytest.importorskip("tensorflow")
 

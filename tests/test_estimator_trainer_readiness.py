@@ -7,6 +7,8 @@ import tensorflow as tf
 
 from trainexec.estimator_trainer.readiness import model_readiness_checks_every
 
+pytestmark = pytest.mark.tf_line
+
 SessionManager = tf.compat.v1.train.SessionManager
 TF_DEFAULT = 30
 

@@ -15,6 +15,8 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.trainer import EVALUATE, SERVE, TRAIN_AND_EVALUATE
 
+pytestmark = pytest.mark.tf_line
+
 WARNING_START = "estimator.config (the Estimator's RunConfig) is for "
 
 

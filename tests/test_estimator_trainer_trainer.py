@@ -11,7 +11,7 @@ import tensorflow as tf
 import trainexec
 from trainexec.examples import estimator_job
 
-pytestmark = pytest.mark.estimator  # every test here builds a real tf.estimator model
+pytestmark = [pytest.mark.estimator, pytest.mark.tf_line]  # every test here builds a real tf.estimator model
 
 
 def finite_input_fn():

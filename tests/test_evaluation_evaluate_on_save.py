@@ -13,6 +13,8 @@ from trainexec.evaluation.evaluate_on_save import EvaluateOnSave, OnSaveWording
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.specs import EvalSpec
 
+pytestmark = pytest.mark.tf_line
+
 WORDING = OnSaveWording(stopped_before_eval="before_eval stops",
                         stopped_after_eval="after_eval stops",
                         throttled="throttled step %s (%ss)",

@@ -11,6 +11,8 @@ import pytest
 from trainexec.evaluation.export_files import ExportFileManager
 from trainexec.records.liveness import Owner
 
+pytestmark = pytest.mark.tf_line
+
 
 def dead_pid():
     """The pid of a process that has exited (and was reaped)."""

@@ -26,6 +26,8 @@ from fakes import (AttemptGuard, ClockedLog, DirectoryTarget, FakeClock,
                    FinalOnlyExporter, RecordingExporter, point_state_file_at,
                    write_checkpoint)
 
+pytestmark = pytest.mark.tf_line
+
 C10 = CheckpointInfo("/m/model.ckpt-10", 10)
 C20 = CheckpointInfo("/m/model.ckpt-20", 20)
 DONE20 = TrainingComplete(global_step=20, checkpoint=C20.path, max_steps=None, finished_at=0)

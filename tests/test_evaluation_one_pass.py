@@ -10,6 +10,8 @@ from trainexec.evaluation.target import describe_error
 from fakes import (DirectoryTarget, FakeClock, RecordingExporter, point_state_file_at,
                    write_checkpoint)
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.parametrize("kwargs,error,words", [
     (dict(status=EvalStatus.MISSING_CHECKPOINT, metrics={"a": 1}), ValueError,

@@ -2,11 +2,14 @@
 
 import pathlib
 
+import pytest
 import numpy as np
 
 from trainexec.contract.task_status import EVALUATION
 from trainexec.evaluation.one_pass import EvalResult, EvalStatus
 from trainexec.evaluation.status_report import EvaluationStatus, plain_metrics
+
+pytestmark = pytest.mark.any_line
 
 
 class Reporter:

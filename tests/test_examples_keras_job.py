@@ -8,6 +8,8 @@ import pytest
 
 from trainexec.examples import keras_job
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.keras
 def test_the_demo_job_trains_evaluates_and_exports_locally(tmp_path, no_tf_config, capsys):

@@ -21,6 +21,8 @@ import trainexec.executor
 from fakes import (FakeClock, FakeEstimator, FakeHooks, FakeServer, FakeTrainer,
                    RecordingExporter, run_fake_role)
 
+pytestmark = pytest.mark.tf_line
+
 CLUSTER = {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"],
            "ps": ["127.0.0.1:4"]}
 

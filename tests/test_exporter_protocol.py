@@ -8,6 +8,8 @@ from trainexec.errors import ConfigError
 from trainexec.exporter_protocol import (NotAnExporterError, check_exporter_name,
                                          is_exporter, validate_exporters)
 
+pytestmark = pytest.mark.any_line
+
 BAD_NAMES = [
     ("", "exporter `name` ('') must be a non-empty string"),
     (None, "exporter `name` (None) must be a non-empty string"),

@@ -32,6 +32,8 @@ from trainexec.keras.evaluate.target import KerasTarget
 from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 
+pytestmark = pytest.mark.tf_line
+
 POLL = 1.0
 MISSING_DATA = "/no/such/dir/eval-data.tfrecord"  # the user's typo
 

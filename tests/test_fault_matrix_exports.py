@@ -35,6 +35,8 @@ from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalEx
                                                 LatestExporter)
 from trainexec.specs import EvalSpec, TrainSpec
 
+pytestmark = pytest.mark.tf_line
+
 
 # -- evaluators of Keras checkpoints of known quality (finished_runs.finished_keras_run) ------
 

@@ -7,6 +7,8 @@ import pytest
 
 from trainexec.formatting import format_rate, format_secs
 
+pytestmark = pytest.mark.any_line
+
 
 @pytest.mark.parametrize("secs, text", [
     (0, "0s"), (5.4, "5s"), (59.6, "1m00s"), (185, "3m05s"), (3725, "1h02m"), (-3, "0s"),

@@ -10,6 +10,8 @@ import pytest
 from tf_lines import has_estimator
 from trainexec.installation import Installation
 
+pytestmark = pytest.mark.tf_line
+
 PS_CLUSTER = ('{"cluster": {"chief": ["h:1"], "worker": ["h:2"], "ps": ["h:3"]}, '
               '"task": {"type": "worker", "index": 0}}')
 

@@ -13,6 +13,8 @@ from private_uses import ROOT, private_uses
 from trainexec.internals import (ASSIGNED, LINE_TF_2_15, LINES, PARAMETER, Internal, missing,
                                  resolve)
 
+pytestmark = pytest.mark.tf_line
+
 COMPAT_PACKAGES = ("trainexec.keras.compat", "trainexec.estimator_trainer.compat",
                    "trainexec.estimator_engine.compat")
 

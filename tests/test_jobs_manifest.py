@@ -21,6 +21,8 @@ from trainexec.jobs.manifest import parse_manifest, read_manifest, require_comma
 from trainexec.jobs.manifest_rules import check_tfjob
 from trainexec.jobs.render import render_shape, tfjob_yaml
 
+pytestmark = pytest.mark.any_line
+
 def _write(tmp_path, document, name="job.yaml") -> str:
     path = tmp_path / name
     text = document if isinstance(document, str) else yaml.safe_dump(document, sort_keys=False)

@@ -22,6 +22,8 @@ from trainexec.jobs.shape import JobShape
 from trainexec.jobs.tfjob import render_tfjob
 from trainexec.jobs.vertex import render_vertex
 
+pytestmark = pytest.mark.any_line
+
 COMMAND = ["python", "-m", "trainexec.examples.keras_job", "--max-steps", "300"]
 TYPES = {"chief": "Chief", "worker": "Worker", "ps": "PS", "evaluator": "Evaluator"}
 

@@ -8,6 +8,8 @@ import pytest
 
 from trainexec.cli import main
 
+pytestmark = pytest.mark.any_line
+
 ARGS = ["render", "sbatch", "demo", "--nodes", "3", "--workers", "2", "--evaluator",
         "--model-dir", "/shared/demo", "--time", "30", "--grace", "45",
         "--max-restarts", "2", "--env", "TF_USE_LEGACY_KERAS=1", "--trainexec", "trainexec",

@@ -14,6 +14,8 @@ from trainexec.jobs.policies import RunPolicies, choose_policies, local_success
 from trainexec.jobs.shape import JobShape, Role
 from trainexec.jobs.tf_config import is_distributed, service_addresses, tfjob_tf_config
 
+pytestmark = pytest.mark.any_line
+
 
 def _shape(chief=True, workers=1, ps=0, evaluator=False):
     return JobShape.from_counts(["python", "t.py"], workers=workers, ps=ps,

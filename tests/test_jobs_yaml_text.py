@@ -5,6 +5,8 @@ import pytest
 from trainexec.errors import ConfigError
 from trainexec.jobs.yaml_text import dump_documents, load_documents
 
+pytestmark = pytest.mark.any_line
+
 pytest.importorskip("yaml")
 
 

@@ -8,6 +8,8 @@ from private_uses import uses_outside
 from trainexec.internals import LINES, current_line, missing
 from trainexec.keras.compat import INVENTORY
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.keras
 def test_every_attribute_inventoried_for_this_line_is_still_there():

@@ -20,7 +20,7 @@ from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalEx
                                                 LatestExporter)
 from trainexec.records.liveness import Owner
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 X, _ = toy.arrays(16, seed=3)
 

@@ -25,7 +25,7 @@ from trainexec.keras.fit.callbacks import TrainingCompleteCallback
 from trainexec.keras.evaluate.sidecar import STATE_FILE, SidecarEvaluator
 
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 # How training writes checkpoints: a CheckpointManager of model + optimizer,
 # ModelCheckpoint's `.weights.h5` or whole-model `.keras` files (Keras 3 and 2),

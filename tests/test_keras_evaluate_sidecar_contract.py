@@ -18,7 +18,7 @@ from trainexec.keras.evaluate.sidecar import SidecarEvaluator
 from trainexec.keras.evaluate.target import (MissingIterationsError, ModelNotCompiledError,
                                              NothingToLoadError)
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 SIDECAR_LOGGERS = "trainexec"
 

@@ -5,7 +5,11 @@ import logging
 import threading
 import types
 
+import pytest
+
 from trainexec.keras.faults.coordinator_release import release_coordinator
+
+pytestmark = pytest.mark.tf_line
 
 
 class Handler:

@@ -19,7 +19,7 @@ from trainexec.records.completion import read_training_complete
 from trainexec.contract.exit_codes import PREEMPTED_EXIT_CODE
 
 JOB = os.path.join(ROOT, "tests", "keras_programs", "job.py")
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 
 def test_a_sigtermed_local_run_saves_exits_143_and_resumes_there(tmp_path):

@@ -8,6 +8,9 @@ import time
 from fakes import FakeClock
 from trainexec.keras.faults.ps_links import (Link, is_ps_link_error, wait_for_ps_links,
                                              worker_devices)
+import pytest
+
+pytestmark = pytest.mark.tf_line
 
 WORKER = "/job:worker/replica:0/task:0"
 

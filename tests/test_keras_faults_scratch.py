@@ -3,7 +3,11 @@ removed, all removed at once when the task must leave."""
 
 import os
 
+import pytest
+
 from trainexec.keras.faults import scratch
+
+pytestmark = pytest.mark.tf_line
 
 
 def test_scratch_directories_are_registered_until_removed():

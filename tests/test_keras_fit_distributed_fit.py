@@ -23,7 +23,7 @@ from trainexec.keras.strategy import MULTI_WORKER_MIRRORED, TRAIN, StrategyPlan
 sys.path.insert(0, os.path.join(ROOT, "tests", "keras_programs"))
 import keras_toy  # noqa: E402
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 MWMS_PLAN = StrategyPlan(MULTI_WORKER_MIRRORED, TRAIN, ClusterConfig.from_dict({}),
                          is_chief=True, own_loop=True)
 

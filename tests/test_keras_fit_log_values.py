@@ -1,8 +1,11 @@
 """trainexec/keras/fit/log_values.py: logs as `fit` hands them to callbacks."""
 
+import pytest
 import numpy as np
 
 from trainexec.keras.fit.log_values import log_values
+
+pytestmark = pytest.mark.tf_line
 
 
 class Remote:

@@ -29,6 +29,8 @@ PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
+pytestmark = pytest.mark.tf_line
+
 
 def run_job(trainer, train_spec, eval_spec, cluster=None, *, listeners=(), **options):
     """A Keras job's role through the production path: `TrainingExecutor(...).run()`

@@ -10,7 +10,7 @@ import tensorflow as tf
 from trainexec.records import checkpoints
 from trainexec.keras.fit.restore_point import agreed_checkpoint, gather_steps
 
-pytestmark = pytest.mark.keras
+pytestmark = [pytest.mark.keras, pytest.mark.tf_line]
 
 
 def _save(directory, step):

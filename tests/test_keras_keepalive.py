@@ -12,6 +12,8 @@ from trainexec.keras.keepalive import (DEFAULT_KEEPALIVE_SECS, OPTIONS_VAR, SETT
                                        apply_keepalive, keepalive_options, keepalive_secs)
 from trainexec.keras.strategy import make_strategy
 
+pytestmark = pytest.mark.tf_line
+
 PSS = {"chief": ["127.0.0.1:2000"], "worker": ["127.0.0.1:2001", "127.0.0.1:2002"],
        "ps": ["127.0.0.1:2003"]}
 

@@ -11,6 +11,8 @@ from trainexec.keras.strategy import (COORDINATE, DEFAULT, EVALUATE, MIRRORED,
                                       make_strategy, plan_for)
 from tf_configs import SAGEMAKER_PS, tfjob_dynamic_view
 
+pytestmark = pytest.mark.tf_line
+
 MWMS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"]}
 WORKERS_ONLY = {"worker": ["h1:1", "h2:1"]}
 PSS = {"chief": ["h0:1"], "worker": ["h1:1", "h2:1"], "ps": ["h3:1"]}

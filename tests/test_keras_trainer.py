@@ -32,6 +32,8 @@ PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
+pytestmark = pytest.mark.tf_line
+
 LOCAL = ClusterConfig()
 
 

@@ -16,6 +16,8 @@ from trainexec.launch import LocalCluster
 from launch_clusters import make_cluster  # noqa: F401
 from processes import role
 
+pytestmark = pytest.mark.any_line
+
 
 # -- building the cluster (no processes) ---------------------------------------------------
 def test_one_cluster_spec_with_a_distinct_task_per_process(make_cluster):

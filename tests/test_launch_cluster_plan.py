@@ -12,6 +12,8 @@ from trainexec.launch.cluster import LocalCluster
 from trainexec.launch.cluster_plan import ClusterPlan
 from trainexec.launch.task import Task, TaskSpec
 
+pytestmark = pytest.mark.any_line
+
 
 def _plan() -> ClusterPlan:
     job = JobShape.from_counts(["prog"], workers=1, ps=1, evaluator=True, chief=True)

@@ -16,6 +16,8 @@ from trainexec.launch import LocalCluster
 from trainexec.launch.network import (PrivateNetwork, Unavailable, diagnose, host_warning)
 from trainexec.launch.options import FLAGS, KEYWORDS, check_network
 
+pytestmark = pytest.mark.any_line
+
 SHOW_INTERFACES = [sys.executable, "-c",
                    "import json, socket; print(json.dumps([n for _, n in socket.if_nameindex()]))"]
 

@@ -13,6 +13,8 @@ from trainexec.launch import LocalCluster
 from trainexec.launch.options import FLAGS, KEYWORDS, check_options
 from processes import role
 
+pytestmark = pytest.mark.any_line
+
 VALID = dict(command=["python", "train.py"], workers=1, ps=0, chief=True, max_restarts=0,
              grace_secs=5.0)
 

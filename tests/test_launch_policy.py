@@ -12,6 +12,8 @@ from trainexec.launch.policy import (ALL_ENDED, ALWAYS, EXITED, FAIL, FAILED, LE
 from trainexec.keras.faults.restart_rule import rule_for_plan
 from trainexec.contract.restart_announcements import RestartRule
 
+pytestmark = pytest.mark.any_line
+
 MWMS = ("chief:0", "worker:0", "worker:1")
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from trainexec.launch.quiet_start import CppLogFilter, task_environment
 
+pytestmark = pytest.mark.any_line
+
 # As TensorFlow 2.21 and 2.15 print them at import (pids and times differ).
 NOTICE = "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
 ONEDNN = ("I0000 00:00:1795606781.474123   22612 port.cc:153] oneDNN custom operations are "

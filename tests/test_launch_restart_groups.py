@@ -6,6 +6,8 @@ import pytest
 from trainexec.contract.restart_announcements import RestartRule
 from trainexec.launch.restart_groups import merge_rules, parse_group_flag
 
+pytestmark = pytest.mark.any_line
+
 NAMES = ["chief:0", "worker:0", "worker:1", "ps:0", "evaluator:0"]
 PSS_WORKER = RestartRule("worker:1", ("worker:1",), carry_on=True,
                          strategy="parameter_server", ends_by_itself=True)

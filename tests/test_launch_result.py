@@ -1,7 +1,11 @@
 """trainexec/launch/result.py: the summary table `trainexec launch` prints."""
 
+import pytest
+
 from trainexec.launch import JobResult, TaskOutcome
 from trainexec.launch.result import name_tasks
+
+pytestmark = pytest.mark.any_line
 
 
 def test_summary_table_has_one_row_per_task():

@@ -7,6 +7,8 @@ from trainexec.cluster.config import ClusterConfig
 from trainexec.errors import ConfigError
 from trainexec.launch.spec import format_address, plan_tasks
 
+pytestmark = pytest.mark.any_line
+
 
 def test_every_task_gets_the_one_cluster_spec_and_its_own_address():
     spec, tasks = plan_tasks("127.0.0.1", chief=True, workers=2, ps=1, evaluator=True)

@@ -11,6 +11,8 @@ from trainexec.launch.status_view import (StatusView, display_state, render_bloc
                                          same_terminal)
 from trainexec.launch.task import Task
 
+pytestmark = pytest.mark.any_line
+
 
 def _task(index=0, pid=None, returncode=None, stopped=False, restarts=0, task_type="worker",
           lines=0):

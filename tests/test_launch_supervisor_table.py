@@ -20,6 +20,8 @@ from trainexec.contract.restart_announcements import RestartRule, task_file_name
 from trainexec.launch.supervisor import Supervisor
 from trainexec.launch.task import Task
 
+pytestmark = pytest.mark.any_line
+
 STEP = 0.5  # the fake clock's step between two looks
 FOREVER = math.inf
 

@@ -46,6 +46,8 @@ from typing import Iterable, Mapping, Sequence
 
 import pytest
 
+pytestmark = pytest.mark.any_line
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "trainexec"
 

@@ -4,6 +4,8 @@ import pytest
 
 from trainexec.lazy_exports import lazy_exports
 
+pytestmark = pytest.mark.any_line
+
 
 def test_a_name_is_imported_on_first_use_and_cached_in_the_namespace():
     namespace = {"__all__": ["dumps", "sqrt"]}

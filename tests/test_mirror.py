@@ -22,6 +22,9 @@ module is gone, fails the test, so the list only shrinks as mirrors are written.
 
 import pathlib
 import re
+import pytest
+
+pytestmark = pytest.mark.any_line
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "trainexec"

@@ -4,11 +4,14 @@ license, the README as its long description, classifiers, `python_requires` and
 
 from __future__ import annotations
 
+import pytest
 import email
 import os
 import subprocess
 import sys
 import zipfile
+
+pytestmark = pytest.mark.any_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

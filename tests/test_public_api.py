@@ -11,6 +11,8 @@ import pytest
 
 import trainexec
 
+pytestmark = pytest.mark.tf_line
+
 
 def test_public_names_resolve_without_tensorflow_estimator():
     code = ("import sys, trainexec\n"

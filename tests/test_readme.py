@@ -14,6 +14,8 @@ from readme_examples import (ILLUSTRATIVE, MARKED, ROOT, STAND_INS, blocks, docu
                              group_files, run_group)
 from sidecar_programs import toy
 
+pytestmark = pytest.mark.tf_line
+
 
 @pytest.mark.parametrize("path", documents(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_python_block_runs_or_says_why_not(path):

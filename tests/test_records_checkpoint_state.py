@@ -6,6 +6,8 @@ import pytest
 
 from trainexec.records.checkpoint_state import parse_checkpoint_state
 
+pytestmark = pytest.mark.any_line
+
 
 @pytest.mark.parametrize("text, words", [
     ('model_checkpoint_path: "model', "line 1"),

@@ -13,6 +13,8 @@ from trainexec.records import checkpoints
 from trainexec.records.checkpoint_state import read_checkpoint_state
 from trainexec.records.checkpoints import CheckpointInfo, latest_checkpoint, listed_checkpoints
 
+pytestmark = pytest.mark.tf_line
+
 
 def _save(directory, steps, keep=None):
     """Checkpoints at `steps` written by a CheckpointManager, as Keras and custom loops

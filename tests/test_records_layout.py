@@ -13,6 +13,8 @@ from trainexec.records.layout import (COMPLETION_FILE, FINISHED_DIR, atomic_writ
                                read_record, record_path, task_file_name, task_of_file_name,
                                write_json)
 
+pytestmark = pytest.mark.tf_line
+
 
 def test_failed_atomic_write_leaves_no_temporary_file(tmp_path):
     target = tmp_path / "record.json"

@@ -11,6 +11,8 @@ import pytest
 from trainexec.records import liveness
 from trainexec.records.liveness import ALIVE, GONE, UNKNOWN, Owner
 
+pytestmark = pytest.mark.any_line
+
 
 def _ended_pid() -> int:
     child = subprocess.Popen(["true"])

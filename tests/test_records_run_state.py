@@ -8,6 +8,8 @@ from trainexec.records.run_state import (Finality, ServingObservation, checkpoin
                                  completion_for_newest, is_last_checkpoint,
                                  over_at_max_steps, serving_stop_reason, trusted_completion)
 
+pytestmark = pytest.mark.any_line
+
 TASKS = frozenset({"chief:0", "worker:0"})
 
 

@@ -10,6 +10,8 @@ from trainexec.evaluation.policy import LoopPolicy
 from trainexec.records.storage import (LOCAL, NETWORK, NETWORK_VISIBILITY_SECS, OBJECT,
                                VISIBILITY_VARIABLE, check_supported, storage_of)
 
+pytestmark = pytest.mark.tf_line
+
 MOUNTS = """\
 22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw
 30 22 0:50 / /mnt/nfs rw,relatime - nfs4 filer:/export rw,vers=4.2

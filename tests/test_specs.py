@@ -8,6 +8,8 @@ import tensorflow as tf
 from trainexec.specs import EvalSpec, TrainSpec, as_eval_spec, as_train_spec
 from fakes import RecordingExporter
 
+pytestmark = pytest.mark.tf_line
+
 
 def input_fn():
     return None

@@ -6,12 +6,15 @@ import logging
 import os
 import threading
 
+import pytest
 from fakes import FakeClock
 
 from trainexec.records.completion import record_training_complete
 from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras.faults import scratch
 from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
+
+pytestmark = pytest.mark.tf_line
 
 
 class Exits:

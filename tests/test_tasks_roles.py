@@ -30,6 +30,8 @@ from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHo
 from trainexec.tasks.serving import ServingJob
 from trainexec.trainer import JobSettings
 
+pytestmark = pytest.mark.tf_line
+
 PROGRAMS = os.path.join(os.path.dirname(__file__), "keras_programs")
 sys.path.insert(0, PROGRAMS)
 

@@ -16,6 +16,8 @@ from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, Ap
                                                 PodExit)
 from trainexec.testing.chaos.runner import mode_unavailable
 
+pytestmark = pytest.mark.any_line
+
 SEEDS = range(1, 41)
 
 

@@ -3,9 +3,13 @@ evaluator's evaluations, complete checkpoints, the newest one, whole exports (on
 local storage's snapshot; the gs:// bucket's snapshot is read the same way, from
 `GcsEmulator.list_objects`)."""
 
+import pytest
+
 from trainexec.testing.chaos.observe import (collect_log, complete, export_dirs,
                                              newest_checkpoint)
 from trainexec.testing.chaos.storages import LocalStorage
+
+pytestmark = pytest.mark.any_line
 
 T0 = 1000.0
 

@@ -8,6 +8,8 @@ import pytest
 from trainexec.testing.chaos.storages import (STORAGE_STALENESS_SECS, LocalStorage,
                                               NfsStorage, result_of, storage_for)
 
+pytestmark = pytest.mark.any_line
+
 
 def test_storages_by_name_and_their_staleness(tmp_path):
     assert {name: storage_for(name, str(tmp_path)).staleness_secs

@@ -11,6 +11,8 @@ from trainexec.testing.chaos.schedule import KINDS, STORAGES, TASK_TYPES
 from trainexec.testing.chaos.suite import (DEFAULT_SET, coverage, for_line, format_coverage,
                                            full_matrix, missing)
 
+pytestmark = pytest.mark.any_line
+
 LINES = {"current TensorFlow": ("mwms", "pss", "native-estimator"),
          "TensorFlow 2.15": ("estimator",)}
 

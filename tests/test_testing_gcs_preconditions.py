@@ -5,6 +5,8 @@ import pytest
 from trainexec.testing.gcs.preconditions import (conditions_fail, error_body,
                                                  query_conditions, rfc3339)
 
+pytestmark = pytest.mark.any_line
+
 OBJ = {"generation": "7", "metageneration": "1"}
 
 

@@ -11,6 +11,8 @@ from trainexec.testing.kubelet import (Pod, Replicas, TFJobRun, TFJobSpec, exit_
                                        tf_config_for)
 from trainexec.testing.storage import NFS_DEFAULTS, NfsCaching, SharedDir
 
+pytestmark = pytest.mark.any_line
+
 JOB = TFJobSpec("demo", {"Chief": Replicas(1), "Worker": Replicas(2), "PS": Replicas(1),
                          "Evaluator": Replicas(1)}, command=["python", "job.py"])
 

@@ -33,6 +33,8 @@ from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSe
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "keras_programs"))
 import keras_toy  # noqa: E402
 
+pytestmark = pytest.mark.tf_line
+
 ESTIMATOR_CLUSTER = {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}
 MWMS_CLUSTER = {"chief": ["h:1"], "worker": ["h:2", "h:3"]}
 

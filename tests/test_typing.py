@@ -37,6 +37,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.any_line
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TYPING = ROOT / "tests" / "typing"
 CONFIG = TYPING / "mypy.ini"

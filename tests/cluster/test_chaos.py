@@ -31,7 +31,7 @@ from trainexec.testing.netns import unavailable
 
 WHY_NOT = unavailable()
 
-pytestmark = [pytest.mark.cluster, pytest.mark.multihost,
+pytestmark = [pytest.mark.any_line, pytest.mark.cluster, pytest.mark.multihost,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 

@@ -18,7 +18,7 @@ import pytest
 from processes import (ROOT, Launcher, assert_no_survivors, cli, count_ready, printed_pids,
                        role, run_cli)
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_cli_success_prints_header_output_and_summary():

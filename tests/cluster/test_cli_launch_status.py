@@ -19,7 +19,7 @@ import pytest
 
 from processes import ROOT, cli
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 PROGRAM = """
 import os, time

@@ -18,7 +18,7 @@ import pytest
 
 from doc_commands import PROGRAMS, commands, program_text
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_STEPS = 300  # the README's train.py and the packaged example jobs

@@ -14,7 +14,7 @@ from trainexec.launch import LocalCluster
 from processes import alive
 
 # Every test runs estimator_job, which needs tf.estimator.
-pytestmark = [pytest.mark.cluster, pytest.mark.estimator]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.estimator]
 
 
 def local_steps(lines: list[str], task: str) -> int:

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(ROOT, "tests", "estimator_programs", "chief_restart.py")

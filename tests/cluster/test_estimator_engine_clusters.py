@@ -13,7 +13,7 @@ from trainexec.examples.estimator_job import local_training_steps
 from trainexec.launch import LocalCluster
 from trainexec.records.completion import read_training_complete
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 
 def test_native_estimator_cluster_trains_evaluates_and_exports_once(tmp_path):

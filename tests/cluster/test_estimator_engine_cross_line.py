@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_programs",
                        "custom_model_fn.py")

@@ -16,7 +16,7 @@ import pytest
 
 from processes import ROOT, child_env
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 PROGRAM = os.path.join(ROOT, "tests", "exit_programs", "ends.py")
 

@@ -33,7 +33,7 @@ from trainexec.records.finished_tasks import record_task_finished  # noqa: E402
 from trainexec.keras.evaluate.exporters import FinalExporter  # noqa: E402
 from trainexec.specs import EvalSpec, TrainSpec  # noqa: E402
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 
 class Child:

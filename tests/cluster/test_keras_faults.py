@@ -28,7 +28,7 @@ import keras_toy  # noqa: E402
 
 JOB = os.path.join(PROGRAMS, "job.py")
 pytestmark = [
-    pytest.mark.cluster,
+    pytest.mark.tf_line, pytest.mark.cluster,
     pytest.mark.keras,
 ]
 

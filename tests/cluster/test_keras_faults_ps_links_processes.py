@@ -14,7 +14,7 @@ import pytest
 
 from processes import ROOT, child_env
 
-pytestmark = [pytest.mark.cluster, pytest.mark.keras]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.keras]
 
 PROGRAM = os.path.join(ROOT, "tests", "keras_programs", "ps_links.py")
 WORKER = "/job:worker/replica:0/task:0"

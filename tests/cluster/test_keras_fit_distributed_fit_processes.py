@@ -22,7 +22,7 @@ sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
 PROGRAM = os.path.join(PROGRAMS, "loop_curve.py")
-pytestmark = [pytest.mark.cluster, pytest.mark.keras]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.keras]
 
 # Per-epoch mean losses (10 steps of a 48-example global batch, Adam on a decaying rate,
 # L2 on a layer): 2 replicas of 24 sum in another order than 1 of 48, nothing more.

@@ -14,7 +14,7 @@ import pytest
 from pss_programs import COUNTING
 from trainexec.keras.keepalive import OPTIONS_VAR, SETTING_VAR
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 _SERVERS = textwrap.dedent("""
     import sys

@@ -11,7 +11,7 @@ import pytest
 
 from pss_programs import COUNTING
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 _MASTER_COORDINATES = COUNTING + textwrap.dedent("""
     import json, sys

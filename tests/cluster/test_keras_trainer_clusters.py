@@ -25,7 +25,7 @@ sys.path.insert(0, PROGRAMS)
 import keras_toy  # noqa: E402
 
 JOB = os.path.join(PROGRAMS, "job.py")
-pytestmark = [pytest.mark.cluster, pytest.mark.keras]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.keras]
 
 
 def _run_cluster(tmp_path, workers, ps, evaluator, args, max_restarts=0, wait_for="all"):

@@ -22,7 +22,7 @@ import pytest
 from launch_clusters import Sink, make_cluster, tf_config_printed, wait_ready  # noqa: F401
 from processes import alive, assert_no_survivors, role, started_pids, wait_until
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_each_process_gets_its_tf_config_and_a_free_port(make_cluster):

@@ -25,7 +25,7 @@ from processes import ROOT, assert_no_survivors, printed_pids, role, run_cli
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "keras_programs"))
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def _write(tmp_path, document) -> str:

@@ -34,7 +34,7 @@ from processes import (ROOT, Launcher, count_ready, printed_pids, role, run_cli,
 
 sys.path.insert(0, str(ROOT / "tests" / "keras_programs"))  # keras_toy
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 HOST_END = "198.18.0.249"
 OUTSIDER = "198.18.0.250"

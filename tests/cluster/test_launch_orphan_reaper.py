@@ -11,7 +11,7 @@ import pytest
 
 from trainexec.launch.orphan_reaper import OrphanReaper
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_the_watcher_kills_the_groups_not_forgotten_when_the_launcher_ends(caplog):

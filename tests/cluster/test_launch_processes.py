@@ -16,7 +16,7 @@ from launch_clusters import make_cluster, wait_ready  # noqa: F401
 from processes import (GroupSignals, alive, assert_no_survivors, role, started_pids,
                        wait_until)
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_tasks_outlive_the_short_lived_thread_that_started_them(make_cluster):

@@ -9,7 +9,7 @@ import pytest
 from test_launch_quiet_start import CUINIT, NOTICE, ONEDNN
 from trainexec.launch import LocalCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 PROGRAM = f"""
 import os

@@ -17,7 +17,7 @@ import pytest
 from launch_clusters import make_cluster, wait_ready  # noqa: F401
 from processes import assert_no_survivors, role, started_pids
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_success_stops_the_ps_which_shows_as_stopped(make_cluster):

@@ -16,7 +16,7 @@ from trainexec.testing import storage
 from trainexec.testing.netns import PREFIX, TestBed, remove_leftovers, unavailable
 from trainexec.testing.storage import NO_CACHING, NfsCaching, SharedDir
 
-pytestmark = [pytest.mark.cluster, pytest.mark.multihost]
+pytestmark = [pytest.mark.any_line, pytest.mark.cluster, pytest.mark.multihost]
 
 WHY_NOT = unavailable()
 needs_root = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")

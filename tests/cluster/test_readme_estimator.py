@@ -15,7 +15,7 @@ import pytest
 
 from readme_examples import ROOT, blocks
 
-pytestmark = [pytest.mark.cluster, pytest.mark.estimator]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.estimator]
 
 PROGRAM_HEAD = """\
 import pathlib, sys

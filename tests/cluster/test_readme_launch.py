@@ -13,7 +13,7 @@ import pytest
 
 from readme_examples import ROOT, blocks, run_group
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
 
 def test_launch_example(tmp_path, monkeypatch, capsys):

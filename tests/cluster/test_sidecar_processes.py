@@ -21,7 +21,7 @@ from sidecars import STEPS_PER_EPOCH, metrics_log, names, sidecar
 
 PROGRAMS = os.path.join(ROOT, "tests", "sidecar_programs")
 
-pytestmark = [pytest.mark.cluster, pytest.mark.keras]
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.keras]
 
 
 def test_hdf5_file_held_open_by_its_writer_is_waited_for(tmp_path, caplog):

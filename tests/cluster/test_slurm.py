@@ -17,7 +17,7 @@ import pytest
 from trainexec.contract.slurm_outcome import read_verdicts
 from trainexec.testing.slurm import PREFIX, SlurmBed, unavailable
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slurm]
+pytestmark = [pytest.mark.any_line, pytest.mark.cluster, pytest.mark.slurm]
 
 WHY_NOT = unavailable()
 needs_slurm = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")

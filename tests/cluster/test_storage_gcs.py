@@ -24,7 +24,7 @@ from trainexec.testing.netns import TestBed, unavailable
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        "gcs_programs", "sidecar_rounds.py")
 WHY_NOT = unavailable() or gcs.unavailable()
-pytestmark = [pytest.mark.cluster, pytest.mark.multihost, pytest.mark.keras,
+pytestmark = [pytest.mark.tf_line, pytest.mark.cluster, pytest.mark.multihost, pytest.mark.keras,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 

@@ -26,7 +26,7 @@ PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 WHY_NOT = unavailable() or storage.unavailable()
 QUALITIES = (0.3, 0.6, 0.9)
 
-pytestmark = [pytest.mark.cluster, pytest.mark.multihost, pytest.mark.keras,
+pytestmark = [pytest.mark.any_line, pytest.mark.cluster, pytest.mark.multihost, pytest.mark.keras,
               pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")]
 
 

@@ -29,7 +29,7 @@ from trainexec.testing.gcs import GcsEmulator
 from trainexec.testing.netns import PREFIX as BED_PREFIX
 from trainexec.testing.netns import remove_leftovers
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "gcs_programs"
 NETNS_ETC = "/etc/netns"

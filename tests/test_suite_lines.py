@@ -1,0 +1,72 @@
+"""Every test file says where its result can differ, so each test runs where it matters.
+
+The rule (CONTRIBUTING.md, "Test lines"): a test file's module-level `pytestmark` names
+exactly one of
+
+* `tf_line`: the result may differ by TensorFlow line or Keras version (it drives
+  TensorFlow, Keras or an Estimator through trainexec): it runs on current TensorFlow
+  and again on TensorFlow 2.15 (line 3); its `keras` tests run again under tf_keras;
+* `any_line`: the result cannot depend on the line (pure Python, the launcher's process
+  handling, parsing and rendering, docs, the bed's plumbing): it runs once, on current
+  TensorFlow. A test in such a file that does depend on the line adds `tf_line` itself.
+
+`estimator` tests run on line 3 whatever their file says (they need tf.estimator).
+Read with `ast` only: nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+pytestmark = pytest.mark.any_line
+
+ROOT = pathlib.Path(__file__).resolve().parent
+WHERE = ("tf_line", "any_line")
+
+
+def _test_files() -> list[pathlib.Path]:
+    return sorted([*ROOT.glob("test_*.py"), *(ROOT / "cluster").glob("test_*.py")])
+
+
+def declared(path: pathlib.Path) -> list[str]:
+    """The where-markers the file's module-level `pytestmark` names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    for node in tree.body:
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
+        if not any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+            continue
+        for sub in ast.walk(node):
+            if (isinstance(sub, ast.Attribute) and sub.attr in WHERE
+                    and isinstance(sub.value, ast.Attribute) and sub.value.attr == "mark"):
+                found.append(sub.attr)
+    return found
+
+
+def test_every_test_file_says_where_its_result_can_differ():
+    wrong = {}
+    for path in _test_files():
+        where = declared(path)
+        if len(where) != 1:
+            wrong[str(path.relative_to(ROOT.parent))] = where
+    assert wrong == {}, (
+        "each test file's module-level pytestmark names exactly one of "
+        "pytest.mark.tf_line (drives TensorFlow, Keras or an Estimator: runs on every "
+        "line) or pytest.mark.any_line (cannot differ by line: runs once); these do not "
+        f"(what they name): {wrong}")
+
+
+def test_the_reader_sees_lists_and_single_marks(tmp_path):
+    one = tmp_path / "test_one.py"
+    one.write_text("import pytest\npytestmark = pytest.mark.any_line\n")
+    listed = tmp_path / "test_listed.py"
+    listed.write_text("import pytest\npytestmark = [pytest.mark.cluster,\n"
+                      "              pytest.mark.tf_line]\n")
+    none = tmp_path / "test_none.py"
+    none.write_text("import pytest\n\ndef test_x():\n    pytestmark = pytest.mark.tf_line\n")
+    assert (declared(one), declared(listed), declared(none)) == (
+        ["any_line"], ["tf_line"], [])
