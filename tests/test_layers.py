@@ -65,7 +65,7 @@ class Layer:
 # ---------------------------------------------------------------------------------------------
 LAYERS: tuple[Layer, ...] = (
     # Facts, records and rules with no notion of a cluster or a trainer: exceptions, time,
-    # task-type names, what this installation has, the specs and the exporter protocol
+    # task-type names, the specs and the exporter protocol
     # they check; what a run leaves under model_dir (`records`); what a task tells whoever
     # runs it, and what a Slurm batch script tells its tasks (`contract`).
     Layer(0, "foundation", (
@@ -74,7 +74,6 @@ LAYERS: tuple[Layer, ...] = (
         "trainexec.env_settings",
         "trainexec.formatting",
         "trainexec.lazy_exports",
-        "trainexec.installation",
         # The record of a private TensorFlow/Keras attribute (each trainer's compat/
         # inventory) and its check.
         "trainexec.internals",

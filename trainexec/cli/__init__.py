@@ -14,7 +14,8 @@ Subcommands:
 Modules:
 
 * `parser`: `build_parser`, the whole command's parser, from each subcommand's module;
-* `tfconfig`: `trainexec tfconfig`;
+* `tfconfig`: `trainexec tfconfig`; `installation`: what this installation can train
+  (TensorFlow's line, tf.estimator, tf_keras), which it adds;
 * `launch`: `trainexec launch` (role flags or `--from FILE.yaml`), running a `LocalCluster`
   to its end;
 * `render`: `trainexec render tfjob|vertex|sbatch`;

@@ -12,7 +12,7 @@ from trainexec.cluster.slurm import slurm_roles_set
 from trainexec.cluster.verdicts import explain, trainer_support
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.errors import ConfigError
-from trainexec.installation import Installation
+from trainexec.cli.installation import Installation
 
 __all__ = ["add_tfconfig_parser"]
 

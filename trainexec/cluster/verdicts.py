@@ -8,7 +8,8 @@ server mode with a master, ...) and lists what trainexec rewrote on the way
 tf.distribute as chief). `explain(config)` is what `trainexec tfconfig` prints;
 `trainer_support(config)` judges, from the shape alone, whether an Estimator
 and a Keras trainer can train the cluster, naming the fix when not.
-`trainexec.installation` adds what this machine can run. All of it is pure.
+`trainexec tfconfig` adds what this installation can run (`trainexec.cli.installation`).
+All of it is pure.
 
 Example:
     ```python

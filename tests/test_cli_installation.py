@@ -1,4 +1,4 @@
-"""trainexec/installation.py: what this installation can train, and `trainexec
+"""trainexec/cli/installation.py: what this installation can train, and `trainexec
 tfconfig` saying so beside the cluster shape's verdicts."""
 
 import os
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tf_lines import has_estimator
-from trainexec.installation import Installation
+from trainexec.cli.installation import Installation
 
 pytestmark = pytest.mark.tf_line
 
