@@ -4,7 +4,9 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 
 * `model_spec`: `ModeKeys`, `EstimatorSpec` (validated);
 * `run_config`: `RunConfig` (the cluster from TF_CONFIG via `ClusterConfig`);
-* `calls`: calling and checking a `model_fn` and an `input_fn`;
+* `calls`: checking and calling a `model_fn`;
+* `input_fn`: calling an `input_fn` and reading what it returns (datasets, tensors,
+  Python values);
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
 * `training`: `Estimator.train` (MonitoredSession, chief and worker sessions);
 * `evaluation`: `Estimator.evaluate` and the persistent evaluation graph;

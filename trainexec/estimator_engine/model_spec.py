@@ -51,7 +51,7 @@ class EstimatorSpec(NamedTuple("EstimatorSpec", [
                 prediction_hooks: Any = None) -> "EstimatorSpec":
         import tensorflow as tf
 
-        if mode not in _MODES:
+        if mode is not None and mode not in _MODES:  # None: a model_fn without `mode`
             raise ValueError(f"EstimatorSpec `mode` ({mode!r}) must be one of "
                              f"{', '.join(repr(m) for m in _MODES)} (ModeKeys.TRAIN, EVAL, "
                              "PREDICT): pass the `mode` your model_fn was called with")
@@ -182,11 +182,12 @@ def _check_scaffold(scaffold: Any) -> Any:
     if not isinstance(scaffold, tf.compat.v1.train.Scaffold):
         raise TypeError(f"EstimatorSpec `scaffold` must be a tf.compat.v1.train.Scaffold, "
                         f"given: {scaffold!r}")
-    saver = scaffold.saver
-    if saver is not None and not isinstance(saver, tf.compat.v1.train.Saver):
-        raise ValueError(
-            f"EstimatorSpec `scaffold.saver` is a {type(saver).__name__}; "
-            "trainexec.estimator saves with tf.compat.v1.train.Saver (the checkpoints "
-            "tf.estimator wrote). For object-based tf.train.Checkpoint saving, train a "
-            "Keras model with trainexec.KerasTrainer")
+    saver = scaffold.saver  # a Saver, a tf.train.Checkpoint, or anything saving like one
+    if saver is not None and not isinstance(saver, tf.train.Checkpoint) and not all(
+            callable(getattr(saver, method, None)) for method in ("save", "restore")):
+        raise TypeError(
+            f"EstimatorSpec `scaffold.saver` ({type(saver).__name__}) must save and restore "
+            "checkpoints: give a tf.compat.v1.train.Saver, a tf.train.Checkpoint (object-"
+            "based checkpoints), or an object with save(session, path, global_step=...) and "
+            "restore(session, path)")
     return scaffold

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Any, Mapping
 
@@ -143,7 +144,12 @@ class RunConfig:
                 "save_checkpoints_steps" not in changes:
             values["save_checkpoints_steps"] = None
         values.update(changes)
-        return RunConfig(cluster=self._cluster, **values)
+        checked = RunConfig(cluster=self._cluster, **values)
+        # This object's copy, as tf.estimator's replace gave: a subclass (and attributes
+        # set on the instance) survive the Estimator setting its model_dir.
+        replaced = copy.copy(self)
+        vars(replaced).update(vars(checked))
+        return replaced
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self._values.items()
