@@ -303,8 +303,9 @@ class Estimator:
             self.readiness_secs = before
 
     def warm_start_if_asked(self) -> None:
-        """Applies `warm_start_from` to the graph being built (the chief, before its
-        first checkpoint)."""
+        """Applies `warm_start_from` to the graph being built, for a model without a
+        checkpoint of its own: the chief before its first one, `evaluate` and `predict`
+        before any training."""
         if self._warm_start is not None:
             logger.info("Warm-starting from %s", self._warm_start.ckpt_to_initialize_from)
             warm_start(self._warm_start)
