@@ -3,6 +3,7 @@ TensorFlow line (a model with plain variables; the tf.compat.v1.layers model whe
 Keras 2 serves those layers)."""
 
 import glob
+import inspect
 import os
 import subprocess
 import sys
@@ -244,3 +245,199 @@ def test_without_a_checkpoint_evaluate_and_predict_use_initial_values(tmp_path, 
     assert estimator.latest_checkpoint() is None
     with pytest.raises(ValueError, match="no checkpoint"):
         estimator.get_variable_names()
+
+
+def counting_model_fn(x_initial=1.0, predictions=None, scaffold=None, hooks=()):
+    """A model with one variable `x`, counting steps over its input (until it ends);
+    predicts `x + 1` (or `predictions`)."""
+
+    def model_fn(features, labels, mode):
+        x = tf.compat.v1.get_variable("x", initializer=x_initial)
+        step = tf.compat.v1.train.get_global_step()
+        return te.EstimatorSpec(
+            mode, loss=tf.reduce_mean(features["x"]), train_op=tf.compat.v1.assign_add(step, 1),
+            predictions=predictions() if predictions else tf.reshape(x + 1.0, [1, 1]),
+            eval_metric_ops={"x": tf.compat.v1.metrics.mean(x)},
+            scaffold=scaffold() if scaffold else None, training_hooks=hooks.get("worker", ())
+            if hooks else (), training_chief_hooks=hooks.get("chief", ()) if hooks else ())
+
+    return model_fn
+
+
+def one_example():
+    return tf.data.Dataset.from_tensors(({"x": [[1.0]]}, [[1.0]]))
+
+
+def serving_input_receiver_fn():
+    x = tf.compat.v1.placeholder(tf.float32, [None, 1], name="input_x")
+    return te.export.ServingInputReceiver({"x": x}, {"x": x})
+
+
+def test_model_fn_is_bound_to_the_params(tmp_path, no_tf_config):
+    seen = {}
+
+    def model_fn(features, labels, mode, params, config):
+        seen.update(params=params, config=config)
+        return "called"
+
+    estimator = te.Estimator(model_fn, model_dir=str(tmp_path), params={"units": 3})
+    bound = estimator.model_fn
+    assert list(inspect.signature(bound).parameters) == ["features", "labels", "mode", "config"]
+    with pytest.raises(ValueError, match="model_fn should return an EstimatorSpec"):
+        bound({"x": 1}, None, te.ModeKeys.TRAIN, estimator.config)
+    assert seen["params"] == {"units": 3} and seen["config"].model_dir == str(tmp_path)
+
+
+def test_the_given_config_class_reaches_the_model_fn(tmp_path, no_tf_config):
+    class OwnConfig(te.RunConfig):
+        pass
+
+    config = OwnConfig(save_checkpoints_steps=5)
+    config.experiment = "a"
+    seen = {}
+    inner = counting_model_fn()
+
+    def model_fn(features, labels, mode, config):
+        seen["config"] = config
+        return inner(features, labels, mode)
+
+    estimator = te.Estimator(model_fn, config=config)  # a temporary model_dir
+    estimator.train(one_example)
+    assert isinstance(estimator.config, OwnConfig) and estimator.config.model_dir
+    assert isinstance(seen["config"], OwnConfig) and seen["config"].experiment == "a"
+
+
+def test_training_chief_hooks_run_on_the_chief_only(tmp_path, no_tf_config, monkeypatch):
+    def initialized_session(self, master, config=None, max_wait_secs=None):
+        session = tf.compat.v1.Session(master, config=config)  # no chief here to wait for
+        session.run(tf.compat.v1.train.Scaffold().finalize().init_op)
+        return session
+
+    monkeypatch.setattr(tf.compat.v1.train.SessionManager, "wait_for_session",
+                        initialized_session)
+
+    class NonChief(te.RunConfig):
+        is_chief = property(lambda self: False)
+
+    for config, chief_begun in ((te.RunConfig(), 1), (NonChief(), 0)):
+        chief, worker = CountingHook(), CountingHook()
+        estimator = te.Estimator(
+            counting_model_fn(hooks={"chief": [chief], "worker": [worker]}),
+            model_dir=str(tmp_path / str(chief_begun)), config=config)
+        estimator.train(one_example)
+        assert chief.calls["begin"] == chief_begun and worker.calls["begin"] == 1
+
+
+def test_a_callers_hook_sees_the_nan_step_before_training_stops(tmp_path, no_tf_config):
+    def nan_model_fn(mode, features, labels):
+        step = tf.compat.v1.train.get_global_step()
+        increment = tf.compat.v1.assign_add(step, 1)
+        loss = tf.cond(increment > 1, lambda: tf.constant(np.nan), lambda: tf.constant(1.0))
+        return te.EstimatorSpec(mode, loss=loss, train_op=increment)
+
+    hook = CountingHook()
+    estimator = te.Estimator(nan_model_fn, model_dir=str(tmp_path))
+    with pytest.raises(te.NanLossDuringTrainingError):
+        estimator.train(lambda: ({}, None), steps=5, hooks=[hook])
+    assert hook.calls["after_run"] == 2  # the NaN step's included
+
+
+class Net(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable([[0.5]], name="w")
+
+    def __call__(self, x):
+        return tf.matmul(x, self.w)
+
+
+def object_based_model_fn(features, labels, mode):
+    """TensorFlow's Estimator guide's way to object-based checkpoints: a
+    tf.train.Checkpoint as the Scaffold's saver."""
+    net, step = Net(), tf.compat.v1.train.get_global_step()
+    scaffold = tf.compat.v1.train.Scaffold(saver=tf.train.Checkpoint(step=step, net=net))
+    output = net(features["x"])
+    if mode == te.ModeKeys.PREDICT:
+        return te.EstimatorSpec(mode, predictions=output, scaffold=scaffold)
+    loss = tf.reduce_mean(tf.abs(output - labels))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+    return te.EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
+
+
+def test_a_tf_train_checkpoint_as_saver_writes_object_based_checkpoints(tmp_path,
+                                                                        no_tf_config):
+    def doubling():
+        x = np.arange(1, 9, dtype="float32").reshape(-1, 1)
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, 2 * x)).repeat().batch(4)
+
+    estimator = te.Estimator(object_based_model_fn, model_dir=str(tmp_path),
+                             config=te.RunConfig(save_checkpoints_steps=10))
+    estimator.train(doubling, steps=10)
+    assert "net/w/.ATTRIBUTES/VARIABLE_VALUE" in estimator.get_variable_names()
+    estimator.train(doubling, steps=10)  # resumes from the object-based checkpoint
+    assert estimator.latest_checkpoint().endswith("model.ckpt-20")
+    net = Net()  # what the Checkpoint API reads back, eagerly
+    tf.train.Checkpoint(net=net).restore(estimator.latest_checkpoint()).expect_partial()
+    assert estimator.evaluate(doubling, steps=1)["global_step"] == 20
+    predicted = next(estimator.predict(lambda: tf.data.Dataset.from_tensors({"x": [[1.0]]})))
+    np.testing.assert_allclose(predicted, net.w.numpy()[0], rtol=1e-6)
+    path = estimator.export_saved_model(str(tmp_path / "export"), serving_input_receiver_fn)
+    served = tf.saved_model.load(path.decode()).signatures["serving_default"](
+        x=tf.constant([[1.0]]))
+    np.testing.assert_allclose(served["output"].numpy(), net.w.numpy(), rtol=1e-6)
+
+
+def test_a_saver_of_ones_own_saves_and_restores(tmp_path, no_tf_config):
+    calls = []
+
+    class OwnSaver:  # not a tf.compat.v1.train.Saver: anything that saves and restores
+        def __init__(self):
+            self._saver = tf.compat.v1.train.Saver()
+            self.saver_def = self._saver.saver_def
+
+        def save(self, session, path, **kwargs):
+            calls.append("save")
+            return self._saver.save(session, path, **kwargs)
+
+        def restore(self, session, path):
+            calls.append("restore")
+            self._saver.restore(session, path)
+
+        def build(self):
+            pass
+
+    estimator = te.Estimator(counting_model_fn(x_initial=4.0, scaffold=lambda: tf.compat.v1
+                                               .train.Scaffold(saver=OwnSaver())),
+                             model_dir=str(tmp_path))
+    estimator.train(one_example)
+    assert calls == ["save", "save"] and estimator.get_variable_value("x") == 4.0
+    assert estimator.evaluate(one_example)["x"] == 4.0
+    assert next(estimator.predict(one_example)) == [5.0]
+    estimator.export_saved_model(str(tmp_path / "export"), serving_input_receiver_fn)
+    assert calls[2:] == ["restore"] * 3
+
+
+def test_warm_start_from_a_saved_model_before_any_training(tmp_path, no_tf_config):
+    first = te.Estimator(counting_model_fn(x_initial=42.0), model_dir=str(tmp_path / "first"))
+    first.train(lambda: one_example().repeat(), steps=5)
+    export = first.export_saved_model(str(tmp_path / "export"), serving_input_receiver_fn)
+    # A SavedModel (its path as bytes, as returned), a model_dir.
+    for index, source in enumerate((export, first.model_dir)):
+        warm = te.Estimator(counting_model_fn(x_initial=36.0), warm_start_from=source,
+                            model_dir=str(tmp_path / f"warm{index}"))
+        # Not trained: evaluating, predicting and exporting take warm_start_from's values.
+        assert warm.evaluate(one_example)["x"] == 42.0
+        assert next(warm.predict(one_example)) == [43.0]
+        path = warm.export_saved_model(str(tmp_path / "export2"), serving_input_receiver_fn)
+        assert tf.train.load_variable(os.path.join(path.decode(), "variables", "variables"),
+                                      "x") == 42.0
+        warm.train(lambda: one_example().repeat(), steps=1)
+        assert warm.get_variable_value("x") == 42.0
+        assert warm.get_variable_value("global_step") == 1  # the step is not warm-started
+
+
+def test_predict_keys_keep_the_named_predictions(tmp_path, no_tf_config):
+    estimator = te.Estimator(counting_model_fn(predictions=lambda: {
+        "y1": tf.constant([[10.0]]), "y2": tf.constant([[12.0]])}), model_dir=str(tmp_path))
+    assert next(estimator.predict(one_example, predict_keys=["y1", "y3"])) == {"y1": [10.0]}
+    assert next(estimator.predict(one_example, predict_keys="y2")) == {"y2": [12.0]}

@@ -116,3 +116,33 @@ def test_output_and_receiver_rows(build, words):
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=words):
             build()
+
+
+def test_the_model_fns_scaffold_writes_and_initializes_the_saved_model(tmp_path, no_tf_config):
+    """As in tf.estimator: the Scaffold's Saver (its own names) writes the variables, and
+    its local_init_op (instead of the default one) is the SavedModel's main op."""
+
+    def scaffolded_model_fn(features, labels, mode):
+        w = tf.compat.v1.get_variable("w", initializer=3.0)
+        offset = tf.compat.v1.get_local_variable("offset", initializer=0.0)
+        step = tf.compat.v1.train.get_global_step()
+        scaffold = tf.compat.v1.train.Scaffold(
+            saver=tf.compat.v1.train.Saver({"weights/w": w, "step": step}),
+            local_init_op=tf.group(tf.compat.v1.assign(offset, 100.0)))
+        output = features["x"] * w + offset
+        return te.EstimatorSpec(mode, predictions=output, loss=tf.reduce_mean(output),
+                                train_op=tf.compat.v1.assign_add(step, 1), scaffold=scaffold)
+
+    estimator = te.Estimator(scaffolded_model_fn, model_dir=str(tmp_path))
+    estimator.train(lambda: tf.data.Dataset.from_tensors(({"x": [1.0]}, [0.0])))
+    assert set(estimator.get_variable_names()) == {"weights/w", "step"}
+
+    def receiver():
+        x = tf.compat.v1.placeholder(tf.float32, [None], name="input_x")
+        return export.ServingInputReceiver({"x": x}, {"x": x})
+
+    path = estimator.export_saved_model(str(tmp_path / "export"), receiver).decode()
+    assert {name for name, _ in tf.train.list_variables(f"{path}/variables/variables")} == {
+        "weights/w", "step"}
+    served = tf.saved_model.load(path).signatures["serving_default"](x=tf.constant([2.0]))
+    np.testing.assert_allclose(served["output"].numpy(), [106.0])  # 2 * 3 + 100

@@ -9,7 +9,9 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
   value rules; `task_placement`: this task's place, read from TF_CONFIG by tf.estimator's
   rules; `session_configs`: the default session configs (and a cluster task's device
   filters);
-* `calls`: calling and checking a `model_fn` and an `input_fn`;
+* `calls`: checking and calling a `model_fn`;
+* `input_fn`: calling an `input_fn` and reading what it returns (datasets, tensors,
+  Python values; `inputs`' tensors as the dataset behind them);
 * `graph`: one mode's graph on this task's devices; the Saver tf.estimator used;
 * `model_fn_keras`: what a `model_fn`'s Keras sees: the same layer names in every
   graph, and how to run a Keras 2 `model_fn` where `tf.keras` is Keras 3;

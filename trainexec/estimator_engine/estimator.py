@@ -12,6 +12,10 @@ For the executor it adds two things tf.estimator reached only privately: one
 evaluation graph kept for many checkpoints (`persistent_evaluation`), and how often a
 worker re-checks that the chief has initialized the model (`readiness_checks_every`).
 
+As in tf.estimator, a subclass may add methods but not replace the Estimator's own
+(`model_fn` and `latest_checkpoint` excepted): `Estimator(...)` of such a subclass is a
+ValueError naming the members it overrides.
+
 Example:
     ```python
     estimator = Estimator(model_fn, model_dir="/tmp/m", params={"units": 16})
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import logging
 import os
 import tempfile
@@ -32,14 +37,16 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import tensorflow as tf
 
-from trainexec.estimator_engine.calls import check_model_fn
+from trainexec.estimator_engine.calls import call_model_fn, check_model_fn
 from trainexec.estimator_engine.evaluation import EvaluationGraph, eval_dir
+from trainexec.estimator_engine.input_fn import iterator_from_input_fn
 from trainexec.estimator_engine.prediction import run_prediction
 from trainexec.estimator_engine.run_config import RunConfig
 from trainexec.estimator_engine.session_configs import default_session_config
 from trainexec.estimator_engine.saved_model import write_saved_model
 from trainexec.estimator_engine.training import check_train_arguments, run_training
-from trainexec.estimator_engine.warm_start import as_warm_start_settings, warm_start
+from trainexec.estimator_engine.warm_start import (as_warm_start_settings, warm_start,
+                                                  warm_start_checkpoint)
 from trainexec.records import checkpoints
 
 __all__ = ["DEFAULT_READINESS_SECS", "Estimator"]
@@ -47,6 +54,8 @@ __all__ = ["DEFAULT_READINESS_SECS", "Estimator"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_READINESS_SECS = 30.0  # TensorFlow's SessionManager default
+# What a subclass may override (tf.estimator allowed these two of the public members).
+_OVERRIDABLE = frozenset({"model_fn", "latest_checkpoint"})
 
 
 def _model_dir(model_dir: Any, config: RunConfig) -> tuple[str, RunConfig]:
@@ -56,8 +65,9 @@ def _model_dir(model_dir: Any, config: RunConfig) -> tuple[str, RunConfig]:
     if model_dir is not None and given is not None and \
             os.path.normpath(model_dir) != os.path.normpath(given):
         raise ValueError(
-            f"Estimator `model_dir` ({model_dir!r}) and `config.model_dir` ({given!r}) "
-            "differ: give one of them, or the same directory to both")
+            "`model_dir` are set both in constructor and `RunConfig`, but with different "
+            f"values: {model_dir!r} given to the Estimator, {given!r} in its RunConfig. "
+            "Give one of them, or the same directory to both")
     chosen = model_dir or given
     if chosen is None:
         chosen = tempfile.mkdtemp()
@@ -65,6 +75,22 @@ def _model_dir(model_dir: Any, config: RunConfig) -> tuple[str, RunConfig]:
     if chosen != given:
         config = config.replace(model_dir=chosen)
     return chosen, config
+
+
+def _check_not_overridden(cls: type) -> None:
+    """ValueError naming the Estimator members `cls` (a subclass) replaces."""
+    if cls is Estimator:
+        return
+    overridden = sorted(
+        name for name in dir(Estimator)
+        if not name.startswith("__") and name not in _OVERRIDABLE
+        and inspect.getattr_static(cls, name) is not inspect.getattr_static(Estimator, name))
+    if overridden:
+        raise ValueError(
+            f"Subclasses of Estimator cannot override members of Estimator: "
+            f"{cls.__name__} overrides {', '.join(overridden)}. Give the new behaviour a "
+            "name of its own, or wrap the Estimator instead of subclassing it (only "
+            f"{' and '.join(sorted(_OVERRIDABLE))} may be overridden)")
 
 
 class Estimator:
@@ -78,24 +104,34 @@ class Estimator:
       config: a `trainexec.estimator.RunConfig` (default: `RunConfig()`, which reads
         TF_CONFIG).
       params: passed to `model_fn` (and to an `input_fn` with a `params` argument).
-      warm_start_from: a checkpoint or model_dir path, or `WarmStartSettings`.
+      warm_start_from: a checkpoint, model_dir or SavedModel path, or
+        `WarmStartSettings`: where a model without a checkpoint of its own takes its
+        variables' initial values (training, and evaluating, predicting or exporting
+        before any training).
+
+    Raises:
+      ValueError: no `model_fn`, one whose arguments do not fit, a `config` that is not
+        a `RunConfig`, `model_dir` and `config.model_dir` that differ, or a subclass
+        that overrides the Estimator's members.
     """
 
     def __init__(self, model_fn: Callable, model_dir: str | None = None,
                  config: RunConfig | None = None, params: Mapping[str, Any] | None = None,
                  warm_start_from: Any = None) -> None:
+        _check_not_overridden(type(self))
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
             raise ValueError(
-                f"Estimator `config` must be a trainexec.estimator.RunConfig, given: "
-                f"{type(config).__name__} (a tf.estimator.RunConfig belongs to "
-                "tf.estimator.Estimator: build trainexec.estimator.RunConfig with the same "
-                "arguments)")
+                "Estimator `config` must be an instance of `RunConfig` "
+                f"(trainexec.estimator.RunConfig), given: {type(config).__name__} (a "
+                "tf.estimator.RunConfig belongs to tf.estimator.Estimator: build "
+                "trainexec.estimator.RunConfig with the same arguments)")
         check_model_fn(model_fn, params)
         self._model_dir, self._config = _model_dir(model_dir, config)
         if self._config.session_config is None:  # as tf.estimator: its sessions' default
             self._config = self._config.replace(session_config=default_session_config())
+        self._session_config = self._config.session_config
         self._model_fn = model_fn
         self._params = copy.deepcopy(params) if params is not None else {}
         self._warm_start = as_warm_start_settings(warm_start_from)
@@ -117,7 +153,14 @@ class Estimator:
 
     @property
     def model_fn(self) -> Callable:
-        return self._model_fn
+        """The `model_fn` as the Estimator calls it, bound to `params`:
+        `model_fn(features, labels, mode, config)` returning an `EstimatorSpec`."""
+
+        def model_fn(features: Any, labels: Any, mode: str, config: Any) -> Any:
+            return call_model_fn(self._model_fn, features, labels, mode, self._params,
+                                 config)
+
+        return model_fn
 
     def eval_dir(self, name: str | None = None) -> str:
         """Where `evaluate(name=name)` writes its summaries: `model_dir/eval[_<name>]`."""
@@ -132,8 +175,9 @@ class Estimator:
     def _checkpoint_or_raise(self) -> str:
         latest = self.latest_checkpoint()
         if latest is None:
-            raise ValueError(f"Estimator: no checkpoint in model_dir {self._model_dir}: "
-                             "train first")
+            raise ValueError(f"Could not find trained model in model_dir: {self._model_dir} "
+                             "(no checkpoint there): train first, or give the model_dir "
+                             "that holds the checkpoints")
         return latest
 
     def get_variable_names(self) -> list[str]:
@@ -174,7 +218,8 @@ class Estimator:
         if checkpoint_path is None:
             logger.warning("Could not find trained model in model_dir: %s, running "
                            "initialization to evaluate.", self._model_dir)
-        evaluation = EvaluationGraph(self, input_fn, steps=steps, hooks=hooks, name=name)
+        evaluation = EvaluationGraph(self, input_fn, steps=steps, hooks=hooks, name=name,
+                                     warm_start=checkpoint_path is None)
         try:
             return evaluation.evaluate(checkpoint_path)
         finally:
@@ -213,16 +258,39 @@ class Estimator:
                            as_text: bool = False, checkpoint_path: str | None = None,
                            experimental_mode: str = "infer") -> bytes:
         """Writes a servable SavedModel to `<export_dir_base>/<timestamp>` and returns
-        that path as bytes (as tf.estimator did)."""
+        that path as bytes (as tf.estimator did). The variables come from
+        `checkpoint_path`, else the newest checkpoint, else (an Estimator that has not
+        trained) the checkpoint or SavedModel it warm-starts from."""
         if experimental_mode != "infer":
             raise ValueError(
                 f"export_saved_model: experimental_mode={experimental_mode!r} is not "
                 "supported: trainexec.estimator exports serving (PREDICT) SavedModels only; "
                 "for a trainable SavedModel, train a Keras model with trainexec.KerasTrainer")
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None and self._warm_start is not None:
+            checkpoint_path = warm_start_checkpoint(self._warm_start)
+        if isinstance(export_dir_base, bytes):
+            export_dir_base = export_dir_base.decode()
         path = write_saved_model(self, os.fspath(export_dir_base), serving_input_receiver_fn,
                                  assets_extra=assets_extra, as_text=as_text,
                                  checkpoint_path=checkpoint_path)
         return path.encode()
+
+    @property
+    def export_savedmodel(self) -> Any:
+        """tf.estimator 1's name, gone from tf.estimator 2: an AttributeError saying
+        what to call instead."""
+        raise AttributeError("Estimator.export_savedmodel is gone: Please use "
+                             "`export_saved_model` (same arguments; it returns the export's "
+                             "path as bytes)")
+
+    def _get_iterator_from_input_fn(self, input_fn: Callable, mode: str | None,
+                                    distribution: Any = None) -> tuple[Any, list]:
+        """An iterator over `input_fn`'s dataset and the hooks initializing it, through
+        `distribution.make_input_fn_iterator` when one is given (as tf.estimator's
+        Estimator offered its distribution strategies)."""
+        return iterator_from_input_fn(input_fn, mode, self.params, self.config,
+                                      distribution)
 
     # -- for the executor ------------------------------------------------------------------
     @contextlib.contextmanager
@@ -238,8 +306,9 @@ class Estimator:
             self.readiness_secs = before
 
     def warm_start_if_asked(self) -> None:
-        """Applies `warm_start_from` to the graph being built (the chief, before its
-        first checkpoint)."""
+        """Applies `warm_start_from` to the graph being built, for a model without a
+        checkpoint of its own: the chief before its first one, `evaluate` and `predict`
+        before any training."""
         if self._warm_start is not None:
             logger.info("Warm-starting from %s", self._warm_start.ckpt_to_initialize_from)
             warm_start(self._warm_start)

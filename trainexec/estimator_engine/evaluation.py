@@ -9,7 +9,9 @@ metrics to `<model_dir>/eval[_<name>]`. `Estimator.evaluate` is one such evaluat
 a new graph; the evaluator task keeps one graph for every checkpoint
 (`Estimator.persistent_evaluation`), the cost tf.estimator paid per checkpoint saved.
 
-A model_fn's `evaluation_hooks` are begun once, when the graph is built.
+A model_fn's `evaluation_hooks` are begun once, when the graph is built. Evaluating
+without a checkpoint (`warm_start=True`) takes the initial values from the
+Estimator's `warm_start_from`, if it has one.
 
 Example:
     ```python
@@ -31,6 +33,7 @@ from trainexec.estimator_engine.graph import (build_graph, saver_for,
                                               with_local_variables_init)
 from trainexec.estimator_engine.hook_runner import run_with_hooks
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.training import check_hooks, check_steps
 
 __all__ = ["EvaluationGraph", "LOSS", "eval_dir"]
 
@@ -44,23 +47,14 @@ def eval_dir(model_dir: str, name: str | None) -> str:
     return f"{model_dir.rstrip('/')}/{'eval' if not name else 'eval_' + name}"
 
 
-def _check_steps(steps: Any) -> None:
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
-                              or steps <= 0):
-        raise ValueError(f"Estimator.evaluate: `steps` must be an integer > 0 or None (until "
-                         f"the input ends), given: {steps!r}")
-
-
 class EvaluationGraph:
     """The EVAL graph of an Estimator and an input, built once (module doc)."""
 
     def __init__(self, estimator: Any, input_fn: Callable, steps: int | None = None,
-                 hooks: Sequence[Any] | None = None, name: str | None = None) -> None:
-        _check_steps(steps)
-        for hook in hooks or ():
-            if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-                raise TypeError(f"Estimator.evaluate: hooks must be SessionRunHook "
-                                f"instances, given: {hook!r}")
+                 hooks: Sequence[Any] | None = None, name: str | None = None,
+                 warm_start: bool = False) -> None:
+        check_steps("steps", steps, "evaluate")
+        hooks = check_hooks(hooks, "evaluate")
         self._steps = steps
         self.output_dir = eval_dir(estimator.model_dir, name)
         config = estimator.config
@@ -69,12 +63,14 @@ class EvaluationGraph:
             built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.EVAL,
                                 input_fn=input_fn, on_devices=False)
             spec = built.spec
+            if warm_start:  # no checkpoint: the initial values come from warm_start_from
+                estimator.warm_start_if_asked()
             metric_ops = dict(spec.eval_metric_ops)
             for reserved in (LOSS, GLOBAL_STEP):
                 if reserved in metric_ops:
-                    raise ValueError(f"model_fn: eval_metric_ops has a metric named "
-                                     f"{reserved!r}, which the Estimator reports itself: "
-                                     "rename it")
+                    raise ValueError(f"Metric with name `{reserved}` is not allowed, because "
+                                     "the Estimator already reports a metric of that name: "
+                                     "rename it in the model_fn's eval_metric_ops")
             metric_ops[LOSS] = tf.compat.v1.metrics.mean(spec.loss)
             self._values = {key: pair[0] for key, pair in metric_ops.items()}
             self._values[GLOBAL_STEP] = built.global_step

@@ -2,7 +2,8 @@
 
 `build_graph` is what `train`, `evaluate`, `predict` and `export_saved_model` share:
 in the current graph it seeds the graph (`RunConfig.tf_random_seed`), creates the
-global step, calls the `input_fn` (or takes the serving features) and the `model_fn`,
+global step, calls the `input_fn` (or takes the serving features) and the `model_fn`
+(`Estimator.model_fn`: the user's, bound to the params),
 under a device function that puts variables on the ps when the cluster has some
 (`tf.compat.v1.train.replica_device_setter`, as tf.estimator did). The `model_fn` runs in
 `model_fn_keras.keras_scope` (its Keras layers named alike in every graph). `saver_for` gives
@@ -12,7 +13,8 @@ the Scaffold the Saver tf.estimator gave it (sharded, relative paths, the RunCon
 Example:
     ```python
     with tf.Graph().as_default():
-        built = build_graph(model_fn, params, config, ModeKeys.EVAL, input_fn=input_fn)
+        built = build_graph(estimator.model_fn, params, config, ModeKeys.EVAL,
+                            input_fn=input_fn)
         built.spec.loss, built.global_step, built.input_hooks
     ```
 """
@@ -24,7 +26,7 @@ from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
-from trainexec.estimator_engine.calls import call_input_fn, call_model_fn
+from trainexec.estimator_engine.input_fn import call_input_fn
 from trainexec.estimator_engine.model_fn_keras import keras_scope
 from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
@@ -34,13 +36,15 @@ logger = logging.getLogger(__name__)
 
 
 class Built(NamedTuple):
-    """A mode's graph: the model_fn's spec, the global step, the input's hooks and
-    the op releasing its data (`calls.Inputs.release`)."""
+    """A mode's graph: the model_fn's spec, the global step, the input's hooks, the
+    op releasing its data (`input_fn.Inputs.release`) and the features given to the
+    model_fn."""
 
     spec: EstimatorSpec
     global_step: Any
     input_hooks: tuple
     input_release: Any = None
+    features: Any = None
 
 
 # TensorFlow's standard hooks (step counter, checkpoint saver, summaries) fetch the
@@ -77,9 +81,11 @@ def device_fn_for(config: Any) -> Callable | None:
 def build_graph(model_fn: Callable, params: Any, config: Any, mode: str,
                 input_fn: Callable | None = None, features: Any = None,
                 on_devices: bool = True) -> Built:
-    """Builds `mode`'s graph in the current graph (module doc). `features` (serving)
-    stand in for an `input_fn`; `on_devices=False` builds without the cluster's
-    device function (evaluation, prediction and export run in-process)."""
+    """Builds `mode`'s graph in the current graph (module doc): `model_fn` is called as
+    `model_fn(features, labels, mode, config)` (`Estimator.model_fn`), `params` go to
+    the `input_fn`. `features` (serving) stand in for an `input_fn`;
+    `on_devices=False` builds without the cluster's device function (evaluation,
+    prediction and export run in-process)."""
     if config.tf_random_seed is not None:
         tf.compat.v1.random.set_random_seed(config.tf_random_seed)
     device_fn = device_fn_for(config) if on_devices else None
@@ -97,9 +103,9 @@ def build_graph(model_fn: Callable, params: Any, config: Any, mode: str,
             labels, hooks, release = None, (), None
         logger.info("Calling model_fn.")
         with keras_scope():  # the same Keras layer names in every graph
-            spec = call_model_fn(model_fn, features, labels, mode, params, config)
+            spec = model_fn(features, labels, mode, config)
         logger.info("Done calling model_fn.")
-    return Built(spec, global_step, tuple(hooks), release)
+    return Built(spec, global_step, tuple(hooks), release, features)
 
 
 def saver_for(scaffold: Any, config: Any) -> Any:

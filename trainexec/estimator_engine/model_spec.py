@@ -66,7 +66,7 @@ class EstimatorSpec(NamedTuple("EstimatorSpec", [
                 training_chief_hooks: Any = None, training_hooks: Any = None,
                 scaffold: Any = None, evaluation_hooks: Any = None,
                 prediction_hooks: Any = None) -> "EstimatorSpec":
-        if mode not in _MODES:
+        if mode is not None and mode not in _MODES:  # None: a model_fn without `mode`
             raise ValueError(f"EstimatorSpec `mode` ({mode!r}) must be one of "
                              f"{', '.join(repr(m) for m in _MODES)} (ModeKeys.TRAIN, EVAL, "
                              "PREDICT): pass the `mode` your model_fn was called with")
@@ -275,11 +275,12 @@ def _check_scaffold(scaffold: Any) -> Any:
         raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold!r} (type "
                         f"{_kind(scaffold)}): EstimatorSpec `scaffold` takes a "
                         "tf.compat.v1.train.Scaffold, or None for the default one")
-    saver = scaffold.saver
-    if saver is not None and not isinstance(saver, tf.compat.v1.train.Saver):
-        raise ValueError(
-            f"EstimatorSpec `scaffold.saver` is a {type(saver).__name__}; "
-            "trainexec.estimator saves with tf.compat.v1.train.Saver (the checkpoints "
-            "tf.estimator wrote). For object-based tf.train.Checkpoint saving, train a "
-            "Keras model with trainexec.KerasTrainer")
+    saver = scaffold.saver  # a Saver, a tf.train.Checkpoint, or anything saving like one
+    if saver is not None and not isinstance(saver, tf.train.Checkpoint) and not all(
+            callable(getattr(saver, method, None)) for method in ("save", "restore")):
+        raise TypeError(
+            f"EstimatorSpec `scaffold.saver` ({type(saver).__name__}) must save and restore "
+            "checkpoints: give a tf.compat.v1.train.Saver, a tf.train.Checkpoint (object-"
+            "based checkpoints), or an object with save(session, path, global_step=...) and "
+            "restore(session, path)")
     return scaffold

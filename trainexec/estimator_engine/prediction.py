@@ -1,9 +1,11 @@
 """`Estimator.predict`: the `model_fn` in PREDICT mode over an input, from a checkpoint.
 
 Yields one dict (or value) per example with `yield_single_examples` (every prediction
-must share the batch dimension), else one per batch; `predict_keys` keeps some of a
-dict's predictions. Without any checkpoint the variables are initialized, with a
-warning, as tf.estimator did.
+of a dict must share the batch dimension), else one per batch; `predict_keys` keeps
+those of a dict's predictions it names (at least one must be there). Without any
+checkpoint the variables are initialized (from `warm_start_from`, if the Estimator has
+one), with a warning, as tf.estimator did; so is an input that never ends (neither a
+`tf.data` iterator nor queue runners: predict would yield forever).
 
 Example:
     ```python
@@ -20,7 +22,9 @@ from typing import Any, Callable, Iterator, Sequence
 import tensorflow as tf
 
 from trainexec.estimator_engine.graph import build_graph, saver_for
+from trainexec.estimator_engine.input_fn import reads_dataset_or_queue
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.training import check_hooks
 
 __all__ = ["run_prediction"]
 
@@ -28,54 +32,75 @@ logger = logging.getLogger(__name__)
 
 
 def _selected(predictions: Any, predict_keys: Sequence[str] | None) -> Any:
-    if predict_keys is None:
+    if not predict_keys:
         return predictions
     if isinstance(predict_keys, str):
         predict_keys = [predict_keys]
     if not isinstance(predictions, dict):
-        raise ValueError("Estimator.predict: predict_keys are given, but the model_fn's "
-                         "predictions are one Tensor, not a dict: drop predict_keys")
-    missing = [key for key in predict_keys if key not in predictions]
-    if missing:
-        raise ValueError(f"Estimator.predict: predict_keys {missing} are not among the "
-                         f"predictions ({', '.join(sorted(predictions))})")
-    return {key: predictions[key] for key in predict_keys}
+        raise ValueError("predict_keys argument is not valid in case of non-dict "
+                         f"predictions (Estimator.predict: predict_keys {list(predict_keys)} "
+                         "are given, but the model_fn's predictions are one Tensor): drop "
+                         "predict_keys, or return a dict of predictions")
+    kept = {key: value for key, value in predictions.items() if key in predict_keys}
+    if not kept:
+        raise ValueError(f"Expected to run at least one output from {sorted(predictions)}, "
+                         f"provided {list(predict_keys)} (Estimator.predict: predict_keys "
+                         "name none of the model_fn's predictions)")
+    return kept
 
 
-def _batch_size(predictions: Any) -> int:
-    values = predictions.values() if isinstance(predictions, dict) else [predictions]
-    sizes = set()
-    for value in values:
-        if getattr(value, "ndim", 0) == 0:
-            raise ValueError("Estimator.predict with yield_single_examples: every "
-                             "prediction needs a batch dimension, but one is a scalar; "
-                             "pass yield_single_examples=False")
-        sizes.add(value.shape[0])
-    if len(sizes) != 1:
-        raise ValueError("Estimator.predict with yield_single_examples: the predictions' "
-                         f"batch sizes differ ({sorted(sizes)}); pass "
+def _batch_length(batch: dict) -> int:
+    """The batch dimension every prediction of a dict shares."""
+    lengths = {key: value.shape[0] if getattr(value, "ndim", 0) else None
+               for key, value in batch.items()}
+    if None in lengths.values():
+        scalar = next(key for key, length in lengths.items() if length is None)
+        raise ValueError(f"Estimator.predict with yield_single_examples: prediction "
+                         f"{scalar!r} is a scalar, with no batch dimension to split; pass "
                          "yield_single_examples=False")
-    return sizes.pop()
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            "Batch length of predictions should be same: "
+            f"{', '.join(f'{key} has {n}' for key, n in sorted(lengths.items()))}. Pass "
+            "yield_single_examples=False to get whole batches, or return predictions "
+            "that share the batch dimension")
+    return next(iter(lengths.values()))
+
+
+def _rows(batch: Any) -> Iterator[Any]:
+    """One example at a time of a batch of predictions."""
+    if not isinstance(batch, dict):
+        if getattr(batch, "ndim", 0) == 0:
+            raise ValueError("Estimator.predict with yield_single_examples: the prediction "
+                             "is a scalar, with no batch dimension to split; pass "
+                             "yield_single_examples=False")
+        yield from batch
+        return
+    for index in range(_batch_length(batch)):
+        yield {key: value[index] for key, value in batch.items()}
 
 
 def run_prediction(estimator: Any, input_fn: Callable, predict_keys: Any,
                    hooks: Sequence[Any], checkpoint_path: str | None,
                    yield_single_examples: bool) -> Iterator[Any]:
     """Yields `estimator`'s predictions (module doc)."""
-    for hook in hooks or ():
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"Estimator.predict: hooks must be SessionRunHook instances, "
-                            f"given: {hook!r}")
+    hooks = check_hooks(hooks, "predict")
     config = estimator.config
     checkpoint_path = checkpoint_path or estimator.latest_checkpoint()
     with tf.Graph().as_default():
         built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.PREDICT,
                             input_fn=input_fn, on_devices=False)
-        predictions = _selected(built.spec.predictions, predict_keys)
-        scaffold = saver_for(built.spec.scaffold, config)
+        if not reads_dataset_or_queue(built.features):
+            tf.compat.v1.logging.warning(
+                "Input graph does not use tf.data.Dataset or contain a QueueRunner: the "
+                "input never ends, so Estimator.predict yields predictions forever. Return "
+                "a tf.data.Dataset from the input_fn, or stop iterating yourself.")
         if checkpoint_path is None:
             logger.warning("Could not find a trained model in model_dir %s: predicting with "
                            "initialized variables.", estimator.model_dir)
+            estimator.warm_start_if_asked()
+        predictions = _selected(built.spec.predictions, predict_keys)
+        scaffold = saver_for(built.spec.scaffold, config)
         creator = tf.compat.v1.train.ChiefSessionCreator(
             scaffold=scaffold, checkpoint_filename_with_path=checkpoint_path,
             master=config.evaluation_master, config=config.session_config)
@@ -84,11 +109,7 @@ def run_prediction(estimator: Any, input_fn: Callable, predict_keys: Any,
                                                  hooks=all_hooks) as session:
             while not session.should_stop():
                 batch = session.run(predictions)
-                if not yield_single_examples:
+                if yield_single_examples:
+                    yield from _rows(batch)
+                else:
                     yield batch
-                    continue
-                for index in range(_batch_size(batch)):
-                    if isinstance(batch, dict):
-                        yield {key: value[index] for key, value in batch.items()}
-                    else:
-                        yield batch[index]

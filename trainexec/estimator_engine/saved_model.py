@@ -11,7 +11,11 @@ The export is written aside and published whole as `<export_dir_base>/<timestamp
 one, and an existing export is never overwritten (the next second is taken).
 
 Only PREDICT-mode (serving) exports exist: TRAIN and EVAL SavedModels stood on
-tf.estimator's private graph rewriting.
+tf.estimator's private graph rewriting. As in tf.estimator, the model_fn's Scaffold is
+used: its saver restores the checkpoint (a Saver, anything with
+`restore(session, path)`, or a `tf.train.Checkpoint` for object-based checkpoints) and,
+when it is a Saver, writes the SavedModel's variables (else they are written under
+their variable names); its `local_init_op`, if any, is the SavedModel's main op.
 
 Example:
     ```python
@@ -79,6 +83,36 @@ def _signature_defs(outputs: Mapping[str, ExportOutput], receiver: Any) -> dict:
     return defs
 
 
+def _restorer(saver: Any, checkpoint_path: str) -> Callable[[Any], None]:
+    """How to put the checkpoint's values into a session of the graph being built:
+    the Scaffold's saver (a `tf.train.Checkpoint` restores object by object; anything
+    else with `restore(session, path)`, e.g. a Saver), or a Saver of every variable."""
+    if isinstance(saver, tf.train.Checkpoint):
+        status = saver.restore(checkpoint_path)
+        # What the checkpoint does not hold (the Checkpoint's own save counter) starts
+        # at its initial value.
+        initialize = tf.compat.v1.global_variables_initializer()
+
+        def restore(session: Any) -> None:
+            session.run(initialize)
+            status.run_restore_ops(session)
+
+        return restore
+    saver = saver or tf.compat.v1.train.Saver(sharded=True)
+    return lambda session: saver.restore(session, checkpoint_path)
+
+
+def _saved_model_saver(saver: Any) -> Any:
+    """The saver writing the SavedModel's variables: the Scaffold's, when it can write a
+    SavedModel (a Saver, or one like it: `save` and `export_meta_graph`), so a custom
+    Saver's names travel with it; else (a tf.train.Checkpoint, a saver of restores
+    only, none) the builder's own, by variable name."""
+    if isinstance(saver, tf.train.Checkpoint) or not callable(
+            getattr(saver, "export_meta_graph", None)):
+        return None
+    return saver
+
+
 def _copy_assets_extra(assets_extra: Mapping[str, str] | None, directory: str) -> None:
     for destination, source in (assets_extra or {}).items():
         target = os.path.join(directory, "assets.extra", destination)
@@ -104,8 +138,9 @@ def write_saved_model(estimator: Any, export_dir_base: str,
                         f"given: {serving_input_receiver_fn!r}")
     checkpoint_path = checkpoint_path or estimator.latest_checkpoint()
     if checkpoint_path is None:
-        raise ValueError(f"export_saved_model: no checkpoint in {estimator.model_dir} to "
-                         "export: train first, or pass checkpoint_path")
+        raise ValueError(f"Couldn't find trained model at {estimator.model_dir} (no "
+                         "checkpoint to export): train first, pass checkpoint_path, or give "
+                         "the Estimator warm_start_from")
     files = ExportFileManager(export_dir_base)
     with tf.Graph().as_default() as graph:
         receiver = serving_input_receiver_fn()
@@ -118,22 +153,23 @@ def write_saved_model(estimator: Any, export_dir_base: str,
         spec = built.spec
         defs = _signature_defs(signature_outputs(spec.export_outputs, spec.predictions),
                                receiver)
-        saver = spec.scaffold.saver or tf.compat.v1.train.Saver(sharded=True)
-        local_init = tf.group(*([spec.scaffold.local_init_op]
-                                if spec.scaffold.local_init_op is not None else []),
-                              tf.compat.v1.local_variables_initializer(),
-                              tf.compat.v1.tables_initializer())
+        saver = spec.scaffold.saver
+        restore = _restorer(saver, checkpoint_path)
+        # The model_fn's own local init op replaces the default one, as in tf.estimator.
+        local_init = spec.scaffold.local_init_op
+        if local_init is None:
+            local_init = tf.compat.v1.train.Scaffold.default_local_init_op()
         assets = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS)
 
         def write(directory: str) -> None:
             with tf.compat.v1.Session(graph=graph,
                                       config=estimator.config.session_config) as session:
-                saver.restore(session, checkpoint_path)
+                restore(session)
                 builder = tf.compat.v1.saved_model.Builder(directory)
                 builder.add_meta_graph_and_variables(
                     session, [tf.saved_model.SERVING], signature_def_map=defs,
                     assets_collection=assets or None, main_op=local_init,
-                    strip_default_attrs=True, saver=None)
+                    strip_default_attrs=True, saver=_saved_model_saver(saver))
                 builder.save(as_text)
             _copy_assets_extra(assets_extra, directory)
 

@@ -11,6 +11,14 @@ with the saving listeners), summaries and the step rate as the RunConfig says; a
 worker waits until the chief has initialized the model, re-checking every
 `readiness_secs` (TensorFlow's SessionManager, public, takes the interval).
 
+Hooks run in tf.estimator's order: on the chief, the checkpoint saver and the model_fn's
+`training_chief_hooks` (never run elsewhere), the summaries and step rate, then every
+task's hooks (the input's, the caller's, the stop, the NaN check, the loss log, the
+model_fn's `training_hooks`), so a caller's hook sees a NaN step before the NaN check
+stops training. In a cluster with a master and workers, worker 0 writes the summaries
+instead of the master. A task whose own server is not listening fails at once
+instead of waiting forever for its session.
+
 Example:
     ```python
     loss = run_training(estimator, input_fn, hooks=[], steps=None, max_steps=1000,
@@ -21,26 +29,40 @@ Example:
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
+from trainexec.cluster.config import MASTER, WORKER
 from trainexec.estimator_engine.graph import build_graph, saver_for
-from trainexec.records import checkpoints
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.records import checkpoints
 
-__all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_train_arguments",
-           "run_training"]
+__all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_hooks",
+           "check_server_listening", "check_steps", "check_train_arguments", "run_training"]
 
 logger = logging.getLogger(__name__)
 
 
-def _check_positive(field: str, value: Any) -> None:
+def check_steps(field: str, value: Any, verb: str) -> None:
+    """ValueError unless `value` is None or an integer > 0 (tf.estimator's words)."""
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"Estimator.train: `{field}` must be an integer > 0 or None, "
-                         f"given: {value!r}")
+        raise ValueError(f"Must specify {field} > 0, given: {value!r} (Estimator.{verb}: "
+                         f"`{field}` is a whole number of steps, or None)")
+
+
+def check_hooks(hooks: Any, verb: str) -> list:
+    """`hooks` as a list; TypeError naming the first that is not a SessionRunHook."""
+    hooks = list(hooks or ())
+    for hook in hooks:
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise TypeError(f"Hooks must be a SessionRunHook, given: {hook!r} (Estimator."
+                            f"{verb}: give tf.compat.v1.train.SessionRunHook instances, e.g. "
+                            "trainexec.estimator.LoggingTensorHook)")
+    return hooks
 
 
 def check_train_arguments(hooks: Any, steps: Any, max_steps: Any,
@@ -49,18 +71,15 @@ def check_train_arguments(hooks: Any, steps: Any, max_steps: Any,
     if steps is not None and max_steps is not None:
         raise ValueError(f"Estimator.train: give `steps` ({steps}) or `max_steps` "
                          f"({max_steps}), not both")
-    _check_positive("steps", steps)
-    _check_positive("max_steps", max_steps)
-    hooks = list(hooks or ())
-    for hook in hooks:
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise TypeError(f"Estimator.train: hooks must be SessionRunHook instances, "
-                            f"given: {hook!r}")
+    check_steps("steps", steps, "train")
+    check_steps("max_steps", max_steps, "train")
+    hooks = check_hooks(hooks, "train")
     listeners = list(saving_listeners or ())
     for listener in listeners:
         if not isinstance(listener, tf.compat.v1.train.CheckpointSaverListener):
-            raise TypeError("Estimator.train: saving_listeners must be "
-                            f"CheckpointSaverListener instances, given: {listener!r}")
+            raise TypeError("saving_listeners must be a list of CheckpointSaverListener, "
+                            f"given: {listener!r} (Estimator.train: subclass "
+                            "trainexec.estimator.CheckpointSaverListener)")
     return hooks, listeners
 
 
@@ -177,9 +196,10 @@ def _checkpoint_hooks(estimator: Any, scaffold: Any, listeners: list,
             scaffold=scaffold, listeners=listeners,
             save_graph_def=config.checkpoint_save_graph_def)]
     if listeners:
-        raise ValueError("Estimator.train: saving_listeners are given, but checkpoints are "
-                         "off (RunConfig save_checkpoints_steps and save_checkpoints_secs "
-                         "are both None or 0): set one of them")
+        raise ValueError("There should be a CheckpointSaverHook to use saving_listeners: "
+                         "they are given, but checkpoints are off (RunConfig "
+                         "save_checkpoints_steps and save_checkpoints_secs are both None or "
+                         "0): set one of them")
     return []
 
 
@@ -196,6 +216,49 @@ def _summary_hooks(estimator: Any, scaffold: Any) -> list:
     return hooks
 
 
+def _summaries_on_worker_0(config: Any) -> bool:
+    """A cluster with a master and workers: the master evaluates too, so worker 0
+    writes the training summaries and step rate instead (as tf.estimator did)."""
+    jobs = config.cluster_spec.jobs if config.cluster_spec else []
+    return MASTER in jobs and WORKER in jobs
+
+
+def check_server_listening(master: str) -> None:
+    """RuntimeError when nothing listens at `master`, this task's own server: a session
+    there would wait forever. Only a refused connection counts (a slow or cut network
+    is TensorFlow's to wait out)."""
+    if not master.startswith("grpc://"):
+        return
+    host, _, port = master[len("grpc://"):].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except ConnectionRefusedError:
+        raise RuntimeError(
+            f"Estimator.train: nothing listens at this task's address {master}, so a session "
+            "there would wait forever: start the task's tf.distribute.Server first "
+            "(trainexec.estimator.train_and_evaluate and `trainexec launch` do), or unset "
+            "TF_CONFIG to train in this process") from None
+    except (OSError, ValueError):
+        pass
+
+
+def _worker_hooks(built: Any, hooks: Sequence[Any], steps: int | None,
+                  max_steps: int | None, config: Any) -> list:
+    """Every task's hooks, in tf.estimator's order: the input's, the caller's, the stop
+    at `steps` / `max_steps`, the NaN check, the loss log, the model_fn's."""
+    spec = built.spec
+    worker_hooks = [*built.input_hooks, *hooks]
+    if steps is not None or max_steps is not None:
+        worker_hooks.append(tf.compat.v1.train.StopAtStepHook(num_steps=steps,
+                                                              last_step=max_steps))
+    worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
+    if config.log_step_count_steps:
+        worker_hooks.append(tf.compat.v1.train.LoggingTensorHook(
+            {"loss": spec.loss, "step": built.global_step},
+            every_n_iter=config.log_step_count_steps))
+    return [*worker_hooks, *spec.training_hooks]
+
+
 def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
                  steps: int | None, max_steps: int | None,
                  saving_listeners: Sequence[Any]) -> Any:
@@ -206,30 +269,27 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
         built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.TRAIN,
                             input_fn=input_fn)
         spec = built.spec
+        if config.is_chief and estimator.latest_checkpoint() is None:
+            estimator.warm_start_if_asked()
         summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
         if not any(summary.op.name == "loss" for summary in summaries):
             tf.compat.v1.summary.scalar("loss", spec.loss)
-        if config.is_chief and estimator.latest_checkpoint() is None:
-            estimator.warm_start_if_asked()
+        tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, spec.loss)
         scaffold = saver_for(spec.scaffold, config)
-        # In tf.estimator's order: the chief's own hooks first (so the final checkpoint is
-        # saved before a user hook's end() runs), then every task's.
-        worker_hooks = [*built.input_hooks, *hooks]
-        if steps is not None or max_steps is not None:
-            worker_hooks.append(tf.compat.v1.train.StopAtStepHook(num_steps=steps,
-                                                                  last_step=max_steps))
-        worker_hooks.append(tf.compat.v1.train.NanTensorHook(spec.loss))
-        if config.log_step_count_steps:
-            worker_hooks.append(tf.compat.v1.train.LoggingTensorHook(
-                {"loss": spec.loss, "step": built.global_step},
-                every_n_iter=config.log_step_count_steps))
-        worker_hooks += spec.training_hooks
+        worker_hooks = _worker_hooks(built, hooks, steps, max_steps, config)
+        on_worker_0 = _summaries_on_worker_0(config)
+        if on_worker_0 and config.task_type == WORKER and config.task_id == 0:
+            worker_hooks += _summary_hooks(estimator, scaffold)
+        check_server_listening(config.master)
         if config.is_chief:
+            # In tf.estimator's order: the chief's own hooks first (so the final checkpoint
+            # is saved before a user hook's end() runs), the summaries, every task's.
             user_hooks = [*worker_hooks, *spec.training_chief_hooks]
             all_hooks = [*_checkpoint_hooks(estimator, scaffold, list(saving_listeners),
                                             user_hooks),
-                         *spec.training_chief_hooks, *worker_hooks,
-                         *_summary_hooks(estimator, scaffold)]
+                         *spec.training_chief_hooks,
+                         *([] if on_worker_0 else _summary_hooks(estimator, scaffold)),
+                         *worker_hooks]
             creator = ChiefSessionCreator(
                 scaffold, config.master, config.session_config, estimator.model_dir,
                 distributed=bool(config.master) and config.num_ps_replicas > 0)
