@@ -9,6 +9,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from trainexec.estimator_engine import input_fn as inputs
 
+pytestmark = pytest.mark.tf_line
+
 
 def recording_model_fn(seen):
     def model_fn(features, labels, mode):

@@ -88,7 +88,7 @@ def _as_dataset(result: Any) -> Any:
     return result if behind is None else behind
 
 
-def invoke_input_fn(input_fn: Callable, mode: str, params: Any, config: Any,
+def invoke_input_fn(input_fn: Callable, mode: str | None, params: Any, config: Any,
                     input_context: Any = None) -> Any:
     """What `input_fn` returns, called with the arguments it names (module doc)."""
     if not callable(input_fn):
@@ -130,7 +130,7 @@ def reads_dataset_or_queue(features: Any) -> bool:
     return bool(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
 
 
-def iterator_from_input_fn(input_fn: Callable, mode: str, params: Any, config: Any,
+def iterator_from_input_fn(input_fn: Callable, mode: str | None, params: Any, config: Any,
                            distribution: Any = None) -> tuple[Any, list]:
     """An iterator over `input_fn`'s dataset and the hooks initializing it. With a
     `distribution` (anything with `make_input_fn_iterator`), the input_fn is called

@@ -51,8 +51,9 @@ def _selected(predictions: Any, predict_keys: Sequence[str] | None) -> Any:
 
 def _batch_length(batch: dict) -> int:
     """The batch dimension every prediction of a dict shares."""
-    lengths = {key: value.shape[0] if getattr(value, "ndim", 0) else None
-               for key, value in batch.items()}
+    lengths: dict[Any, int | None] = {
+        key: int(value.shape[0]) if getattr(value, "ndim", 0) else None
+        for key, value in batch.items()}
     if None in lengths.values():
         scalar = next(key for key, length in lengths.items() if length is None)
         raise ValueError(f"Estimator.predict with yield_single_examples: prediction "
@@ -64,7 +65,9 @@ def _batch_length(batch: dict) -> int:
             f"{', '.join(f'{key} has {n}' for key, n in sorted(lengths.items()))}. Pass "
             "yield_single_examples=False to get whole batches, or return predictions "
             "that share the batch dimension")
-    return next(iter(lengths.values()))
+    first = next(iter(lengths.values()))
+    assert first is not None  # a scalar was refused above
+    return first
 
 
 def _rows(batch: Any) -> Iterator[Any]:
