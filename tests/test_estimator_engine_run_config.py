@@ -165,6 +165,21 @@ def test_constructor_refusals(no_tf_config, arguments, error, words):
         te.RunConfig(**arguments)
 
 
+@pytest.mark.parametrize("field", ["train_distribute", "eval_distribute"])
+def test_tensorflow_2s_parameter_server_strategy_is_named_with_tf_estimators_words(
+        no_tf_config, field):
+    import tensorflow as tf
+
+    strategy_class = tf.distribute.experimental.ParameterServerStrategy
+    strategy = strategy_class.__new__(strategy_class)  # no cluster needed to be refused
+    with pytest.raises(ValueError) as info:
+        te.RunConfig(**{field: strategy})
+    assert str(info.value).startswith(
+        "Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy`")
+    assert f"RunConfig `{field}`" in str(info.value)
+    assert "left unset" in str(info.value)  # what trainexec.estimator does instead
+
+
 # -- beside tf.estimator's RunConfig (TensorFlow 2.15) ------------------------------------
 # Where tf.estimator fails in its own code (an IndexError, TypeError, AttributeError...),
 # trainexec answers (an empty job counts no task), or refuses in its own words (also where

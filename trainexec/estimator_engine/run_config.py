@@ -65,6 +65,13 @@ _FROM_TF_CONFIG = ("cluster_spec", "task_type", "task_id", "master", "evaluation
 def _refuse_strategies(given: Mapping[str, Any]) -> None:
     for field in _STRATEGIES:
         value = given.get(field)
+        if value is not None and _is_tf2_parameter_server_strategy(value):
+            raise ConfigError(
+                f"Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy` "
+                f"for parameter server training: RunConfig `{field}` is TensorFlow 2's "
+                f"{type(value).__name__}, which Estimators never ran. trainexec.estimator "
+                "trains with the ps of a TF_CONFIG cluster when `train_distribute` is left "
+                "unset (between-graph replication, as tf.estimator did)")
         if value is not None:
             raise ConfigError(
                 f"RunConfig `{field}` ({type(value).__name__}) is not supported by "
@@ -73,6 +80,15 @@ def _refuse_strategies(given: Mapping[str, Any]) -> None:
                 "(between-graph) training, or train a Keras model with "
                 "trainexec.KerasTrainer, which takes MultiWorkerMirroredStrategy or "
                 "ParameterServerStrategy from TF_CONFIG")
+
+
+def _is_tf2_parameter_server_strategy(strategy: Any) -> bool:
+    import tensorflow as tf
+
+    tf2 = getattr(getattr(tf.distribute, "experimental", None), "ParameterServerStrategy",
+                  None)
+    return tf2 is not None and isinstance(strategy, tf2) and not isinstance(
+        strategy, tf.compat.v1.distribute.experimental.ParameterServerStrategy)
 
 
 class RunConfig:
