@@ -28,6 +28,11 @@ def test_the_inventory_covers_the_keras_3_line():
     assert [internal for internal in INVENTORY if LINE_KERAS_3 in internal.lines]
 
 
+# The engine's own private names used across objects of its own classes (not
+# TensorFlow's or Keras's): RunConfig.replace() sets the copy's field store.
+OWN_NAMES = ("_values",)
+
+
 def test_no_private_attribute_is_used_outside_the_inventory():
     """A new private attribute belongs in compat/, listed in INVENTORY."""
-    assert uses_outside("estimator_engine", INVENTORY) == []
+    assert uses_outside("estimator_engine", INVENTORY, ignored=OWN_NAMES) == []
