@@ -69,8 +69,10 @@ ROWS = [
      TypeError, "All hooks must be SessionRunHook instances", "`prediction_hooks`"),
     (lambda loss, op: EstimatorSpec(EVAL, loss=loss, scaffold="scaffold"), TypeError,
      r"scaffold must be tf\.train\.Scaffold", r"tf\.compat\.v1\.train\.Scaffold"),
+    # A saver that can neither save nor restore (a tf.train.Checkpoint, or any object
+    # with save and restore, is taken: tests/test_estimator_engine_validation.py).
     (lambda loss, op: EstimatorSpec(EVAL, loss=loss, scaffold=tf.compat.v1.train.Scaffold(
-        saver=tf.train.Checkpoint())), ValueError, "scaffold.saver", "KerasTrainer"),
+        saver=object())), TypeError, r"scaffold\.saver", "must save and restore"),
     (lambda loss, op: EstimatorSpec(PREDICT, predictions=loss, export_outputs=te.export
                                     .PredictOutput(loss)), TypeError,
      "`export_outputs` must be dict", "maps signature names to ExportOutputs"),

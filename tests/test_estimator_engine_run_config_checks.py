@@ -49,7 +49,8 @@ BAD_VALUES = [
 
 
 @pytest.mark.parametrize("field, value, tf_words, fix", BAD_VALUES,
-                         ids=[f"{row[0]}={row[1]!r}" for row in BAD_VALUES])
+                         ids=[f"{row[0]}={row[1].__name__ if callable(row[1]) else row[1]!r}"
+                              for row in BAD_VALUES])
 def test_a_bad_value_is_refused_with_tf_estimators_words_the_value_and_the_fix(
         field, value, tf_words, fix):
     with pytest.raises(ValueError) as raised:
