@@ -99,13 +99,16 @@ class RunConfig:
         None: TF_CONFIG's `model_dir`, else the Estimator's choice.
       tf_random_seed: the graph-level random seed, or None.
       save_summary_steps: summaries every this many steps (0 or None: none).
-      save_checkpoints_steps, save_checkpoints_secs: checkpoints every this many steps,
-        or seconds; one of them (600 s when neither is given; both None: none).
+      save_checkpoints_steps: checkpoints every this many steps; this or
+        `save_checkpoints_secs` (600 s when neither is given; both None: none).
+      save_checkpoints_secs: checkpoints every this many seconds.
       session_config: a `tf.compat.v1.ConfigProto` for the Estimator's sessions.
       keep_checkpoint_max: how many recent checkpoints are kept (0 or None: all).
       keep_checkpoint_every_n_hours: also keep one checkpoint per this many hours.
       log_step_count_steps: the step rate and loss are logged every this many steps.
-      train_distribute, eval_distribute, experimental_distribute: refused (module doc).
+      train_distribute: refused (module doc).
+      eval_distribute: refused (module doc).
+      experimental_distribute: refused (module doc).
       device_fn: `device_fn(op)` -> device for every op, instead of the default (the
         variables on the ps of a cluster with ps).
       protocol: the servers' protocol ("grpc" when None, or "grpc+verbs").
