@@ -9,7 +9,8 @@ import tensorflow as tf
 
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import (CONFIG_ERROR, PEER_LOST, PREEMPTED, SERVER_UNAVAILABLE,
-                                  USER_ERROR, ExitCodes, ServerUnavailableError, classify)
+                                  STORAGE_FAILED, STORAGE_UNAVAILABLE, USER_ERROR, ExitCodes,
+                                  ServerUnavailableError, classify)
 
 pytestmark = pytest.mark.tf_line
 
@@ -43,6 +44,16 @@ def _chained(outer, inner):
      SERVER_UNAVAILABLE),
     # A user's own error that happens to mention a peer is not one.
     (RuntimeError("heartbeat of my pacemaker model"), True, USER_ERROR),
+    # Storage: an Unavailable from a file operation is the storage's, not a lost peer;
+    # retryable in a cluster and locally alike. A full disk is permanent.
+    (tf.errors.UnavailableError(None, None, "Error executing an HTTP request: HTTP response "
+                                "code 503 when initiating an upload to gs://b/m/ckpt-3.index"),
+     True, STORAGE_UNAVAILABLE),
+    (tf.errors.UnavailableError(None, None, "HTTP response code 503 ... gs://b/m/x"), False,
+     STORAGE_UNAVAILABLE),
+    (OSError(5, "Input/output error", "/mnt/nfs/m/checkpoint"), True, STORAGE_UNAVAILABLE),
+    (tf.errors.ResourceExhaustedError(None, None, "/m/ckpt-300_temp/x; No space left on "
+                                      "device"), True, STORAGE_FAILED),
 ])
 def test_classify(error, in_cluster, cause):
     assert classify(error, in_cluster) == cause
@@ -50,8 +61,8 @@ def test_classify(error, in_cluster, cause):
 
 @pytest.mark.parametrize("code, retryable", [
     (0, False), (1, False), (2, False), (75, False), (127, False), (128, True), (134, True),
-    (137, True), (143, True), (170, True), (171, True), (255, True), (-9, True), (-15, True),
-    (None, False)])
+    (137, True), (143, True), (170, True), (171, True), (172, True), (74, False), (255, True),
+    (-9, True), (-15, True), (None, False)])
 def test_retryable_as_tfjobs_exit_code_policy(code, retryable):
     assert ExitCodes().is_retryable(code) is retryable
 

@@ -1,7 +1,9 @@
 """What a task tells whoever runs it: a launcher, Kubernetes, Slurm, a person.
 
-* `exit_codes`: the exit-code contract (0, 1, 2, 137, 143, 170, 171) and the hook that
-  ends an uncaught error with its code;
+* `exit_codes`: the exit-code contract (0, 1, 2, 74, 137, 143, 170, 171, 172) and the hook
+  that ends an uncaught error with its code;
+* `storage_faults`: an error of `model_dir`'s storage told from the rest, transient or
+  permanent, with its path and what to do;
 * `termination`: whether this process got SIGTERM (an error after it is a preemption);
 * `exit_deadline`: the bound on a cluster task's ending once its role is over;
 * `restart_announcements`: the restart group a task announces to `trainexec launch`;

@@ -12,8 +12,13 @@ permanent (the job fails) and 128-255 as retryable (the pod is restarted), so:
 | 143 | `preempted` | yes | SIGTERM (128 + 15): a checkpoint was saved, resume from it |
 | 170 | `peer_lost` | yes | a peer task was lost, frozen or cut off |
 | 171 | `server_unavailable` | yes | this task's TensorFlow server could not start |
+| 172 | `storage_unavailable` | yes | `model_dir`'s storage failed for a while (an object store's 429/5xx after its client's retries, `EIO`, `ESTALE`) |
+| 74 | `storage_failed` | no | `model_dir`'s storage will not recover by itself (`ENOSPC`, a quota, read-only, no permission, no bucket) |
 
-The user's code is `build_model`, an `input_fn`, a callback, an exporter. A peer
+A storage error is told from the rest by `trainexec.contract.storage_faults` (its
+errno, HTTP status or TensorFlow's words for them), and the task's last line names the
+path, the operation and what to do. The user's code is `build_model`, an `input_fn`, a
+callback, an exporter. A peer
 is lost on a collective or coordination-service error, a lost parameter server, a
 peer unreachable. A server cannot start on a port still held by the task's
 previous run, or a peer's address that does not resolve yet.
@@ -48,6 +53,7 @@ from typing import Any, Callable, Mapping
 
 from trainexec.contract.exit_deadline import DEFAULT_SECS as DEFAULT_DEADLINE_SECS
 from trainexec.contract.exit_deadline import deadline_secs, end_within
+from trainexec.contract.storage_faults import storage_fault
 from trainexec.contract.termination import termination_requested
 from trainexec.errors import ConfigError
 
@@ -61,6 +67,8 @@ __all__ = [
     "PREEMPTED_EXIT_CODE",
     "RETRYABLE_CAUSES",
     "SERVER_UNAVAILABLE",
+    "STORAGE_FAILED",
+    "STORAGE_UNAVAILABLE",
     "USER_ERROR",
     "ExitCodes",
     "ServerUnavailableError",
@@ -80,12 +88,16 @@ CONFIG_ERROR = "config_error"
 PREEMPTED = "preempted"
 PEER_LOST = "peer_lost"
 SERVER_UNAVAILABLE = "server_unavailable"
+STORAGE_UNAVAILABLE = "storage_unavailable"
+STORAGE_FAILED = "storage_failed"
 
-CAUSES = (DONE, USER_ERROR, CONFIG_ERROR, PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE)
-RETRYABLE_CAUSES = frozenset({PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE})
+CAUSES = (DONE, USER_ERROR, CONFIG_ERROR, PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE,
+          STORAGE_UNAVAILABLE, STORAGE_FAILED)
+RETRYABLE_CAUSES = frozenset({PREEMPTED, PEER_LOST, SERVER_UNAVAILABLE, STORAGE_UNAVAILABLE})
 
+# 74 is sysexits' EX_IOERR; 172 follows trainexec's other retryable codes.
 _DEFAULTS = {DONE: 0, USER_ERROR: 1, CONFIG_ERROR: 2, PREEMPTED: 143, PEER_LOST: 170,
-             SERVER_UNAVAILABLE: 171}
+             SERVER_UNAVAILABLE: 171, STORAGE_UNAVAILABLE: 172, STORAGE_FAILED: 74}
 
 # The default preemption code, for code that names it (trainexec before 0.2.0 used 75).
 PREEMPTED_EXIT_CODE = _DEFAULTS[PREEMPTED]
@@ -97,6 +109,9 @@ _DESCRIPTIONS = {
     PREEMPTED: "preempted: a checkpoint was saved, a restart resumes from it",
     PEER_LOST: "a peer task was lost, frozen or cut off",
     SERVER_UNAVAILABLE: "this task's TensorFlow server could not start",
+    STORAGE_UNAVAILABLE: "model_dir's storage failed for a while (a restart resumes)",
+    STORAGE_FAILED: "model_dir's storage will not recover by itself (full, read-only, no "
+                    "permission)",
 }
 
 
@@ -203,6 +218,9 @@ def classify(error: BaseException, in_cluster: bool = True,
         return SERVER_UNAVAILABLE
     if any(isinstance(e, ConfigError) for e in chain):
         return CONFIG_ERROR
+    fault = storage_fault(error)
+    if fault is not None:
+        return STORAGE_UNAVAILABLE if fault.retryable else STORAGE_FAILED
     if in_cluster:
         for e in chain:
             if _is_peer_error(e):
@@ -266,6 +284,10 @@ def install_exit_hook(task: str, in_cluster: bool = True,
             if cause == PREEMPTED:
                 logger.warning("%s got SIGTERM, then this error: it ends as preempted (a "
                                "restart resumes from the last checkpoint)", task)
+            if cause in (STORAGE_UNAVAILABLE, STORAGE_FAILED):
+                fault = storage_fault(error)
+                if fault is not None:
+                    logger.error("%s: %s", task, fault.describe())
         logger.error("%s exits %s: %s", task, code, codes.describe(code))
         flush_logs()
         if in_cluster:  # nothing this task still waits for may keep it from ending

@@ -1,0 +1,213 @@
+"""Errors that come from the storage `model_dir` is on, told apart from the rest.
+
+A task reads and writes `model_dir` on a local disk, a network file system or object
+storage (`gs://`). When that storage fails, the task's error is the storage's, not the
+program's and not a peer's, and whether a restart helps depends on the storage:
+
+| kind | examples | what to do |
+| --- | --- | --- |
+| transient (`storage_unavailable`, retryable) | an object store's 429 / 500 / 502 / 503 / 504 / 408 / 410 after its client's retries, a connection refused, reset or timed out; `EIO`, `ESTALE`, `ETIMEDOUT` from a network file system | nothing: a restart resumes from the last whole checkpoint |
+| permanent (`storage_failed`, permanent) | `ENOSPC` (a full disk), `EDQUOT` (a quota), `EROFS` (mounted read-only), `EACCES` / HTTP 401 / 403 (no permission), a bucket that does not exist | free space, raise the quota, fix the mount or the permission, then resubmit: the last whole checkpoint is kept |
+
+`storage_fault(error)` reads an exception (and what it was raised from): a TensorFlow
+file-system error by its message (TensorFlow folds the errno and the HTTP status into
+it: `...; No space left on device`, `HTTP response code 503`), an `OSError` by its
+errno, a `google-cloud-storage` error (the evaluator lease) by its HTTP status; it
+returns the `StorageFault` (which kind, the path, the operation) or None.
+
+Example:
+    ```python
+    fault = storage_fault(error)       # StorageFault(kind="failed", path="/m/ckpt-300_temp",
+    if fault is not None:              #              operation="SaveV2", ...)
+        logger.error(fault.describe())
+    ```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import re
+
+__all__ = ["FAILED", "UNAVAILABLE", "StorageFault", "storage_fault"]
+
+UNAVAILABLE, FAILED = "unavailable", "failed"
+
+_TRANSIENT_ERRNOS = {errno.EIO: "Input/output error", errno.ESTALE: "Stale file handle",
+                     errno.ETIMEDOUT: "Connection timed out",
+                     errno.ECONNRESET: "Connection reset by peer",
+                     errno.ECONNREFUSED: "Connection refused",
+                     errno.EHOSTUNREACH: "No route to host"}
+_PERMANENT_ERRNOS = {errno.ENOSPC: "No space left on device",
+                     errno.EDQUOT: "Disk quota exceeded",
+                     errno.EROFS: "Read-only file system",
+                     errno.EACCES: "Permission denied"}
+_TRANSIENT_STATUS = {408, 410, 429, 500, 502, 503, 504}
+_PERMANENT_STATUS = {401, 403}
+# How TensorFlow's file systems word them.
+_HTTP_STATUS = re.compile(r"(?:HTTP response code|response code|status(?: code)?:?)\s*(\d{3})",
+                          re.I)
+_CONNECTION_WORDS = ("couldn't connect to server", "could not resolve host",
+                     "connection refused", "connection reset", "connection timed out",
+                     "timeout was reached", "operation timed out", "failure when receiving",
+                     "server returned nothing", "send failure", "recv failure",
+                     "ssl connect error", "error executing an http request")
+_MISSING_BUCKET = ("bucket does not exist", "bucket not found", "nosuchbucket",
+                   "the specified bucket")
+# A URL, or a local absolute path (not a TensorFlow device name: /job:worker/...).
+_URL = re.compile(r"((?:gs|s3|hdfs)://[^\s'\",;)]+)")
+_LOCAL_PATH = re.compile(r"(?<![\w:/])(/(?!job:)[^\s'\",;:)]+)")
+_FILE_SYSTEM_WORDS = ("Input/output error", "Stale file handle")
+
+_RESTART = "a restart resumes from the last whole checkpoint"
+_RESUBMIT = "then resubmit the job: the last whole checkpoint is kept"
+_FIX = {  # what to do, by the permanent fault's reason
+    "No space left on device": "free space on the file system that holds it (or give "
+                               "model_dir a larger volume)",
+    "Disk quota exceeded": "raise the quota, or delete old checkpoints and exports",
+    "Read-only file system": "mount it read-write in every task",
+    "Permission denied": "give the task's user write access to it",
+    "the bucket does not exist": "create the bucket, or correct model_dir",
+}
+
+
+def _advice(kind: str, reason: str) -> str:
+    if kind == UNAVAILABLE:
+        return f"the storage did not answer after its client's retries; {_RESTART}"
+    fix = _FIX.get(reason) or ("give the task's account access to it (on GCS, e.g. "
+                               "roles/storage.objectAdmin on the bucket)"
+                               if reason.startswith("HTTP") else "fix the storage")
+    return f"it will not recover by itself: {fix}, {_RESUBMIT}"
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageFault:
+    """A storage error: `kind` (UNAVAILABLE: transient, FAILED: permanent), what
+    happened (`reason`), the `path` and `operation` when the error names them."""
+
+    kind: str
+    reason: str
+    path: str | None = None
+    operation: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind == UNAVAILABLE
+
+    def describe(self) -> str:
+        """`storage failed: No space left on device (SaveV2 of /m/ckpt-300_temp/...); it
+        will not recover by itself: free space on the file system that holds it ...`"""
+        where = " ".join(part for part in (
+            self.operation and f"{self.operation} of" if self.path else self.operation,
+            self.path) if part)
+        return (f"storage {self.kind}: {self.reason}" + (f" ({where})" if where else "")
+                + f"; {_advice(self.kind, self.reason)}")
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    link: BaseException | None = error
+    while link is not None and link not in seen and len(seen) < 20:
+        seen.append(link)
+        link = link.__cause__ or link.__context__
+    return seen
+
+
+def storage_fault(error: BaseException) -> StorageFault | None:
+    """The storage fault `error` (or an error it came from) is, or None (module doc)."""
+    for link in _chain(error):
+        fault = _one(link)
+        if fault is not None:
+            return fault
+    return None
+
+
+def _one(error: BaseException) -> StorageFault | None:
+    if isinstance(error, OSError) and error.errno is not None:
+        path = error.filename if isinstance(error.filename, str) else None
+        if error.errno in _TRANSIENT_ERRNOS:
+            return StorageFault(UNAVAILABLE, _TRANSIENT_ERRNOS[error.errno], path)
+        if error.errno in _PERMANENT_ERRNOS:
+            return StorageFault(FAILED, _PERMANENT_ERRNOS[error.errno], path)
+    status = _http_status(error)
+    if status is not None:
+        return _by_status(status, error)
+    if _is_client_connection_error(error):
+        return StorageFault(UNAVAILABLE, "the storage's endpoint did not answer "
+                            f"({type(error).__name__})")
+    if _is_tensorflow_error(error):
+        return _from_tensorflow(error)
+    return None
+
+
+def _http_status(error: BaseException) -> int | None:
+    """A google-cloud-storage (google.api_core) error's HTTP status."""
+    code = getattr(error, "code", None)
+    module = type(error).__module__
+    if isinstance(code, int) and module.startswith(("google.", "requests")):
+        return code
+    return None
+
+
+# google-cloud-storage's transport errors (requests, urllib3, google-auth, api_core's
+# retries given up), by the module and name of the error's class.
+_CLIENT_ERRORS = {"requests.exceptions": ("ConnectionError", "Timeout", "ReadTimeout",
+                                          "ConnectTimeout", "ChunkedEncodingError"),
+                  "urllib3.exceptions": ("ProtocolError", "ReadTimeoutError",
+                                         "NewConnectionError", "MaxRetryError"),
+                  "google.auth.exceptions": ("TransportError",),
+                  "google.api_core.exceptions": ("RetryError",)}
+
+
+def _is_client_connection_error(error: BaseException) -> bool:
+    return any(cls.__name__ in _CLIENT_ERRORS.get(cls.__module__, ())
+               for cls in type(error).__mro__)
+
+
+def _by_status(status: int, error: BaseException) -> StorageFault | None:
+    text = str(error)
+    match = _URL.search(text)  # an HTTP error names no local path
+    path = match.group(1) if match else None
+    if status in _TRANSIENT_STATUS:
+        return StorageFault(UNAVAILABLE, f"HTTP {status}", path)
+    if status in _PERMANENT_STATUS:
+        return StorageFault(FAILED, f"HTTP {status} (no permission)", path)
+    if status == 404 and any(words in text.lower() for words in _MISSING_BUCKET):
+        return StorageFault(FAILED, "the bucket does not exist", path)
+    return None
+
+
+def _from_tensorflow(error: BaseException) -> StorageFault | None:
+    text = str(error)
+    lower = text.lower()
+    operation = getattr(getattr(error, "op", None), "type", None)
+    path = _path_in(text)
+    url = _URL.search(text) is not None
+    for words in _PERMANENT_ERRNOS.values():
+        if words.lower() in lower and (path or words != "Permission denied"):
+            return StorageFault(FAILED, words, path, operation)
+    for words in _FILE_SYSTEM_WORDS:  # errno words only a file system says
+        if words.lower() in lower and path:
+            return StorageFault(UNAVAILABLE, words, path, operation)
+    if any(words in lower for words in _MISSING_BUCKET):
+        return StorageFault(FAILED, "the bucket does not exist", path, operation)
+    match = _HTTP_STATUS.search(text)
+    if match:
+        status = int(match.group(1))
+        if status in _TRANSIENT_STATUS:
+            return StorageFault(UNAVAILABLE, f"HTTP {status}", path, operation)
+        if status in _PERMANENT_STATUS:
+            return StorageFault(FAILED, f"HTTP {status} (no permission)", path, operation)
+    if url and any(words in lower for words in _CONNECTION_WORDS):
+        return StorageFault(UNAVAILABLE, "the storage's endpoint did not answer", path,
+                            operation)
+    return None
+
+
+def _path_in(text: str) -> str | None:
+    match = _URL.search(text) or _LOCAL_PATH.search(text)
+    return match.group(1).rstrip(".") if match else None
+
+
+def _is_tensorflow_error(error: BaseException) -> bool:
+    return any(cls.__module__.startswith("tensorflow") for cls in type(error).__mro__)
