@@ -202,3 +202,59 @@ def _result_code(proc: subprocess.Popen, emulator: GcsEmulator, timeout: float =
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, (f"client exit {proc.returncode}\n{out[-2000:]}\n"
                                   f"{err[-3000:]}\nemulator log:\n{emulator.log_tail()}")
+
+
+def _timed(netns, emulator, op, url, during=None, timeout=300) -> dict:
+    """`op` on `url` by TensorFlow's client; `during()` runs once the client is ready,
+    just before the operation starts (it injects a fault)."""
+    argv = [str(PROGRAMS / "faults_client.py"), op, url] + (["--wait"] if during else [])
+    env = {**os.environ, **emulator.client_env(), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    proc = subprocess.Popen(["ip", "netns", "exec", netns, sys.executable, *argv], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if during is not None:
+        assert proc.stdout.readline().strip() == "ready", proc.communicate()
+        during()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    return _result(proc, emulator, timeout=timeout)
+
+
+@pytest.mark.parametrize("plan, op, at_least", [
+    # TensorFlow's client retries a 503 and a reset connection, and waits out a slow
+    # answer: each operation succeeds once the fault is over.
+    (dict(mode="error", status=503, kinds=("upload",), secs=4), "write", 3.0),
+    (dict(mode="error", status=429, kinds=("read", "metadata"), secs=4), "read", 3.0),
+    (dict(mode="reset", kinds=("read", "metadata"), secs=3), "read", 2.0),
+    (dict(mode="delay", delay_secs=2.0, kinds=("metadata",), secs=30), "stat", 2.0),
+], ids=["503-uploads", "429-reads", "reset-reads", "slow-metadata"])
+def test_tensorflows_client_rides_out_a_short_fault(netns, emulator, plan, op, at_least):
+    from trainexec.testing.gcs.faults import FaultPlan
+
+    url = emulator.url(f"faults/{plan['mode']}-{op}")
+    if op != "write":
+        _timed(netns, emulator, "write", url)
+    try:
+        seen = _timed(netns, emulator, op, url,
+                      during=lambda: emulator.inject(FaultPlan(**plan)))
+    finally:
+        emulator.clear_faults()
+    assert seen["error"] is None, seen
+    assert seen["secs"] >= at_least, seen  # it did meet the fault
+
+
+def test_a_paused_emulator_is_an_outage_the_client_waits_out(netns, emulator):
+    import threading
+
+    url = emulator.url("faults/outage")
+    _timed(netns, emulator, "write", url)
+
+    def outage():
+        emulator.pause()
+        threading.Timer(8.0, emulator.resume).start()
+
+    try:
+        seen = _timed(netns, emulator, "read", url, during=outage)
+    finally:
+        emulator.resume()
+    assert seen["error"] is None and seen["secs"] >= 6.0, seen

@@ -59,7 +59,10 @@ Modules:
 * `tls`: `HOST_NAMES` and `make_certificates`, the CA made for the test;
 * `server`: the emulator process (``python -m trainexec.testing.gcs``, `__main__`): the
   dispatcher over `gcp-storage-emulator`'s handlers;
-* `preconditions`: GCS's preconditions, times and error bodies (pure).
+* `preconditions`: GCS's preconditions, times and error bodies (pure);
+* `faults`: what the emulator does to chosen requests for a while when asked
+  (`GcsEmulator.inject`: an HTTP error, a reset connection, a delay); `GcsEmulator.pause()`
+  and `resume()` make an outage.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import tempfile
 import time
 from typing import Callable, Sequence
 
+from trainexec.testing.gcs.faults import FaultFile, FaultPlan
 from trainexec.testing.gcs.server import READY, object_path
 from trainexec.testing.gcs.tls import HOST_NAMES, make_certificates
 
@@ -68,6 +69,7 @@ class GcsEmulator:
         self.ca_path = ""
         self._cert = self._key = ""
         self.log_path = ""
+        self.faults_path = ""
 
     # -- what a client needs ------------------------------------------------------------
     def client_env(self) -> dict[str, str]:
@@ -127,6 +129,28 @@ class GcsEmulator:
         return {name: int(obj.get("size", 0)) for name, obj in objects.items()
                 if name.startswith(prefix)}
 
+    # -- misbehaving ---------------------------------------------------------------------
+    def inject(self, plan: FaultPlan | None) -> None:
+        """From now on, requests get `plan`'s fault until its end (None: no fault);
+        see `trainexec.testing.gcs.faults`."""
+        if not self.faults_path:
+            raise RuntimeError("the GCS emulator is not started: use it inside `with`")
+        FaultFile.write(self.faults_path, plan)
+
+    def clear_faults(self) -> None:
+        self.inject(None)
+
+    def pause(self) -> None:
+        """An outage: the emulator stops answering (SIGSTOP; connections hang, none is
+        refused) until `resume()`."""
+        if self._proc is None:
+            raise RuntimeError("the GCS emulator is not running")
+        self._signal(self._proc, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self._proc is not None:
+            self._signal(self._proc, signal.SIGCONT)
+
     # -- running ------------------------------------------------------------------------
     def __enter__(self) -> "GcsEmulator":
         self.start()
@@ -168,9 +192,13 @@ class GcsEmulator:
             data = os.path.join(self._dir, "data")
             os.makedirs(data)
             self.log_path = os.path.join(self._dir, "emulator.log")
+            self.faults_path = os.path.join(self._dir, "faults.json")
             argv = [sys.executable, "-m", "trainexec.testing.gcs", "--address", self.address,
                     "--port", str(self.port), "--bucket", self.bucket, "--data", data,
-                    "--cert", cert, "--key", key, "--ca", self.ca_path] + (["--verbose"] if os.environ.get("TRAINEXEC_GCS_VERBOSE") else [])
+                    "--cert", cert, "--key", key, "--ca", self.ca_path,
+                    "--faults", self.faults_path]
+            if os.environ.get("TRAINEXEC_GCS_VERBOSE"):
+                argv.append("--verbose")
             # trainexec importable there too, installed or not.
             package_parent = os.path.dirname(os.path.dirname(os.path.dirname(
                 os.path.dirname(os.path.abspath(__file__)))))
@@ -216,6 +244,7 @@ class GcsEmulator:
         pid or process group) and removes its files (idempotent)."""
         proc, self._proc = self._proc, None
         if proc is not None:
+            self._signal(proc, signal.SIGCONT)  # a paused emulator ends too
             with contextlib.suppress(OSError):
                 if proc.stdin:
                     proc.stdin.close()  # it ends when its stdin does

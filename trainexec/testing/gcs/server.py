@@ -31,6 +31,7 @@ import urllib.parse
 from http import HTTPStatus
 from typing import Any, Sequence
 
+from trainexec.testing.gcs.faults import FaultFile, play
 from trainexec.testing.gcs.preconditions import (conditions_fail, error_body,
                                                  query_conditions, rfc3339)
 from trainexec.testing.gcs.tls import HOST_NAMES
@@ -125,6 +126,7 @@ class _Dispatcher:
         self.lock = threading.Lock()
         self.last_generation = 0
         self.upload_conditions: dict[str, dict[str, str]] = {}  # upload id -> conditions
+        self.faults = FaultFile(args.faults)  # what GcsEmulator.inject asks for
 
     # --- one request
     def dispatch(self, handler_self, method: str, body: bytes):
@@ -346,6 +348,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def serve(self, method: str) -> None:
         dispatcher = self.server.dispatcher
         body = self.read_body()
+        if play(self, dispatcher.faults):  # an injected error or reset instead
+            return
         try:
             response = dispatcher.dispatch(self, method, body)
         except Exception:  # noqa: BLE001 - the client gets a 500, the log the trace
@@ -437,4 +441,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--key", required=True, help="its private key (PEM)")
     parser.add_argument("--ca", required=True, help="the CA that signed it (PEM)")
     parser.add_argument("--verbose", action="store_true", help="log every request")
+    parser.add_argument("--faults", help="a fault plan file (testing.gcs.faults), read "
+                        "again when it changes")
     return _serve(parser.parse_args(argv))
