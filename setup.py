@@ -95,7 +95,9 @@ setup(
         # DataFrames; trainexec itself never needs it (imported when that is called).
         "test": ["pytest>=7", "psutil>=5.9", "jsonschema>=4.0", "pyyaml>=5.4",
                  "google-cloud-storage>=2.10", "gcp-storage-emulator>=2026.7.19,<2027",
-                 "cryptography>=41", "mypy>=2.4,<3", "pandas>=1.5"],
+                 "cryptography>=41", "mypy>=2.4,<3", "pandas>=1.5",
+                 # trainexec.testing.faultfs: the NFS-like views' faults (FUSE, libfuse2)
+                 "fusepy>=3.0"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

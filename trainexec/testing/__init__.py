@@ -6,10 +6,14 @@
 * `bridge`: what both beds share: hosts' network namespaces on a private Linux
   bridge, made on entry and removed on exit, `link_down` / `link_up`;
 * `storage`: `SharedDir`, one directory every host sees through its own FUSE
-  view with NFS-like caching (`NfsCaching`; needs bindfs);
+  view with NFS-like caching (`NfsCaching`; needs bindfs), and faults on demand: a
+  stall, EIO/ESTALE, slow calls, a full disk;
+* `faultfs`: the pass-through file system under those views that plays the faults
+  (fusepy);
 * `gcs`: `GcsEmulator`, a local Google Cloud Storage that TensorFlow's own
   `gs://` file system and google-cloud-storage reach from the bed's hosts (TLS
-  with a CA made for the test; root);
+  with a CA made for the test; root), which answers chosen requests with errors,
+  resets or delays, or pauses (an outage), on demand;
 * `slurm`: `SlurmBed`, a real Slurm (slurmctld, and slurmd on n9, n10, n11)
   in network namespaces (Debian's packages; root);
 * `kubelet`: `TFJobRun`, a TFJob's pods on those hosts, with the TF_CONFIG

@@ -265,6 +265,7 @@ class TestBed(BridgeBed):
             with open(os.path.join(etc, "hosts"), "w") as f:
                 f.write(hosts_text)
         if self.shared_dir is not None:
+            self._made.append(("release", self.shared_dir))  # after every host ended
             self._made += [("dir", d) for d in self.shared_dir.prepare()]
         for host in self.hosts.values():
             self._hold(host)
@@ -312,6 +313,10 @@ class TestBed(BridgeBed):
             elif kind == "dir":
                 with contextlib.suppress(OSError):
                     os.rmdir(str(name))
+            elif kind == "release":  # a shared directory's fault layer and tmpfs
+                release = getattr(name, "release", None)
+                if callable(release):
+                    release()
         self._made.clear()
 
     def _end_holder(self, name: str) -> None:

@@ -39,17 +39,32 @@ Example:
         os.path.exists(shared.on_machine(shared.on_hosts("x")))   # True at once
     ```
 
-It needs `bindfs` and `/dev/fuse`: `unavailable()` says why not.
+Faults, as a shared file server gives them: with `faults=True` a
+`trainexec.testing.faultfs` layer stands between the backing directory and every view,
+and `stall(secs)` (every call of every host blocks), `fail(errno, secs)` (`EIO`,
+`ESTALE`) and `slow(delay, secs)` play through it; with `size_mb=N` the backing
+directory is a tmpfs of N MiB that `fill()` fills (a write that meets the limit is
+cut short, `ENOSPC`) and `free()` frees. The test still reads `backing`, the truth.
+
+It needs `bindfs` and `/dev/fuse` (and fusepy for the faults): `unavailable()` says why
+not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import glob
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from typing import Any, Callable, Protocol, Sequence
+
+from trainexec.testing.faultfs import OPERATIONS, FaultPlan, PlanFile
 
 __all__ = ["NFS_DEFAULTS", "NO_CACHING", "NfsCaching", "SharedDir", "remove_leftovers",
            "unavailable"]
@@ -130,6 +145,14 @@ class SharedDir:
     backing: str
     mount_point: str = ""
     caching: NfsCaching = NFS_DEFAULTS
+    # Faults on demand (`stall`, `fail`, `slow`): a `trainexec.testing.faultfs` layer
+    # between the backing directory and every view (the file server, for all hosts).
+    faults: bool = False
+    # A size-limited backing (a tmpfs of this many MiB), which `fill()` fills and
+    # `free()` frees: a full disk, where a write that meets the limit is cut short.
+    size_mb: int | None = None
+    _layer: "_FaultLayer" = dataclasses.field(default_factory=lambda: _FaultLayer(),
+                                             compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backing", os.path.abspath(self.backing))
@@ -161,16 +184,49 @@ class SharedDir:
 
     # -- for TestBed -------------------------------------------------------------------
     def prepare(self) -> list[str]:
-        """Makes the backing directory and the mount point; returns the directories
-        it made that the bed removes afterwards (the mount point, if it made it)."""
+        """Makes the backing directory (a tmpfs of `size_mb`, the fault layer over it)
+        and the mount point; returns the directories it made that the bed removes
+        afterwards (the mount point, if it made it). `release()` undoes the rest."""
         os.makedirs(self.backing, exist_ok=True)
+        self._layer.start(self)
         if os.path.isdir(self.mount_point):
             return []
         os.makedirs(self.mount_point)
         return [self.mount_point]
 
+    def release(self) -> None:
+        """Unmounts the fault layer and the size-limited backing (idempotent; the bed
+        calls it once every host has ended)."""
+        self._layer.stop()
+
     def mount_argv(self) -> list[str]:
-        return ["bindfs", "-o", self.caching.fuse_options(), self.backing, self.mount_point]
+        return ["bindfs", "-o", self.caching.fuse_options(), self._layer.source or self.backing,
+                self.mount_point]
+
+    # -- faults (with faults=True; fill and free with size_mb) ------------------------------
+    def stall(self, secs: float) -> None:
+        """Every file-system call of every host blocks for `secs` (a stalled server)."""
+        self._layer.plan(self, FaultPlan.lasting("stall", secs))
+
+    def fail(self, errno_: int, secs: float, ops: Sequence[str] = OPERATIONS) -> None:
+        """The calls `ops` fail with `errno_` (EIO, ESTALE) for `secs`."""
+        self._layer.plan(self, FaultPlan.lasting("errors", secs, ops=ops, errno_=errno_))
+
+    def slow(self, delay_secs: float, secs: float) -> None:
+        """Every call waits `delay_secs` first, for `secs`."""
+        self._layer.plan(self, FaultPlan.lasting("slow", secs, delay_secs=delay_secs))
+
+    def clear(self) -> None:
+        self._layer.plan(self, None)
+
+    def fill(self) -> int:
+        """Fills the size-limited backing to its last byte (a full disk); returns how
+        many bytes the filler took."""
+        return self._layer.fill(self)
+
+    def free(self) -> None:
+        """Frees what `fill()` took."""
+        self._layer.free(self)
 
     def mount(self, bed: _Bed, host: str) -> None:
         """Mounts the host's view in the host's mount namespace (bindfs goes on
@@ -185,6 +241,103 @@ class SharedDir:
         if f" {self.mount_point} fuse" not in mounts:
             raise RuntimeError(f"no FUSE view at {self.mount_point} on host {host!r}: "
                                f"{mounts}")
+
+
+class _FaultLayer:
+    """What `SharedDir` runs for its faults: the tmpfs under the backing directory, the
+    faultfs process over it, the plan file, the filler (module doc)."""
+
+    def __init__(self) -> None:
+        self.source: str | None = None  # what the views mount: the fault layer
+        self._proc: subprocess.Popen | None = None
+        self._tmpfs: str | None = None
+        self._control = ""
+
+    def start(self, shared: SharedDir) -> None:
+        if shared.size_mb is not None and self._tmpfs is None:
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(shared.size_mb)}m",
+                            "tmpfs", shared.backing], check=True, capture_output=True)
+            self._tmpfs = shared.backing
+        if not shared.faults or self._proc is not None:
+            return
+        source = f"{shared.backing}.faultfs"
+        os.makedirs(source, exist_ok=True)
+        self._control = f"{shared.backing}.faults.json"
+        PlanFile.write(self._control, None)
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "trainexec.testing.faultfs", shared.backing, source,
+             "--control", self._control], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while f" {source} fuse" not in open("/proc/self/mounts").read():
+            if self._proc.poll() is not None or time.monotonic() > deadline:
+                err = self._proc.stderr.read().decode(errors="replace") \
+                    if self._proc.stderr else ""
+                self.stop()
+                raise RuntimeError(f"the fault layer over {shared.backing} did not mount: "
+                                   f"{err.strip()[-500:]}")
+            time.sleep(0.05)
+        self.source = source
+
+    def plan(self, shared: SharedDir, plan: FaultPlan | None) -> None:
+        if not self._control:
+            raise RuntimeError("faults need SharedDir(faults=True), inside its bed")
+        PlanFile.write(self._control, plan)
+
+    def fill(self, shared: SharedDir) -> int:
+        if self._tmpfs is None:
+            raise RuntimeError("fill() needs SharedDir(size_mb=...), inside its bed")
+        written = 0
+        fd = os.open(os.path.join(shared.backing, _FILLER),
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            for size in (1 << 20, 4096, 512, 1):  # to the last partial block
+                chunk = b"\0" * size
+                while True:
+                    try:
+                        written += os.write(fd, chunk)
+                    except OSError as err:
+                        if err.errno != errno.ENOSPC:
+                            raise
+                        break
+        finally:
+            os.close(fd)
+        return written
+
+    def free(self, shared: SharedDir) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(shared.backing, _FILLER))
+
+    def stop(self) -> None:
+        if self.source is not None:
+            subprocess.run(["umount", "-l", self.source], capture_output=True)
+        if self._proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=10)
+            if self._proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.wait(timeout=10)
+            if self._proc.stderr:
+                self._proc.stderr.close()
+        if self.source is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.source)
+        if self._control:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self._control)
+        if self._tmpfs is not None:
+            subprocess.run(["umount", "-l", self._tmpfs], capture_output=True)
+        self.source, self._proc, self._tmpfs, self._control = None, None, None, ""
+
+
+_FILLER = ".trainexec-disk-filler"
 
 
 def remove_leftovers(alive: Callable[[int], bool]) -> list[str]:

@@ -1,0 +1,39 @@
+"""trainexec/testing/faultfs.py: the plans a fault layer follows (what, until when, which
+calls) and its plan file. The layer mounted under hosts' views, with real programs meeting
+its faults: tests/cluster/test_testing_storage_faults.py."""
+
+import errno
+import time
+
+import pytest
+
+from trainexec.testing.faultfs import OPERATIONS, FaultPlan, PlanFile
+
+pytestmark = pytest.mark.any_line
+
+
+def test_a_plan_lasts_its_seconds_and_round_trips_through_its_file(tmp_path):
+    plan = FaultPlan.lasting("errors", 5, errno_=errno.ESTALE, ops=("read", "getattr"))
+    assert time.time() < plan.until <= time.time() + 5
+    path = str(tmp_path / "plan.json")
+    PlanFile.write(path, plan)
+    assert PlanFile(path).plan() == plan
+    PlanFile.write(path, None)
+    assert PlanFile(path).plan() is None
+    assert PlanFile(str(tmp_path / "none.json")).plan() is None
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: FaultPlan("melt", until=1.0), "fault mode 'melt'"),
+    (lambda: FaultPlan("errors", until=1.0, ops=("format",)), r"operations \['format'\]"),
+    (lambda: FaultPlan("slow", until=1.0), "delay_secs > 0"),
+    (lambda: FaultPlan.lasting("stall", 0), "give secs > 0"),
+])
+def test_a_bad_plan_says_why(make, words):
+    with pytest.raises(ValueError, match=words):
+        make()
+
+
+def test_the_operations_cover_what_reads_and_writes_become():
+    assert {"getattr", "open", "create", "read", "write", "rename", "unlink", "readdir",
+            "fsync"} <= set(OPERATIONS)
