@@ -10,6 +10,7 @@ import pytest
 
 from trainexec.testing.chaos import (KINDS, REGRESSIONS, Evidence, Fault, Schedule, check,
                                      parse_seeds)
+from trainexec.testing.chaos.schedule import ALL_KINDS
 from trainexec.testing.chaos import cli
 from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, AppliedFault,
                                                 Evaluated, ExportDir, LogLine, PodEvent,
@@ -75,8 +76,23 @@ def test_an_overlap_starts_while_an_earlier_freeze_or_cut_is_in_force():
 
 def test_a_fault_round_trips_through_its_description():
     for seed in SEEDS:
-        for fault in Schedule.generate(seed).faults:
-            assert Fault.parse(fault.describe()) == fault
+        for storages in (("local",), ("gs", "nfs")):
+            for fault in Schedule.generate(seed, storages=storages, kinds=ALL_KINDS).faults:
+                assert Fault.parse(fault.describe()) == fault
+
+
+def test_storage_faults_are_drawn_only_where_the_storage_has_them():
+    drawn = [Schedule.generate(s, storages=("local", "gs", "nfs"), kinds=ALL_KINDS)
+             for s in SEEDS]
+    storage_faults = [(s.storage, f) for s in drawn for f in s.faults if f.on_storage]
+    assert storage_faults and {st for st, _ in storage_faults} <= {"gs", "nfs"}
+    assert all(f.kind != "disk-full" for st, f in storage_faults if st == "gs")
+    assert all(f.task == "storage:0" and f.duration_secs > 0 for _, f in storage_faults)
+    assert {f.detail for st, f in storage_faults if f.kind == "storage-errors"} <= {
+        "503", "429", "500", "EIO", "ESTALE"}
+    # By default a seed draws a pod's faults only, as it always did.
+    assert all(not f.on_storage for s in SEEDS for f in Schedule.generate(
+        s, storages=("gs", "nfs")).faults)
 
 
 def test_explicit_schedules_round_trip_through_dicts_and_json():
@@ -97,6 +113,12 @@ def test_explicit_schedules_round_trip_through_dicts_and_json():
     (lambda: Schedule(1, "mwms", ps=1), "no ps"),
     (lambda: Schedule(1, "mwms", storage="s3"), "storage 's3'"),
     (lambda: Schedule.generate(1, faults=(3, 2)), "low <= high"),
+    (lambda: Schedule.explicit("mwms", ["disk-full storage:0 at 3s for 5s"], storage="gs"),
+     "gs storage has only"),
+    (lambda: Schedule.explicit("mwms", ["storage-outage storage:0 at 3s for 5s"]),
+     "local storage has only"),
+    (lambda: Fault("kill", "storage", 0, 1.0), "a storage fault's task is storage:0"),
+    (lambda: Fault("storage-errors", "worker", 0, 1.0, 2.0), "a storage fault's task"),
 ])
 def test_bad_schedules_are_refused_saying_why(make, words):
     with pytest.raises(ValueError, match=words):
@@ -295,6 +317,20 @@ def test_training_that_does_not_go_on_after_the_faults_misses_recovery():
     assert "recovery" not in names(done)  # max_steps reached before the faults ended
 
 
+def test_a_full_disk_may_stop_the_job_with_the_storage_code_until_it_is_resubmitted():
+    full = AppliedFault(Fault("disk-full", "storage", 0, 30.0, 5.0), T0 + 45.0, T0 + 50.0)
+    stopped = good_evidence(applied=good_evidence().applied + (full,), resubmitted=True,
+                            exits=good_evidence().exits + (
+                                PodExit("demo-chief-0", T0 + 46.0, 74),))
+    assert "outcome" not in names(stopped)
+    # Any other permanent code is still a violation, and so is 74 without a full disk.
+    other = dataclasses.replace(stopped, exits=stopped.exits + (
+        PodExit("demo-worker-1", T0 + 46.0, 1),))
+    assert "outcome" in names(other)
+    assert "outcome" in names(good_evidence(exits=good_evidence().exits + (
+        PodExit("demo-chief-0", T0 + 46.0, 74),)))
+
+
 def test_safety_violations_come_before_liveness_ones():
     evidence = good_evidence(still_running=("demo-worker-1",),
                              final_step_at=T0 + 60.0 - BOUND_SECS - 1.0)
@@ -345,20 +381,3 @@ def test_the_table_lines_up():
     assert table[0].split() == list(cli.COLUMNS)
     assert table[1].index("mwms") == table[2].index("pss") == table[0].index("shape")
     assert "…" in table[2]
-
-
-def test_the_report_row_says_which_faults_were_not_applied():
-    from trainexec.testing.chaos import ChaosReport
-
-    late = AppliedFault(SCHEDULE.faults[1], T0 + 90.0, T0 + 90.0, applied=False,
-                        detail="not applied: every pod had ended before its time")
-    evidence = good_evidence(applied=(good_evidence().applied[0], late))
-    report = ChaosReport(SCHEDULE, evidence, tuple(check(evidence)), 60.0, 70.0,
-                         {"demo-worker-0": 1}, (("sigterm worker:0 at 5s", 1),),
-                         baseline_wall_secs=40.0)
-    assert report.faults_applied == 1
-    row = report.row()
-    assert row["faults"] == ("1/2 applied: sigterm worker:0 at 5s; "
-                             "cut chief:0 at 5s for 6s")
-    assert row["wall"] == "60s (1.5x)" and row["restarts"] == "1"
-    assert row["violations"] == "-" and row["outcome"] == "Succeeded"

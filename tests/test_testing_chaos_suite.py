@@ -7,7 +7,8 @@ import io
 import pytest
 
 from trainexec.testing.chaos import REGRESSIONS, cli
-from trainexec.testing.chaos.schedule import KINDS, STORAGES, TASK_TYPES
+from trainexec.testing.chaos.schedule import (ALL_KINDS, KINDS, STORAGE_FAULTS, STORAGES,
+                                              TASK_TYPES)
 from trainexec.testing.chaos.suite import (DEFAULT_SET, coverage, for_line, format_coverage,
                                            full_matrix, missing)
 
@@ -22,7 +23,7 @@ def test_each_lines_default_set_covers_every_mode_kind_role_and_storage(modes):
     entries = for_line(modes)
     assert missing(entries, modes) == []
     found = coverage(entries)
-    assert set(found["fault kind"]) == set(KINDS) and set(found["role"]) == set(TASK_TYPES)
+    assert set(found["fault kind"]) == set(ALL_KINDS) and set(found["role"]) == set(TASK_TYPES)
     assert set(found["storage"]) == set(STORAGES)
 
 
@@ -52,7 +53,7 @@ def test_the_full_matrix_is_one_fault_at_a_time_over_every_kind_role_and_storage
     for storage in ("nfs", "gs"):
         kinds = {f.kind for e in entries if e.schedule.storage == storage
                  for f in e.schedule.faults}
-        assert kinds == {"kill"}
+        assert kinds == {"kill", *STORAGE_FAULTS[storage]}
 
 
 def test_the_command_prints_what_the_default_set_covers(monkeypatch):
@@ -62,6 +63,6 @@ def test_the_command_prints_what_the_default_set_covers(monkeypatch):
     assert cli.main(["--coverage"], out=out) == 0
     text = out.getvalue()
     assert "modes: mwms, pss, native-estimator" in text
-    assert "pss-gs-kill-ps" in text and "MISSING" not in text
-    for value in (*KINDS, *TASK_TYPES, *STORAGES):
+    assert "pss-gs-storage" in text and "MISSING" not in text
+    for value in (*ALL_KINDS, *TASK_TYPES, *STORAGES):
         assert f"  {value}: " in text

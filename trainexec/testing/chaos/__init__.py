@@ -3,8 +3,9 @@
 One fault at a time is what the fault matrix tests; real clusters overlap them
 (a node drain preempts one pod while a network blip cuts another). A chaos run
 takes a `Schedule` (a job's shape, its storage, and 2-N faults among SIGKILL,
-SIGTERM, freeze and cut of any role, ps and evaluator included, some starting
-while another is in force), runs the job as a TFJob on
+SIGTERM, freeze and cut of any role, ps and evaluator included, and the storage's own:
+errors, an outage, slowness, a full disk; some starting while another is in force),
+runs the job as a TFJob on
 `trainexec.testing.netns.TestBed` (`trainexec.testing.kubelet.TFJobRun`: every
 pod its own host, Kubeflow's TF_CONFIG, the ExitCode restart policy), applies
 the faults at their times, and checks what must hold afterwards
@@ -19,7 +20,7 @@ generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
 `invariants` (`Evidence`, `check`, `Violation`), `storages` (where model_dir lives:
 local, NFS-like views, a gs:// bucket of the GCS emulator; each one's staleness), `observe`
 (what a run leaves, read from outside the bed: checkpoints, exports, the log), `runner`
-(`run_schedule`, `ChaosReport`, `demo_job`), `suite` (what CI runs: the default set chosen
+(`run_schedule`, `demo_job`), `report` (`ChaosReport`: what a run found), `suite` (what CI runs: the default set chosen
 by coverage, the full one-fault matrix), `cli` (the command line), `__main__`
 (`python -m trainexec.testing.chaos`).
 Root only, as the bed is; "nfs" storage also needs bindfs, "gs" the emulator's packages.

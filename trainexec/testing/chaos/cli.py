@@ -3,6 +3,7 @@
     python -m trainexec.testing.chaos --seeds 1-20 --modes mwms,pss --storage local,nfs
     python -m trainexec.testing.chaos --seed 3 --modes mwms,pss --storage local,nfs
     python -m trainexec.testing.chaos --regression all
+    python -m trainexec.testing.chaos --seeds 1-20 --storage gs,nfs --kinds all
     python -m trainexec.testing.chaos --coverage       # what CI's default set covers
     python -m trainexec.testing.chaos --default-set    # run it (--matrix: the full one)
 
@@ -26,7 +27,8 @@ from trainexec.testing.chaos import suite
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
                                             run_schedule)
-from trainexec.testing.chaos.schedule import MODES, STORAGES, Schedule, parse_seeds
+from trainexec.testing.chaos.schedule import (ALL_KINDS, KINDS, MODES, STORAGE_KINDS, STORAGES,
+                                              Schedule, parse_seeds)
 
 __all__ = ["format_table", "main", "schedules_from"]
 
@@ -71,6 +73,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", default="local", help="local, nfs, gs, or several: "
                    "local,nfs,gs")
     p.add_argument("--faults", default="2-4", help="faults per schedule, LOW-HIGH")
+    p.add_argument("--kinds", default=",".join(KINDS),
+                   help=f"fault kinds to draw from (default: a pod's, {', '.join(KINDS)}); "
+                   f"'all' adds the storage's where it has them: "
+                   f"{', '.join(STORAGE_KINDS)}")
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
     p.add_argument("--baseline", action="store_true",
                    help="run each shape once without faults first, for the wall column")
@@ -105,7 +111,9 @@ def schedules_from(args: argparse.Namespace) -> list[Schedule]:
                          + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
     storages = _names(args.storage, STORAGES, "storage")
     seeds = [args.seed] if args.seed is not None else parse_seeds(args.seeds or "1-5")
-    return [Schedule.generate(s, modes=modes, storages=storages, faults=_range(args.faults))
+    kinds = ALL_KINDS if args.kinds == "all" else _names(args.kinds, ALL_KINDS, "kinds")
+    return [Schedule.generate(s, modes=modes, storages=storages, faults=_range(args.faults),
+                              kinds=kinds)
             for s in seeds]
 
 
@@ -125,6 +133,13 @@ def _unavailable(schedules: Sequence[Schedule]) -> str | None:
     why = netns.unavailable()
     if why is None and any(s.storage == "nfs" for s in schedules):
         why = storage.unavailable()
+    if why is None and any(f.on_storage and s.storage == "nfs"
+                           for s in schedules for f in s.faults):
+        import importlib.util
+
+        if importlib.util.find_spec("fuse") is None:
+            why = ("the NFS-like storage's faults need fusepy (pip install fusepy) and "
+                   "libfuse2")
     if why is None and any(s.storage == "gs" for s in schedules):
         from trainexec.testing import gcs
 

@@ -5,8 +5,10 @@ the evidence (log lines, files, times). Safety invariants (a broken promise,
 whatever the machine's load):
 
 * `outcome`: every fault of the chaos kinds is recoverable under TFJob's
-  ExitCode policy (kill, SIGTERM, freeze, cut), so the job succeeds; no pod ever
-  exits with a permanent code (1-127);
+  ExitCode policy (kill, SIGTERM, freeze, cut; the storage's errors, outage and
+  slowness), so the job succeeds; no pod ever exits with a permanent code (1-127),
+  but for a full disk, which stops the job with the storage's permanent code (74)
+  until it is resubmitted, and that resubmission succeeds;
 * `final-step`: the newest checkpoint is at `max_steps` or past it (an
   asynchronous overshoot is noted, not a violation);
 * `final-evaluated`: the evaluator evaluated that final checkpoint;
@@ -42,7 +44,7 @@ import dataclasses
 import os
 from typing import Callable, Mapping, Sequence
 
-from trainexec.testing.chaos.schedule import KINDS, Fault, Schedule
+from trainexec.testing.chaos.schedule import KINDS, STORAGE_KINDS, Fault, Schedule
 
 __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "RECOVERY_SECS", "SAFETY",
            "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodEvent",
@@ -61,7 +63,10 @@ BOUND_SECS = 20.0
 RECOVERY_SECS = 30.0
 # Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
 # 143, a frozen or cut-off peer 170 (or the task rides it out).
-RECOVERABLE = frozenset(KINDS)
+RECOVERABLE = frozenset(KINDS) | frozenset(STORAGE_KINDS) - {"disk-full"}
+# The code a task exits with when its storage will not recover by itself
+# (trainexec.contract.exit_codes' storage_failed): a full disk's, and only its.
+STORAGE_FAILED_CODE = 74
 SAFETY = ("outcome", "final-step", "final-evaluated", "export", "half-checkpoint",
           "restarted", "processes-left")
 LIVENESS = ("late-exit", "chief-late", "recovery")
@@ -162,6 +167,7 @@ class Evidence:
     lines: tuple[LogLine, ...] = ()
     log_path: str = ""
     bound_secs: float = BOUND_SECS
+    resubmitted: bool = False  # a full disk stopped the job, which was submitted again
     pod_events: tuple[PodEvent, ...] = ()  # starts and restarts, in time order
     recovery_secs: float = RECOVERY_SECS
 
@@ -190,7 +196,9 @@ def _task_of(pod: str) -> str:
 
 def _outcome(ev: Evidence) -> Sequence[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
-    bad = [e for e in ev.exits if permanent(e.code)]
+    disk_full = any(a.applied and a.fault.kind == "disk-full" for a in ev.applied)
+    bad = [e for e in ev.exits if permanent(e.code)
+           and not (disk_full and e.code == STORAGE_FAILED_CODE)]
     if ev.phase != "Succeeded":
         recoverable = all(a.fault.kind in RECOVERABLE for a in ev.applied)
         if recoverable or not bad:

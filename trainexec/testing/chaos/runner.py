@@ -37,13 +37,15 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable
 
 from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
-                                                PodExit, Violation, check)
+                                                PodExit, check)
 from trainexec.testing.chaos.observe import CheckpointWatcher, collect_log, export_dirs, step_of
 from trainexec.testing.chaos.schedule import Fault, Schedule
-from trainexec.testing.chaos.storages import JobPaths, result_of, storage_for
+from trainexec.testing.chaos.report import (ChaosReport, baseline_wall_secs, record_baseline,
+                                            restarts_by_fault)
+from trainexec.testing.chaos.storages import ChaosStorage, JobPaths, result_of, storage_for
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
 
 # The directory holding this trainexec package (trainexec/testing/chaos/runner.py).
@@ -114,78 +116,10 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
     return TFJobSpec("demo", replicas, command=command, env=env)
 
 
-# -- the report ----------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class ChaosReport:
-    """One chaos run: its schedule, evidence, violations and figures."""
-
-    schedule: Schedule
-    evidence: Evidence
-    violations: tuple[Violation, ...]
-    wall_secs: float | None  # the job's start to its success or failure
-    run_secs: float  # the whole run, bed included
-    restarts: Mapping[str, int]  # per pod
-    restarts_by_fault: tuple[tuple[str, int], ...]  # fault, restarts until the next
-    baseline_wall_secs: float | None = None  # the same shape without faults
-    workdir: str = ""
-
-    @property
-    def safety(self) -> list[Violation]:
-        return [v for v in self.violations if not v.liveness]
-
-    @property
-    def liveness(self) -> list[Violation]:
-        return [v for v in self.violations if v.liveness]
-
-    @property
-    def outcome(self) -> str:
-        return self.evidence.phase
-
-    @property
-    def faults_applied(self) -> int:
-        """How many of the schedule's faults were applied (one due after every pod
-        had ended, or aimed at a pod between runs, was not)."""
-        return sum(a.applied for a in self.evidence.applied)
-
-    def row(self) -> dict[str, str]:
-        """The table's columns: seed, shape, faults, outcome, restarts, wall,
-        violations."""
-        wall = "?" if self.wall_secs is None else f"{self.wall_secs:.0f}s"
-        if self.baseline_wall_secs:
-            wall += f" ({self.wall_secs / self.baseline_wall_secs:.1f}x)" \
-                if self.wall_secs else ""
-        faults = "; ".join(f.describe() for f in self.schedule.faults) or "none"
-        if self.schedule.faults:  # first, so that a cut cell still says it
-            faults = f"{self.faults_applied}/{len(self.schedule.faults)} applied: {faults}"
-        return {"seed": self.schedule.label(),
-                "shape": f"{self.schedule.shape()} {self.schedule.storage}",
-                "faults": faults, "outcome": self.outcome,
-                "restarts": str(sum(self.restarts.values())), "wall": wall,
-                "violations": ", ".join(v.name for v in self.violations) or "-"}
-
-
-_BASELINES: dict[tuple, float] = {}
-
-
-def baseline_wall_secs(schedule: Schedule) -> float | None:
-    """The wall time of a run without faults of the schedule's shape, if one ran in
-    this process (`run_schedule(..., baseline=True)`)."""
-    return _BASELINES.get(schedule.shape_key())
-
-
-def _restarts_by_fault(applied: Sequence[AppliedFault], events, end: float
-                       ) -> tuple[tuple[str, int], ...]:
-    done = [a for a in applied if a.applied]
-    counts = []
-    for i, a in enumerate(done):
-        until = done[i + 1].at if i + 1 < len(done) else end
-        counts.append((a.fault.describe(), sum(
-            1 for e in events if e.what == "restarting" and a.at <= e.at < until)))
-    return tuple(counts)
-
-
-def _apply(run: TFJobRun, fault: Fault) -> None:
-    if fault.kind == "kill":
+def _apply(run: TFJobRun, storage: ChaosStorage, fault: Fault) -> None:
+    if fault.on_storage:
+        storage.apply(fault)
+    elif fault.kind == "kill":
         run.kill(fault.task_type, fault.index, signal.SIGKILL)
     elif fault.kind == "sigterm":
         run.kill(fault.task_type, fault.index, signal.SIGTERM)
@@ -193,6 +127,82 @@ def _apply(run: TFJobRun, fault: Fault) -> None:
         run.freeze(fault.task_type, fault.index, fault.duration_secs)
     else:
         run.partition(fault.task_type, fault.index, fault.duration_secs)
+
+
+@dataclasses.dataclass
+class _Attempt:
+    """One submission of the job: how it ended, its log, what was left running."""
+
+    outcome: Any
+    log_path: str
+    left: list
+    restarts: dict
+
+
+class _FaultPlayer:
+    """Applies a schedule's faults at their times (counted from training's start), each
+    on a thread of its own, and records what was applied."""
+
+    def __init__(self, schedule: Schedule, storage: ChaosStorage,
+                 clock: Callable[[], float]) -> None:
+        self.schedule, self.storage, self.clock = schedule, storage, clock
+        self.applied: list[AppliedFault] = []
+        self.began: float | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self, run: TFJobRun, began: float) -> None:
+        self.began = began
+        self._threads = [threading.Thread(target=self._at_its_time, args=(run, fault),
+                                          daemon=True) for fault in self.schedule.faults]
+        for thread in self._threads:
+            thread.start()
+
+    def _at_its_time(self, run: TFJobRun, fault: Fault) -> None:
+        assert self.began is not None
+        delay = self.began + fault.at_secs - self.clock()
+        if delay > 0 and self._stop.wait(delay):
+            return
+        now = self.clock()
+        try:
+            _apply(run, self.storage, fault)
+            record = AppliedFault(fault, now, now + fault.duration_secs)
+        except (ProcessLookupError, AttributeError) as err:  # between restarts, ended
+            record = AppliedFault(fault, now, now, applied=False,
+                                  detail=f"not applied: {type(err).__name__} (the pod's "
+                                         f"program was not running)")
+        with self._lock:
+            self.applied.append(record)
+        logger.info("chaos %s: %s%s", self.schedule.label(), fault.describe(),
+                    "" if record.applied else f" ({record.detail})")
+
+    def left_secs(self) -> float:
+        """How long the last fault has still to run (0 before training began)."""
+        return 0.0 if self.began is None else max(
+            0.0, self.began + self.schedule.last_fault_end_secs - self.clock())
+
+    def finish(self) -> list[AppliedFault]:
+        """Stops what is still due; records it as not applied."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        with self._lock:
+            done = [a.fault for a in self.applied]
+            for fault in self.schedule.faults:
+                if fault in done:
+                    done.remove(fault)
+                    continue
+                now = self.clock()
+                self.applied.append(AppliedFault(
+                    fault, now, now, applied=False,
+                    detail=("not applied: every pod had ended before its time"
+                            if self.began is not None else
+                            "not applied: training never began")))
+            return sorted(self.applied, key=lambda a: a.at)
+
+    def disk_was_full(self) -> bool:
+        return any(a.applied and a.fault.kind == "disk-full" for a in self.applied)
 
 
 def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = None,
@@ -204,16 +214,19 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     """Runs `schedule` on a fresh bed under `workdir` and checks every invariant.
 
     `bound_secs`: how soon every pod must end after the chief (default
-    `BOUND_SECS` plus the storage's staleness, `storages.STORAGE_STALENESS_SECS`); the run waits that, the
-    last fault's remaining time and `grace_secs` more for pods to end, so a late
-    pod (liveness) is told from one that never ends (processes left). With
-    `baseline`, a run without faults of the same shape goes first, once per shape
-    in this process. Root only (`trainexec.testing.netns.unavailable()`)."""
+    `BOUND_SECS` plus the storage's staleness, `storages.STORAGE_STALENESS_SECS`); the
+    run waits that, the last fault's remaining time and `grace_secs` more for pods to
+    end, so a late pod (liveness) is told from one that never ends (processes left).
+    The schedule's own `max_steps`, if it has one, replaces `max_steps`. A job a full
+    disk stopped is submitted again once the disk has room (as its user would), and
+    judged on both submissions. With `baseline`, a run without faults of the same shape
+    goes first, once per shape in this process. Root only
+    (`trainexec.testing.netns.unavailable()`)."""
     from trainexec.testing.netns import TestBed
 
     baseline_secs = None
     if baseline and schedule.faults:
-        baseline_secs = _BASELINES.get(schedule.shape_key())
+        baseline_secs = baseline_wall_secs(schedule)
         if baseline_secs is None:
             base = run_schedule(schedule.without_faults(), os.path.join(workdir, "baseline"),
                                 job=job, max_steps=max_steps, export_name=export_name,
@@ -224,29 +237,10 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         max_steps = schedule.max_steps
     began_run = clock()
     os.makedirs(workdir, exist_ok=True)
-    storage = storage_for(schedule.storage, workdir)
+    storage = storage_for(schedule.storage, workdir,
+                          faults=any(f.on_storage for f in schedule.faults))
     bound = bound_secs if bound_secs is not None else BOUND_SECS + storage.staleness_secs
-    log_path = os.path.join(workdir, "pods.log")
-    applied: list[AppliedFault] = []
-    lock = threading.Lock()
-
-    def at_its_time(run: TFJobRun, fault: Fault, began: float, stop: threading.Event):
-        delay = began + fault.at_secs - clock()
-        if delay > 0 and stop.wait(delay):
-            return
-        now = clock()
-        try:
-            _apply(run, fault)
-            record = AppliedFault(fault, now, now + fault.duration_secs)
-        except (ProcessLookupError, AttributeError) as err:  # between restarts, ended
-            record = AppliedFault(fault, now, now, applied=False,
-                                  detail=f"not applied: {type(err).__name__} (the pod's "
-                                         f"program was not running)")
-        with lock:
-            applied.append(record)
-        logger.info("chaos %s: %s%s", schedule.label(), fault.describe(),
-                    "" if record.applied else f" ({record.detail})")
-
+    player = _FaultPlayer(schedule, storage, clock)
     paths = storage.job_paths()
     spec = (job or (lambda s, p: demo_job(s, p, max_steps)))(schedule, paths)
     pods = set(spec.pods())
@@ -254,73 +248,69 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     if missing:
         raise ValueError(f"the job has no pod for {missing}, which the schedule "
                          f"({schedule.shape()}) has")
-    with TestBed(spec.hosts() + list(storage.extra_hosts), domain=spec.domain,
-                 **storage.bed_options()) as bed, storage.started(bed):
-        with open(log_path, "w") as log, TFJobRun(spec, bed, output=log) as run, \
-                CheckpointWatcher(storage, max_steps, clock=clock) as watcher:
-            stop = threading.Event()
-            threads = []
-            began = None
-            try:
-                run.wait_for(lambda: watcher.first_at is not None, start_timeout_secs,
-                             "training to begin (a first checkpoint)")
-                began = watcher.first_at
-                threads = [threading.Thread(target=at_its_time, daemon=True,
-                                            args=(run, fault, began, stop))
-                           for fault in schedule.faults]
-                for thread in threads:
-                    thread.start()
-            except AssertionError as err:  # the job ended, or never began
-                logger.warning("chaos %s: %s", schedule.label(), err)
+
+    def submit(bed: Any, watcher: CheckpointWatcher, log_path: str, faults: bool
+               ) -> _Attempt:
+        with open(log_path, "w") as log, TFJobRun(spec, bed, output=log) as run:
+            if faults:
+                try:
+                    run.wait_for(lambda: watcher.first_at is not None, start_timeout_secs,
+                                 "training to begin (a first checkpoint)")
+                    assert watcher.first_at is not None
+                    player.start(run, watcher.first_at)
+                except AssertionError as err:  # the job ended, or never began
+                    logger.warning("chaos %s: %s", schedule.label(), err)
             remaining = max(0.0, timeout_secs - (clock() - run.started))
-            fault_left = 0.0 if began is None else max(
-                0.0, began + schedule.last_fault_end_secs - clock())
             # The job may end before the faults are due: they then go on, as they
             # would on a cluster, and count against the pods' ends.
             outcome = run.wait(timeout=remaining,
-                               settle_secs=bound + fault_left + grace_secs)
-            left = run.still_running()
-            stop.set()
-            for thread in threads:
-                thread.join(timeout=5)
-            with lock:  # faults whose time never came: every pod had ended first
-                done = [a.fault for a in applied]
-                for fault in schedule.faults:
-                    if fault in done:
-                        done.remove(fault)
-                        continue
-                    now = clock()
-                    applied.append(AppliedFault(
-                        fault, now, now, applied=False,
-                        detail=("not applied: every pod had ended before its time"
-                                if began is not None else
-                                "not applied: training never began")))
-            restarts = {p.name: p.restarts for p in run.pods}
-            chief = next((spec.pod_name(t, 0) for t in ("chief", "master")
-                          if (t, 0) in pods), spec.pod_name("worker", 0))
-            newest = watcher.newest()
-            files = storage.files()
-            result = result_of(storage)
-    lines, evaluated = collect_log(log_path, outcome.started)
+                               settle_secs=bound + player.left_secs() + grace_secs)
+            return _Attempt(outcome, log_path, run.still_running(),
+                            {p.name: p.restarts for p in run.pods})
+
+    with TestBed(spec.hosts() + list(storage.extra_hosts), domain=spec.domain,
+                 **storage.bed_options()) as bed, storage.started(bed), \
+            CheckpointWatcher(storage, max_steps, clock=clock) as watcher:
+        attempts = [submit(bed, watcher, os.path.join(workdir, "pods.log"), True)]
+        if attempts[0].outcome.phase != SUCCEEDED and player.disk_was_full():
+            time.sleep(player.left_secs())  # the disk has room again: resubmit
+            attempts.append(submit(bed, watcher, os.path.join(workdir, "pods-2.log"),
+                                   False))
+        applied = player.finish()
+        newest = watcher.newest()
+        files = storage.files()
+        result = result_of(storage)
+    first, last = attempts[0].outcome, attempts[-1].outcome
+    events = [e for attempt in attempts for e in attempt.outcome.events]
+    restarts = {pod: sum(a.restarts.get(pod, 0) for a in attempts)
+                for pod in attempts[-1].restarts}
+    lines, evaluated = [], []
+    for attempt in attempts:
+        more_lines, more_evaluated = collect_log(attempt.log_path, attempt.outcome.started)
+        lines += more_lines
+        evaluated += more_evaluated
+    chief = next((spec.pod_name(t, 0) for t in ("chief", "master") if (t, 0) in pods),
+                 spec.pod_name("worker", 0))
     evidence = Evidence(
-        schedule=schedule, max_steps=max_steps, phase=outcome.phase, reason=outcome.reason,
-        started=outcome.started, ended=outcome.ended,
-        exits=tuple(PodExit(e.pod, e.at, e.code) for e in outcome.events
+        schedule=schedule, max_steps=max_steps, phase=last.phase, reason=last.reason,
+        started=first.started, ended=last.ended,
+        exits=tuple(PodExit(e.pod, e.at, e.code) for e in events
                     if e.what == "exited" and e.code is not None),
-        pod_events=tuple(PodEvent(e.pod, e.at, e.what) for e in outcome.events
+        pod_events=tuple(PodEvent(e.pod, e.at, e.what) for e in events
                          if e.what in ("started", "restarting")),
-        restarts=restarts, still_running=tuple(left), chief=chief,
-        applied=tuple(sorted(applied, key=lambda a: a.at)), training_began=began,
+        restarts=restarts, still_running=tuple(attempts[-1].left), chief=chief,
+        applied=tuple(applied), training_began=player.began,
         newest_checkpoint=newest, newest_step=step_of(newest),
         final_step_at=watcher.final_step_at, evaluated=tuple(evaluated),
         complete_at=dict(watcher.complete_at),
         exports=tuple(export_dirs(files, f"export/{export_name}")),
-        result=result, lines=tuple(lines), log_path=log_path, bound_secs=bound)
+        result=result, lines=tuple(lines), log_path=attempts[0].log_path, bound_secs=bound,
+        resubmitted=len(attempts) > 1)
     violations = check(evidence)
-    wall = outcome.wall_secs
-    if not schedule.faults and wall is not None and outcome.phase == SUCCEEDED:
-        _BASELINES.setdefault(schedule.shape_key(), wall)
+    wall = None if last.ended is None else last.ended - first.started
+    if not schedule.faults and wall is not None and last.phase == SUCCEEDED:
+        record_baseline(schedule, wall)
     return ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
-                       restarts, _restarts_by_fault(evidence.applied, outcome.events,
-                                                    outcome.ended or clock()),
+                       restarts, restarts_by_fault(evidence.applied, events,
+                                                   last.ended or clock()),
                        baseline_secs, workdir)

@@ -28,9 +28,21 @@ import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "Fault", "Schedule", "parse_seeds"]
+__all__ = ["ALL_KINDS", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "STORAGE_FAULTS",
+           "STORAGE_KINDS", "Fault", "Schedule", "parse_seeds"]
 
-KINDS = ("kill", "sigterm", "freeze", "cut")
+KINDS = ("kill", "sigterm", "freeze", "cut")  # of a pod
+# Of the storage model_dir is on (task "storage:0"): errors for a while (an object store's
+# 503/429/500, a file server's EIO/ESTALE), an outage (the bucket paused, the file server
+# stalled), slow answers, and a full disk (a file server's volume, freed at the fault's
+# end; the job stops with the permanent storage code and is resubmitted).
+STORAGE_KINDS = ("storage-errors", "storage-outage", "storage-slow", "disk-full")
+ALL_KINDS = KINDS + STORAGE_KINDS
+STORAGE_FAULTS = {"local": (), "gs": STORAGE_KINDS[:3], "nfs": STORAGE_KINDS}
+# What each storage's errors and slowness are, drawn per fault (its `detail`).
+_DETAILS = {("gs", "storage-errors"): ("503", "429", "500"),
+            ("nfs", "storage-errors"): ("EIO", "ESTALE"),
+            ("gs", "storage-slow"): ("1s",), ("nfs", "storage-slow"): ("0.05s",)}
 # MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
 # TF 2.15 line) and trainexec.estimator's own engine (the current line).
 MODES = ("mwms", "pss", "estimator", "native-estimator")
@@ -40,6 +52,7 @@ STORAGES = ("local", "nfs", "gs")
 # (adding one would change what every kept seed means). "gs" is asked for by name.
 DRAWN_STORAGES = ("local", "nfs")
 TASK_TYPES = ("chief", "worker", "ps", "evaluator")
+STORAGE_TASK = "storage"  # a storage fault's task: storage:0
 
 # What `generate` draws from (seconds after training began). The packaged jobs train
 # their 1200 steps in about 10 s on 2 cores without faults (every mode), so faults
@@ -64,11 +77,16 @@ class Fault:
     index: int
     at_secs: float
     duration_secs: float = 0.0
+    detail: str = ""  # a storage fault's status, errno or delay: "503", "EIO", "1s"
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"fault kind {self.kind!r}: use one of {', '.join(KINDS)}")
-        if self.task_type not in TASK_TYPES:
+        if self.kind not in ALL_KINDS:
+            raise ValueError(f"fault kind {self.kind!r}: use one of {', '.join(ALL_KINDS)}")
+        if self.on_storage != (self.task_type == STORAGE_TASK):
+            raise ValueError(f"fault {self.kind} of {self.task_type}: a storage fault's task "
+                             f"is {STORAGE_TASK}:0, a pod fault's one of "
+                             f"{', '.join(TASK_TYPES)}")
+        if self.task_type not in (*TASK_TYPES, STORAGE_TASK):
             raise ValueError(f"fault task type {self.task_type!r}: use one of "
                              f"{', '.join(TASK_TYPES)}")
         if not isinstance(self.index, int) or self.index < 0:
@@ -83,8 +101,13 @@ class Fault:
 
     @property
     def lasting(self) -> bool:
-        """Freeze and cut last `duration_secs`; kill and sigterm are instantaneous."""
-        return self.kind in ("freeze", "cut")
+        """Freeze, cut and every storage fault last `duration_secs`; kill and sigterm
+        are instantaneous."""
+        return self.kind in ("freeze", "cut") or self.on_storage
+
+    @property
+    def on_storage(self) -> bool:
+        return self.kind in STORAGE_KINDS
 
     @property
     def task(self) -> str:
@@ -101,10 +124,11 @@ class Fault:
     def describe(self) -> str:
         """`cut chief:0 at 7.7s for 12.9s`, `sigterm worker:0 at 7.7s` (`parse` reads it)."""
         text = f"{self.kind} {self.task} at {self.at_secs:g}s"
-        return f"{text} for {self.duration_secs:g}s" if self.lasting else text
+        text = f"{text} for {self.duration_secs:g}s" if self.lasting else text
+        return f"{text} with {self.detail}" if self.detail else text
 
-    _TEXT = re.compile(r"^\s*(\w+)\s+(\w+):(\d+)\s+at\s+([\d.]+)s?"
-                       r"(?:\s+for\s+([\d.]+)s?)?\s*$")
+    _TEXT = re.compile(r"^\s*([\w-]+)\s+(\w+):(\d+)\s+at\s+([\d.]+)s?"
+                       r"(?:\s+for\s+([\d.]+)s?)?(?:\s+with\s+(\S+))?\s*$")
 
     @classmethod
     def parse(cls, text: str) -> "Fault":
@@ -114,8 +138,9 @@ class Fault:
         if not match:
             raise ValueError(f"fault {text!r}: write it as KIND TYPE:INDEX at SECS "
                              f"[for SECS], e.g. 'cut worker:0 at 9s for 3.7s'")
-        kind, task_type, index, at, duration = match.groups()
-        return cls(kind, task_type, int(index), float(at), float(duration or 0.0))
+        kind, task_type, index, at, duration, detail = match.groups()
+        return cls(kind, task_type, int(index), float(at), float(duration or 0.0),
+                   detail or "")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -157,6 +182,11 @@ class Schedule:
         object.__setattr__(self, "faults", faults)
         tasks = set(self.tasks())
         for fault in faults:
+            if fault.on_storage:
+                if fault.kind not in STORAGE_FAULTS[self.storage]:
+                    raise ValueError(f"fault {fault.describe()!r}: {self.storage} storage "
+                                     f"has only {list(STORAGE_FAULTS[self.storage])}")
+                continue
             if (fault.task_type, fault.index) not in tasks:
                 raise ValueError(f"fault {fault.describe()!r}: this job has no "
                                  f"{fault.task} ({self.shape()})")
@@ -239,12 +269,14 @@ class Schedule:
     @classmethod
     def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
                  storages: Sequence[str] = DRAWN_STORAGES, faults: tuple[int, int] = (2, 4),
-                 workers: int = 2, evaluator: bool = True) -> "Schedule":
+                 workers: int = 2, evaluator: bool = True,
+                 kinds: Sequence[str] = KINDS) -> "Schedule":
         """The schedule of `seed`: drawn from `random.Random(seed)` only (so the same
         arguments give the same schedule anywhere): mode and storage among those
         given, `faults[0]`..`faults[1]` faults of any task (ps and evaluator too),
-        each a kill, sigterm, freeze or cut; after the first, some start while an
-        earlier freeze or cut is in force."""
+        each of `kinds` (by default a kill, sigterm, freeze or cut of a pod; storage
+        kinds are drawn where the storage has them); after the first, some start
+        while an earlier lasting fault is in force."""
         low, high = faults
         if not 1 <= low <= high:
             raise ValueError(f"faults=({low}, {high}): give 1 <= low <= high")
@@ -255,10 +287,16 @@ class Schedule:
         storage = rng.choice(list(storages))
         shape = cls(seed, mode, workers, 1 if mode in PS_MODES else 0, evaluator, storage)
         tasks = shape.tasks()
+        pool = [k for k in kinds if k in KINDS or k in STORAGE_FAULTS[storage]]
+        unknown = [k for k in kinds if k not in ALL_KINDS]
+        if unknown or not pool:
+            raise ValueError(f"kinds {list(kinds)}: use some of {', '.join(ALL_KINDS)} "
+                             f"({storage} storage has {list(STORAGE_FAULTS[storage])})")
         drawn: list[Fault] = []
         for _ in range(rng.randint(low, high)):
-            kind = rng.choice(KINDS)
-            task_type, index = rng.choice(tasks)
+            kind = rng.choice(pool)
+            task_type, index = ((STORAGE_TASK, 0) if kind in STORAGE_KINDS
+                                else rng.choice(tasks))
             active = [f for f in drawn if f.lasting]
             if active and rng.random() < OVERLAP_CHANCE:
                 # Starts while an earlier one is in force: inside its window.
@@ -266,9 +304,12 @@ class Schedule:
                 at = base.at_secs + rng.uniform(0.0, base.duration_secs * 0.9)
             else:
                 at = rng.uniform(FIRST_FAULT_SECS, LAST_FAULT_SECS)
+            lasting = kind in ("freeze", "cut") or kind in STORAGE_KINDS
             duration = (round(rng.uniform(MIN_DURATION_SECS, MAX_DURATION_SECS), 1)
-                        if kind in ("freeze", "cut") else 0.0)
-            drawn.append(Fault(kind, task_type, index, round(at, 1), duration))
+                        if lasting else 0.0)
+            details = _DETAILS.get((storage, kind), ("",))
+            detail = rng.choice(details) if len(details) > 1 else details[0]
+            drawn.append(Fault(kind, task_type, index, round(at, 1), duration, detail))
         return dataclasses.replace(shape, faults=tuple(drawn))
 
 

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
+import threading
 from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 __all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "LocalStorage",
@@ -42,6 +44,9 @@ __all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "
 # NFS-like views' caches (trainexec.testing.storage.NFS_DEFAULTS: acregmax and acdirmax
 # 60 s) and TensorFlow's GCS stat cache (GCS_STAT_CACHE_MAX_AGE, 5 s by default).
 STORAGE_STALENESS_SECS = {"local": 0.0, "nfs": 60.0, "gs": 5.0}
+# The NFS-like volume of a run with storage faults (a tmpfs a disk-full fault fills): far
+# more than a demo job writes.
+NFS_VOLUME_MB = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +72,7 @@ class ChaosStorage(Protocol):
     def files(self) -> dict[str, int]: ...  # relative name -> size, read outside the bed
     def read(self, name: str) -> bytes | None: ...  # one file under model_dir
     def read_result(self) -> bytes | None: ...  # the evaluator's final_result.json
+    def apply(self, fault: Any) -> None: ...  # a storage fault (schedule.STORAGE_KINDS)
 
 
 def _tree(root: str) -> dict[str, int]:
@@ -120,6 +126,9 @@ class LocalStorage:
     def read_result(self) -> bytes | None:
         return _read(self.result_file)
 
+    def apply(self, fault: Any) -> None:
+        raise ValueError(f"{fault.describe()}: a local disk plays no storage fault")
+
 
 class NfsStorage:
     """model_dir on NFS-like per-host views of one backing directory."""
@@ -128,10 +137,12 @@ class NfsStorage:
     staleness_secs = STORAGE_STALENESS_SECS["nfs"]
     extra_hosts: Sequence[str] = ()
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, faults: bool = False) -> None:
         from trainexec.testing.storage import SharedDir
 
-        self.shared = SharedDir(os.path.join(workdir, "shared"))
+        # With storage faults: the fault layer, and a volume of its own to fill.
+        self.shared = SharedDir(os.path.join(workdir, "shared"), faults=faults,
+                                size_mb=NFS_VOLUME_MB if faults else None)
 
     def bed_options(self) -> Mapping[str, Any]:
         return {"shared_dir": self.shared}
@@ -154,6 +165,18 @@ class NfsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.shared.on_machine(self.shared.on_hosts("final_result.json")))
 
+    def apply(self, fault: Any) -> None:
+        secs = fault.duration_secs
+        if fault.kind == "storage-errors":
+            self.shared.fail(getattr(errno, fault.detail or "EIO"), secs)
+        elif fault.kind == "storage-outage":
+            self.shared.stall(secs)
+        elif fault.kind == "storage-slow":
+            self.shared.slow(float((fault.detail or "0.05s").rstrip("s")), secs)
+        else:  # disk-full: the volume full for the fault's time
+            self.shared.fill()
+            _after(secs, self.shared.free)
+
 
 class GcsStorage:
     """model_dir in a bucket of a GCS emulator on bed host "gcs", through TensorFlow's
@@ -164,7 +187,7 @@ class GcsStorage:
     extra_hosts: Sequence[str] = ("gcs",)
     prefix = "model/"
 
-    def __init__(self, workdir: str) -> None:
+    def __init__(self, workdir: str, faults: bool = False) -> None:
         from trainexec.testing.gcs import GcsEmulator
 
         self.result_file = os.path.join(workdir, "final_result.json")
@@ -199,17 +222,42 @@ class GcsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.result_file)
 
+    def apply(self, fault: Any) -> None:
+        from trainexec.testing.gcs.faults import FaultPlan
+
+        secs = fault.duration_secs
+        if fault.kind == "storage-errors":
+            self.emulator.inject(FaultPlan("error", status=int(fault.detail or 503),
+                                           secs=secs))
+        elif fault.kind == "storage-slow":
+            self.emulator.inject(FaultPlan("delay", delay_secs=float(
+                (fault.detail or "1s").rstrip("s")), secs=secs))
+        elif fault.kind == "storage-outage":
+            self.emulator.pause()
+            _after(secs, self.emulator.resume)
+        else:
+            raise ValueError(f"{fault.describe()}: gs:// has no disk to fill")
+
 
 _STORAGES: dict[str, type[LocalStorage] | type[NfsStorage] | type[GcsStorage]] = {
     "local": LocalStorage, "nfs": NfsStorage, "gs": GcsStorage}
 
 
-def storage_for(name: str, workdir: str) -> ChaosStorage:
-    """The storage called `name` ("local", "nfs" or "gs") for a run in `workdir`."""
+def storage_for(name: str, workdir: str, faults: bool = False) -> ChaosStorage:
+    """The storage called `name` ("local", "nfs" or "gs") for a run in `workdir`;
+    `faults`: the run plays storage faults on it."""
     try:
-        return _STORAGES[name](workdir)
+        kind = _STORAGES[name]
     except KeyError:
         raise ValueError(f"storage {name!r}: use one of {', '.join(_STORAGES)}") from None
+    return kind(workdir) if kind is LocalStorage else kind(workdir, faults)  # type: ignore[call-arg]
+
+
+def _after(secs: float, then: Any) -> None:
+    """`then()` in `secs`, on a daemon timer (a fault's end)."""
+    timer = threading.Timer(secs, then)
+    timer.daemon = True
+    timer.start()
 
 
 def result_of(storage: ChaosStorage) -> Mapping | None:

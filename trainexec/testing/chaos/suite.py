@@ -10,7 +10,8 @@ Every multi-host run of the demo jobs is a `Schedule` judged by
   what, and `python -m trainexec.testing.chaos --coverage` prints it.
 * `full_matrix(modes)`: one fault at a time, for `-m multihost`: on local disk every
   fault kind of every role of every mode, and a run without faults; on the NFS-like
-  and gs:// storages a run without faults and a SIGKILL of each role.
+  and gs:// storages a run without faults, a SIGKILL of each role and each of the
+  storage's own faults.
 
 Example:
     ```python
@@ -27,7 +28,8 @@ from typing import Iterable, Sequence
 
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import mode_unavailable
-from trainexec.testing.chaos.schedule import KINDS, MODES, STORAGES, TASK_TYPES, Schedule
+from trainexec.testing.chaos.schedule import (ALL_KINDS, KINDS, MODES, STORAGE_FAULTS,
+                                              STORAGES, TASK_TYPES, Schedule)
 
 __all__ = ["DEFAULT_SET", "SuiteEntry", "coverage", "for_line", "format_coverage",
            "full_matrix", "line_modes"]
@@ -47,28 +49,55 @@ class SuiteEntry:
     why: str
 
 
+# A one-fault schedule's storage errors and slowness, per storage.
+_DETAIL = {("gs", "storage-errors"): " with 503", ("nfs", "storage-errors"): " with EIO",
+           ("gs", "storage-slow"): " with 1s", ("nfs", "storage-slow"): " with 0.05s"}
+
+
 def _one_fault(mode: str, storage: str, kind: str | None, task: str | None) -> Schedule:
     faults = []
     if kind is not None and task is not None:
         fault = f"{kind} {task} at {MATRIX_FAULT_AT_SECS:g}s"
-        if kind in ("freeze", "cut"):
+        if kind not in ("kill", "sigterm"):
             fault += f" for {MATRIX_FAULT_SECS:g}s"
-        faults.append(fault)
+        faults.append(fault + _DETAIL.get((storage, kind), ""))
     label = f"{mode} on {storage}, " + (f"{kind} {task}" if faults else "no fault")
     return Schedule.explicit(mode, faults, storage=storage, name=label)
+
+
+def _storage_faults(mode: str, storage: str, faults: Sequence[str],
+                    name: str) -> Schedule:
+    """A job that meets its storage's faults (2400 steps: they last a while)."""
+    return Schedule.explicit(mode, faults, storage=storage, name=name, max_steps=2400)
 
 
 DEFAULT_SET: tuple[SuiteEntry, ...] = (
     *(SuiteEntry(f"regression-{name}", schedule, "a kept regression: it once failed")
       for name, schedule in REGRESSIONS.items()),
-    SuiteEntry("pss-gs-kill-ps", _one_fault("pss", "gs", "kill", "ps:0"),
-               "the ParameterServer job and gs:// storage (no regression runs them)"),
+    SuiteEntry("pss-gs-storage", _storage_faults(
+        "pss", "gs", ["storage-errors storage:0 at 2s for 10s with 503", "kill ps:0 at 4s",
+                      "storage-slow storage:0 at 13s for 5s with 1s"],
+        "pss on gs, 503s and slow answers, ps killed"),
+        "the ParameterServer job and gs:// storage, its errors and slowness"),
+    SuiteEntry("mwms-nfs-storage", _storage_faults(
+        "mwms", "nfs", ["storage-outage storage:0 at 2s for 8s",
+                        "storage-errors storage:0 at 12s for 3s with EIO",
+                        "disk-full storage:0 at 16s for 8s"],
+        "mwms on nfs, a stall, EIO, a full disk"),
+        "NFS-like storage stalled, failing, then full (the job resubmitted)"),
     SuiteEntry("estimator-seed-117", Schedule.generate(117, modes=("estimator",)),
                "tf.estimator's chief cut off (a restarted ps once ended 30 s late)"),
-    SuiteEntry("estimator-seed-112", Schedule.generate(112, modes=("estimator",)),
-               "tf.estimator on NFS-like storage: the ps and evaluator preempted"),
-    SuiteEntry("estimator-gs-kill-worker", _one_fault("estimator", "gs", "kill", "worker:1"),
-               "tf.estimator on gs://"),
+    SuiteEntry("estimator-gs-storage", _storage_faults(
+        "estimator", "gs", ["kill worker:1 at 2s", "storage-outage storage:0 at 4s for 10s",
+                            "storage-slow storage:0 at 16s for 4s with 1s"],
+        "estimator on gs, a worker killed, an outage, slow answers"),
+        "tf.estimator on gs://, through an outage"),
+    SuiteEntry("estimator-nfs-storage", _storage_faults(
+        "estimator", "nfs", ["sigterm evaluator:0 at 2s",
+                             "storage-errors storage:0 at 4s for 3s with ESTALE",
+                             "disk-full storage:0 at 10s for 8s"],
+        "estimator on nfs, ESTALE, a full disk"),
+        "tf.estimator on NFS-like storage: stale handles, a full disk"),
 )
 
 
@@ -100,12 +129,17 @@ def full_matrix(modes: Sequence[str]) -> list[SuiteEntry]:
                         f"{mode}-{storage}-{kind}-{task.replace(':', '')}",
                         _one_fault(mode, storage, kind, task),
                         "the full matrix: one fault at a time"))
+            for kind in STORAGE_FAULTS[storage]:
+                entries.append(SuiteEntry(
+                    f"{mode}-{storage}-{kind}", _one_fault(mode, storage, kind, "storage:0"),
+                    "the full matrix: one storage fault"))
     return entries
 
 
 def coverage(entries: Iterable[SuiteEntry]) -> dict[str, dict[str, list[str]]]:
     """{dimension: {value: names of the entries that cover it}} for the dimensions
-    mode, fault kind, role and storage (a fault covers its kind and its role)."""
+    mode, fault kind, role and storage (a fault covers its kind and its role; a
+    storage fault, role `storage`, covers no role of the job)."""
     found: dict[str, dict[str, list[str]]] = {
         "mode": {}, "fault kind": {}, "role": {}, "storage": {}}
     for entry in entries:
@@ -114,6 +148,8 @@ def coverage(entries: Iterable[SuiteEntry]) -> dict[str, dict[str, list[str]]]:
         found["storage"].setdefault(s.storage, []).append(entry.name)
         for fault in s.faults:
             for dimension, value in (("fault kind", fault.kind), ("role", fault.task_type)):
+                if dimension == "role" and fault.on_storage:
+                    continue
                 names = found[dimension].setdefault(value, [])
                 if entry.name not in names:
                     names.append(entry.name)
@@ -125,7 +161,8 @@ def format_coverage(entries: Sequence[SuiteEntry], modes: Sequence[str]) -> str:
     with the entries covering them (MISSING where none does)."""
     lines = [f"{len(entries)} schedules:"]
     lines += [f"  {e.name}: {e.schedule.describe()} ({e.why})" for e in entries]
-    wanted = {"mode": modes, "fault kind": KINDS, "role": TASK_TYPES, "storage": STORAGES}
+    wanted = {"mode": modes, "fault kind": ALL_KINDS, "role": TASK_TYPES,
+              "storage": STORAGES}
     found = coverage(entries)
     for dimension, values in wanted.items():
         lines.append(f"{dimension}:")
@@ -137,7 +174,8 @@ def format_coverage(entries: Sequence[SuiteEntry], modes: Sequence[str]) -> str:
 
 def missing(entries: Sequence[SuiteEntry], modes: Sequence[str]) -> list[str]:
     """`dimension value` for each mode, kind, role and storage no entry covers."""
-    wanted = {"mode": modes, "fault kind": KINDS, "role": TASK_TYPES, "storage": STORAGES}
+    wanted = {"mode": modes, "fault kind": ALL_KINDS, "role": TASK_TYPES,
+              "storage": STORAGES}
     found = coverage(entries)
     return [f"{d} {v}" for d, values in wanted.items() for v in values
             if not found[d].get(v)]
