@@ -136,14 +136,17 @@ def _workers_only(restart_policy: str, backoff_limit: int | None) -> dict:
 
 def _run_with_worker_1_crashing_once(tmp_path, document: dict) -> subprocess.CompletedProcess:
     """`trainexec launch --from` the manifest `document`, worker:1 exiting 1 on its first
-    run (a marker under tmp_path/markers remembers it)."""
+    run (a marker under tmp_path/markers remembers it) once worker:0 is ready: on a
+    loaded machine a crash before worker:0 has printed anything would end the job
+    before worker:0 says what environment it got."""
     path = _write(tmp_path, document)
     markers = tmp_path / "markers"
     markers.mkdir()
     return subprocess.run([sys.executable, "-m", "trainexec", "launch", "--from", path,
                            "--grace", "1", "--", *role("worker:1=crash-once:1")], cwd=ROOT,
                           capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "MARKER_DIR": str(markers)})
+                          env={**os.environ, "MARKER_DIR": str(markers),
+                               "CRASH_AFTER": "worker:0"})
 
 
 @pytest.mark.parametrize("restart_policy, code, words", [
