@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from trainexec.contract.exit_deadline import (DEFAULT_SECS, ENV_VAR, ExitDeadline,
-                                              deadline_secs)
+from trainexec.contract.exit_deadline import (DEFAULT_SECS, ENV_VAR, OUTSIDE_MARGIN_SECS,
+                                              ExitDeadline, deadline_secs)
 from trainexec.errors import ConfigError
 
 pytestmark = pytest.mark.any_line
@@ -31,15 +31,16 @@ def test_the_bound_comes_from_the_environment():
 
 
 def test_the_deadline_ends_the_process_with_its_code_after_the_bound():
-    slept, exited, alarms = [], [], []
+    slept, exited, alarms, watched = [], [], [], []
     deadline = ExitDeadline(7.0, 143, "worker:0", exit_fn=exited.append,
-                            sleep=slept.append, alarm=alarms.append)
+                            sleep=slept.append, alarm=alarms.append,
+                            watch=lambda secs, task: watched.append((secs, task)))
     deadline.run()
     assert slept == [7.0] and exited == [143] and deadline.fired
-    deadline.start()  # no kernel backstop: a kill would make a success retryable
-    assert alarms == []
+    deadline.start()  # no kernel backstop: a watchdog outside, OUTSIDE_MARGIN_SECS later
+    assert alarms == [] and watched == [(7.0 + OUTSIDE_MARGIN_SECS, "worker:0")]
     ExitDeadline(7.0, 143, exit_fn=exited.append, sleep=slept.append,
-                 alarm=alarms.append, backstop=True).start()
+                 alarm=alarms.append, backstop=True, watch=None).start()
     assert alarms == [12]  # asked for (a retryable code): 5 s after the bound, rounded up
 
 
@@ -68,6 +69,26 @@ def test_a_process_that_hangs_at_exit_ends_within_the_bound_with_its_code():
     assert "role over" in done.stdout
     assert "worker:1 is still running 2s after its role was over" in done.stderr
     assert "in _shutdown" in done.stderr  # where it was stuck: waiting for the thread
+
+
+HOLDS_THE_LOCK_AT_EXIT = """
+    import atexit
+    from trainexec.contract.exit_deadline import end_within_at_exit
+    end_within_at_exit({secs}, 0, "worker:1")
+    # As TensorFlow's C++ shutdown can: one long call into C that never lets the
+    # interpreter's lock go, so the deadline's thread never runs.
+    atexit.register(lambda: sum(range(10 ** 14)))
+    print("role over", flush=True)
+"""
+
+
+def test_a_process_holding_the_interpreter_at_exit_is_ended_from_outside():
+    done, secs = _child(HOLDS_THE_LOCK_AT_EXIT.format(secs=1.0))
+    assert done.returncode == -9, done.stderr[-2000:]  # SIGKILL: 137 to an orchestrator
+    assert secs < 1.0 + OUTSIDE_MARGIN_SECS + 8  # the bound, the margin, the start
+    assert ("worker:1 is still running 4s after its role was over, its exit deadline "
+            "unable to run") in done.stderr
+    assert "its restart finds training complete" in done.stderr
 
 
 def test_a_preempted_process_that_hangs_at_exit_keeps_its_retryable_code():

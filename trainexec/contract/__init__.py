@@ -6,6 +6,8 @@
   permanent, with its path and what to do;
 * `termination`: whether this process got SIGTERM (an error after it is a preemption);
 * `exit_deadline`: the bound on a cluster task's ending once its role is over;
+  `exit_watchdog`: its last resort, a process outside the interpreter that ends a task
+  whose shutdown holds the interpreter;
 * `restart_announcements`: the restart group a task announces to `trainexec launch`;
 * `task_status`: the progress records `trainexec launch` shows;
 * `task_logging`: the task-name prefix of every log line;

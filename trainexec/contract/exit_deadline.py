@@ -12,9 +12,10 @@ not limited), a daemon thread starts a clock; if the process is still alive `sec
 later, it logs where every thread is and ends the process with `code` (`os._exit`: the
 code the process was ending with). Where that thread cannot run (TensorFlow's C++
 shutdown holding the interpreter's lock, as when its coordination service waits for a
-peer that has left: about 13 s), the process ends when TensorFlow lets it, with its
-own code: no signal is sent, since a kill would turn a task that succeeded into a
-retryable failure and a restart. `end_within(..., backstop=True)` adds the kernel's
+peer that has left: 13 s, or for as long as its heartbeat fails), a watchdog process
+outside the interpreter (`trainexec.contract.exit_watchdog`) ends it with SIGKILL
+`OUTSIDE_MARGIN_SECS` later: 137, retried, and its restart ends at once since training
+is complete. `end_within(..., backstop=True)` adds the kernel's
 SIGALRM `BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a
 preempted task's save: `trainexec.keras.faults.preemption`).
 
@@ -39,9 +40,11 @@ import threading
 import time
 from typing import Callable, Mapping
 
+from trainexec.contract.exit_watchdog import watch_from_outside
 from trainexec.env_settings import seconds_setting
 
-__all__ = ["BACKSTOP_SECS", "DEFAULT_SECS", "ENV_VAR", "ExitDeadline", "deadline_secs",
+__all__ = ["BACKSTOP_SECS", "DEFAULT_SECS", "ENV_VAR", "OUTSIDE_MARGIN_SECS", "ExitDeadline",
+           "deadline_secs",
            "disable_in_this_process", "end_within", "end_within_at_exit"]
 
 logger = logging.getLogger(__name__)
@@ -49,6 +52,9 @@ logger = logging.getLogger(__name__)
 ENV_VAR = "TRAINEXEC_EXIT_DEADLINE_SECS"
 DEFAULT_SECS = 5.0  # as long as a peer may linger once the chief finished (peer_watchdog)
 BACKSTOP_SECS = 5.0
+# How long after the deadline the watchdog outside the interpreter ends a task whose
+# deadline thread could not run (`trainexec.contract.exit_watchdog`).
+OUTSIDE_MARGIN_SECS = 3.0
 
 
 def deadline_secs(environ: Mapping[str, str] | None = None) -> float:
@@ -64,7 +70,9 @@ class ExitDeadline:
                  exit_fn: Callable[[int], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  alarm: Callable[[int], object] | None = None,
-                 since: str = "its role was over", backstop: bool = False) -> None:
+                 since: str = "its role was over", backstop: bool = False,
+                 watch: Callable[[float, str], object] | None = watch_from_outside
+                 ) -> None:
         self.secs = secs
         self.code = code
         self.task = task
@@ -73,11 +81,14 @@ class ExitDeadline:
         self._exit = exit_fn or os._exit
         self._sleep = sleep
         self._alarm = alarm if alarm is not None else _kernel_alarm
+        self._watch = watch
         self.fired = False
 
     def start(self) -> "ExitDeadline":
         if self.backstop:
             self._alarm(int(self.secs + BACKSTOP_SECS + 0.999))
+        elif self._watch is not None:  # where this thread cannot run: from outside
+            self._watch(self.secs + OUTSIDE_MARGIN_SECS, self.task)
         threading.Thread(target=self.run, name="trainexec-exit-deadline",
                          daemon=True).start()
         return self
