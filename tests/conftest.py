@@ -32,11 +32,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import tf_lines  # noqa: E402  (needs the sys.path entry above)
-from trainexec.contract import exit_deadline  # noqa: E402
+from trainexec.contract import exit_deadline, storage_watch  # noqa: E402
 
-# Roles run inside pytest end with pytest's code, not a role's: no exit deadline here
-# (the tasks the tests start as processes keep theirs).
+# Roles run inside pytest end with pytest's code, not a role's: no exit deadline and no
+# storage watch here (the tasks the tests start as processes keep theirs).
 exit_deadline.disable_in_this_process()
+storage_watch.disable_in_this_process()
 
 
 @pytest.fixture

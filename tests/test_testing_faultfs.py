@@ -37,3 +37,16 @@ def test_a_bad_plan_says_why(make, words):
 def test_the_operations_cover_what_reads_and_writes_become():
     assert {"getattr", "open", "create", "read", "write", "rename", "unlink", "readdir",
             "fsync"} <= set(OPERATIONS)
+
+
+def test_a_caller_being_killed_is_told_from_one_at_work():
+    import os
+    import subprocess
+    import sys
+
+    from trainexec.testing.faultfs import being_killed
+
+    assert not being_killed(os.getpid())
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert being_killed(ended.pid)  # gone

@@ -39,6 +39,7 @@ from trainexec.cluster.config import CHIEF, EVALUATOR, MASTER, PS, WORKER, Clust
 from trainexec.evaluation.listeners import ContinuousEvalListener
 from trainexec.contract.exit_codes import install_exit_hook
 from trainexec.contract.exit_deadline import deadline_secs, end_within_at_exit
+from trainexec.contract.storage_watch import StorageWatch
 from trainexec.cluster.server import WorkerDelay
 from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, as_eval_spec,
                              as_train_spec, check_poll_secs, validate_hooks)
@@ -167,6 +168,9 @@ class TrainingExecutor:
                           in_cluster=self.cluster.role != "local")
         plan = self.plan()
         check_supported(self._trainer.model_dir)
+        # No wait on model_dir's storage is for ever (trainexec.contract.storage_watch).
+        StorageWatch.for_model_dir(str(self._trainer.model_dir),
+                                   self.cluster.task_name).start()
         if self.cluster.role == "local":
             logger.info("Running training and evaluation locally (non-distributed).")
         else:

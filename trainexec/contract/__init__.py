@@ -3,7 +3,8 @@
 * `exit_codes`: the exit-code contract (0, 1, 2, 74, 137, 143, 170, 171, 172) and the hook
   that ends an uncaught error with its code;
 * `storage_faults`: an error of `model_dir`'s storage told from the rest, transient or
-  permanent, with its path and what to do;
+  permanent, with its path and what to do; `storage_watch`: the bound on how long
+  `model_dir` may not answer (a stalled file server, a silent bucket);
 * `termination`: whether this process got SIGTERM (an error after it is a preemption);
 * `exit_deadline`: the bound on a cluster task's ending once its role is over;
   `exit_watchdog`: its last resort, a process outside the interpreter that ends a task

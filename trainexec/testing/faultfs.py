@@ -1,12 +1,15 @@
 """A file system that passes every call through to a directory, and misbehaves on demand:
 what a network file server does to its clients when it stalls, fails or slows down.
 
-`python -m trainexec.testing.faultfs ROOT MOUNT_POINT --control FILE` mounts ROOT at
-MOUNT_POINT (FUSE, through fusepy; root only) and, while the `FaultPlan` in FILE holds,
-each call of its `ops`:
+`python -m trainexec.testing.faultfs ROOT MOUNT_POINT --control FILE [-o OPTIONS]`
+mounts ROOT at MOUNT_POINT (FUSE, through fusepy; root only; `-o` takes FUSE's cache
+options, `attr_timeout=60,entry_timeout=60,negative_timeout=60` for NFS's) and, while
+the `FaultPlan` in FILE holds, each call of its `ops`:
 
 * `stall`: blocks until the plan ends (a hard-mounted NFS client whose server stopped
-  answering: every call hangs, none fails);
+  answering: every call hangs, none fails), except for a caller being killed, whose
+  call then fails at once, as an NFS client's blocked call does on SIGKILL (FUSE itself
+  waits out a call its server has taken);
 * `errors`: fails with `errno_` (`EIO`, or `ESTALE`: the server lost the file handle);
 * `slow`: waits `delay_secs`, then is served.
 
@@ -14,9 +17,10 @@ A full disk is not a plan: the directory under it is a size-limited file system 
 filled (`trainexec.testing.storage.SharedDir`), so that a write that meets the limit is
 cut short where it is, as on a real disk.
 
-`trainexec.testing.storage.SharedDir(faults=True)` puts this file system between the
-backing directory and the hosts' NFS-like views, and its `stall()`, `fail()`, `slow()`,
-`fill()` and `free()` are the faults; the plan file is read again when it changes.
+`trainexec.testing.storage.SharedDir(faults=True)` mounts this file system as each
+host's NFS-like view (in place of bindfs), all of them following one plan file, read
+again when it changes; its `stall()`, `fail()`, `slow()`, `fill()` and `free()` are
+the faults.
 
 Example:
     ```python
@@ -37,7 +41,7 @@ import threading
 import time
 from typing import Any, Mapping, Sequence
 
-__all__ = ["MODES", "OPERATIONS", "FaultPlan", "PlanFile", "main"]
+__all__ = ["MODES", "OPERATIONS", "FaultPlan", "PlanFile", "being_killed", "main"]
 
 MODES = ("stall", "errors", "slow")
 # The calls a plan may pick (what a program's reads and writes become).
@@ -118,12 +122,29 @@ class PlanFile:
         os.replace(tmp, path)
 
 
+_SIGKILL_BIT = 1 << (9 - 1)
+
+
+def being_killed(pid: int) -> bool:
+    """Whether thread `pid` (in this pid namespace) is gone or has SIGKILL pending (its
+    process is exiting: an exit_group, a kill)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        return True
+    pending = int(status.get("SigPnd", "0").strip(), 16) | int(
+        status.get("ShdPnd", "0").strip(), 16)
+    return bool(pending & _SIGKILL_BIT) or status.get("State", "").strip()[:1] in "ZX"
+
+
 def _operations(root: str, plans: PlanFile) -> Any:
     """The pass-through file system over `root`, with `plans`' faults (fusepy's
     Operations; imported here so that the module loads without fusepy)."""
-    from fuse import FuseOSError, Operations
+    from fuse import FuseOSError, Operations, fuse_get_context
 
     def faulted(name: str) -> None:
+        caller = fuse_get_context()[2]
         while True:
             plan = plans.plan()
             now = time.time()
@@ -134,7 +155,9 @@ def _operations(root: str, plans: PlanFile) -> Any:
             if plan.mode == "slow":
                 time.sleep(plan.delay_secs)
                 return
-            time.sleep(min(0.2, plan.until - now))  # stall: until the plan ends
+            if caller and being_killed(caller):  # a stalled call a kill interrupts
+                raise FuseOSError(errno.EINTR)
+            time.sleep(min(0.1, plan.until - now))  # stall: until the plan ends
 
     def call(name: str, fn: Any, *args: Any) -> Any:
         faulted(name)
@@ -236,12 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("root")
     parser.add_argument("mount_point")
     parser.add_argument("--control", required=True, help="the plan file")
+    parser.add_argument("-o", dest="options", default="",
+                        help="FUSE options, e.g. attr_timeout=60,entry_timeout=60")
     args = parser.parse_args(argv)
     from fuse import FUSE
 
+    options = dict(item.split("=", 1) for item in filter(None, args.options.split(",")))
     FUSE(_operations(os.path.abspath(args.root), PlanFile(args.control)),
          args.mount_point, foreground=True, nothreads=False, allow_other=True,
-         default_permissions=False, use_ino=True)
+         default_permissions=False, use_ino=True, **options)
     return 0
 
 

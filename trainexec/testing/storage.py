@@ -39,9 +39,9 @@ Example:
         os.path.exists(shared.on_machine(shared.on_hosts("x")))   # True at once
     ```
 
-Faults, as a shared file server gives them: with `faults=True` a
-`trainexec.testing.faultfs` layer stands between the backing directory and every view,
-and `stall(secs)` (every call of every host blocks), `fail(errno, secs)` (`EIO`,
+Faults, as a shared file server gives them: with `faults=True` each host's view is a
+`trainexec.testing.faultfs` layer (in place of bindfs, with the same caching), all
+following one plan, and `stall(secs)` (every call of every host blocks), `fail(errno, secs)` (`EIO`,
 `ESTALE`) and `slow(delay, secs)` play through it; with `size_mb=N` the backing
 directory is a tmpfs of N MiB that `fill()` fills (a write that meets the limit is
 cut short, `ENOSPC`) and `free()` frees. The test still reads `backing`, the truth.
@@ -58,7 +58,6 @@ import errno
 import glob
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -200,8 +199,11 @@ class SharedDir:
         self._layer.stop()
 
     def mount_argv(self) -> list[str]:
-        return ["bindfs", "-o", self.caching.fuse_options(), self._layer.source or self.backing,
-                self.mount_point]
+        if self.faults:  # the fault layer is the view, with the same caching
+            return [sys.executable, "-m", "trainexec.testing.faultfs", self.backing,
+                    self.mount_point, "--control", self._layer.control, "-o",
+                    self.caching.fuse_options()]
+        return ["bindfs", "-o", self.caching.fuse_options(), self.backing, self.mount_point]
 
     # -- faults (with faults=True; fill and free with size_mb) ------------------------------
     def stall(self, secs: float) -> None:
@@ -229,10 +231,25 @@ class SharedDir:
         self._layer.free(self)
 
     def mount(self, bed: _Bed, host: str) -> None:
-        """Mounts the host's view in the host's mount namespace (bindfs goes on
-        in the host's pid namespace and ends with it)."""
+        """Mounts the host's view in the host's mount namespace (bindfs, or the fault
+        layer, goes on in the host's pid namespace and ends with it)."""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
         proc = bed.popen(host, self.mount_argv(), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=env)
+        if self.faults:  # it serves in the foreground: wait for its mount instead
+            deadline = time.monotonic() + 60
+            while f" {self.mount_point} fuse" not in bed.run(
+                    host, ["cat", "/proc/self/mounts"]).stdout:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read() if proc.stderr else ""
+                    raise RuntimeError(f"the fault layer on host {host!r} did not mount "
+                                       f"({proc.poll()}): {err.strip()[-500:]}")
+                time.sleep(0.1)
+            if proc.stderr:
+                proc.stderr.close()
+            return
         _, err = proc.communicate(timeout=60)
         if proc.returncode != 0:
             raise RuntimeError(f"bindfs on host {host!r} failed ({proc.returncode}): "
@@ -244,49 +261,26 @@ class SharedDir:
 
 
 class _FaultLayer:
-    """What `SharedDir` runs for its faults: the tmpfs under the backing directory, the
-    faultfs process over it, the plan file, the filler (module doc)."""
+    """What `SharedDir` keeps for its faults: the tmpfs under the backing directory, the
+    plan file every host's fault layer follows, the filler (module doc)."""
 
     def __init__(self) -> None:
-        self.source: str | None = None  # what the views mount: the fault layer
-        self._proc: subprocess.Popen | None = None
         self._tmpfs: str | None = None
-        self._control = ""
+        self.control = ""
 
     def start(self, shared: SharedDir) -> None:
         if shared.size_mb is not None and self._tmpfs is None:
             subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(shared.size_mb)}m",
                             "tmpfs", shared.backing], check=True, capture_output=True)
             self._tmpfs = shared.backing
-        if not shared.faults or self._proc is not None:
-            return
-        source = f"{shared.backing}.faultfs"
-        os.makedirs(source, exist_ok=True)
-        self._control = f"{shared.backing}.faults.json"
-        PlanFile.write(self._control, None)
-        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "trainexec.testing.faultfs", shared.backing, source,
-             "--control", self._control], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while f" {source} fuse" not in open("/proc/self/mounts").read():
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                err = self._proc.stderr.read().decode(errors="replace") \
-                    if self._proc.stderr else ""
-                self.stop()
-                raise RuntimeError(f"the fault layer over {shared.backing} did not mount: "
-                                   f"{err.strip()[-500:]}")
-            time.sleep(0.05)
-        self.source = source
+        if shared.faults and not self.control:
+            self.control = f"{shared.backing}.faults.json"
+            PlanFile.write(self.control, None)
 
     def plan(self, shared: SharedDir, plan: FaultPlan | None) -> None:
-        if not self._control:
+        if not self.control:
             raise RuntimeError("faults need SharedDir(faults=True), inside its bed")
-        PlanFile.write(self._control, plan)
+        PlanFile.write(self.control, plan)
 
     def fill(self, shared: SharedDir) -> int:
         if self._tmpfs is None:
@@ -313,31 +307,17 @@ class _FaultLayer:
             os.remove(os.path.join(shared.backing, _FILLER))
 
     def stop(self) -> None:
-        if self.source is not None:
-            subprocess.run(["umount", "-l", self.source], capture_output=True)
-        if self._proc is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._proc.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(timeout=10)
-            if self._proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait(timeout=10)
-            if self._proc.stderr:
-                self._proc.stderr.close()
-        if self.source is not None:
-            with contextlib.suppress(OSError):
-                os.rmdir(self.source)
-        if self._control:
+        if self.control:
             with contextlib.suppress(FileNotFoundError):
-                os.remove(self._control)
+                os.remove(self.control)
         if self._tmpfs is not None:
             subprocess.run(["umount", "-l", self._tmpfs], capture_output=True)
-        self.source, self._proc, self._tmpfs, self._control = None, None, None, ""
+        self._tmpfs, self.control = None, ""
 
 
 _FILLER = ".trainexec-disk-filler"
+# Where trainexec is, for the fault layer's process on each host.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def remove_leftovers(alive: Callable[[int], bool]) -> list[str]:
