@@ -63,7 +63,8 @@ from trainexec.keras.compat.coordinator import (being_scheduled, can_mark_schedu
                                                 worker_iterator_spec)
 from trainexec.keras.compat.fit_loop import build_compiled_state, takes_tf_logs
 from trainexec.keras.compat.variables import atomic_updates
-from trainexec.keras.fit.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.fit.input_data import (call_input_fn, checked_dataset, input_options,
+                                             takes_argument)
 from trainexec.keras.fit.log_values import log_values
 from trainexec.keras.strategy import (DISTRIBUTED_KINDS, MULTI_WORKER_MIRRORED,
                                       PARAMETER_SERVER, STRATEGY_NAMES, StrategyPlan)
@@ -166,10 +167,12 @@ class DistributedFit:
                     lambda context: _dataset(input_fn, context))
 
             return iter(coordinator.create_per_worker_dataset(per_worker))
+        options = input_options()
         if takes_argument(self.input_fn):
             return iter(strategy.distribute_datasets_from_function(
-                lambda context: _dataset(self.input_fn, context)))
-        return iter(strategy.experimental_distribute_dataset(_dataset(self.input_fn, None)))
+                lambda context: _dataset(self.input_fn, context), options=options))
+        return iter(strategy.experimental_distribute_dataset(_dataset(self.input_fn, None),
+                                                             options=options))
 
     def _reduce(self, outputs: Any) -> Any:
         """The replicas' step outputs as `fit` logs them: averaged over replicas

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-__all__ = ["call_input_fn", "checked_dataset", "takes_argument"]
+__all__ = ["call_input_fn", "checked_dataset", "input_options", "takes_argument"]
 
 
 def takes_argument(fn: Callable) -> bool:
@@ -50,3 +50,15 @@ def checked_dataset(value: Any, what: str = "train_spec.input_fn") -> Any:
             "of (features, labels) batches, repeated (dataset.repeat()) so that it does "
             "not run out before max_steps")
     return value
+
+
+def input_options() -> Any:
+    """Without an accelerator, batches stay where the input pipeline made them (no
+    `MultiDeviceIterator`): there is no device to fetch to, and that iterator's threads
+    held a finished MultiWorkerMirroredStrategy task's exit 7 to 15 s (its destructor
+    waits for them with the interpreter's lock held). With one, TensorFlow's default."""
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"):
+        return None
+    return tf.distribute.InputOptions(experimental_fetch_to_device=False)

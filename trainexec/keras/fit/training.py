@@ -54,7 +54,8 @@ from trainexec.keras.faults import scratch
 from trainexec.keras.compat.optimizers import optimizer_built
 from trainexec.keras.faults.coordinator_release import release_coordinator
 from trainexec.keras.fit.distributed_fit import DistributedFit
-from trainexec.keras.fit.input_data import call_input_fn, checked_dataset, takes_argument
+from trainexec.keras.fit.input_data import (call_input_fn, checked_dataset, input_options,
+                                             takes_argument)
 from trainexec.keras.faults.preemption import preemption_saves
 from trainexec.keras.faults.ps_links import touch_ps, wait_for_ps_links, worker_devices
 from trainexec.keras.fit.restore_point import agreed_checkpoint
@@ -111,7 +112,7 @@ def training_data(strategy: Any, plan: StrategyPlan, input_fn: Callable) -> Any:
         return tf.keras.utils.experimental.DatasetCreator(per_worker)
     if plan.kind != DEFAULT and takes_argument(input_fn):
         return strategy.distribute_datasets_from_function(
-            lambda context: checked_dataset(input_fn(context)))
+            lambda context: checked_dataset(input_fn(context)), options=input_options())
     return checked_dataset(call_input_fn(input_fn))
 
 
