@@ -727,3 +727,60 @@ def test_read_only_model_dir_falls_back_to_the_wall_clock(tmp_path, caplog):
     assert result.global_step == 120  # the earlier run's record was not trusted at once
     warnings = [r.getMessage() for r in caplog.records if "start marker" in r.getMessage()]
     assert len(warnings) == 1 and "clock" in warnings[0]
+
+
+class FlakyStorageTarget(TimedTarget):
+    """Its storage answers `errno_` to the first `failures` listings."""
+
+    def __init__(self, model_dir, clock, failures, errno_):
+        super().__init__(model_dir, clock)
+        self.failures, self.errno_ = failures, errno_
+
+    def latest_checkpoint(self):
+        if self.failures:
+            self.failures -= 1
+            raise OSError(self.errno_, os.strerror(self.errno_), self.model_dir)
+        return super().latest_checkpoint()
+
+
+def _flaky_loop(tmp_path, clock, failures, errno_):
+    point_state_file_at(str(tmp_path), write_checkpoint(str(tmp_path), 10))
+    record_training_complete(str(tmp_path), str(tmp_path / "model.ckpt-10"), 10, None)
+    target = FlakyStorageTarget(str(tmp_path), clock, failures, errno_)
+    evaluator = Evaluator(target, (), None, clock)
+    return target, ContinuousEvaluation(evaluator, target, LoopPolicy(poll_secs=5.0), None,
+                                        clock)
+
+
+def test_a_storage_that_fails_for_a_while_is_waited_out(tmp_path, caplog, monkeypatch):
+    import errno
+    monkeypatch.setenv("TRAINEXEC_STORAGE_STALL_SECS", "60")
+    clock = FakeClock(0.0)
+    target, loop = _flaky_loop(tmp_path, clock, failures=4, errno_=errno.EIO)
+    with caplog.at_level(logging.WARNING):
+        result = loop.run()
+    assert result.global_step == 10
+    assert target.times[0] >= 20  # four 5-second looks before the evaluation
+    assert clock.now() <= 35  # then as without a fault (its settling waits: 30 s)
+    said = [r.getMessage() for r in caplog.records if "looking again" in r.getMessage()]
+    assert len(said) == 4 and "storage unavailable" in said[0]
+
+
+def test_a_storage_that_keeps_failing_ends_the_evaluator_at_its_bound(tmp_path, monkeypatch):
+    import errno
+    monkeypatch.setenv("TRAINEXEC_STORAGE_STALL_SECS", "60")
+    clock = FakeClock(0.0)
+    _, loop = _flaky_loop(tmp_path, clock, failures=10_000, errno_=errno.EIO)
+    with pytest.raises(OSError) as raised:
+        loop.run()
+    assert raised.value.errno == errno.EIO
+    assert 60 <= clock.now() <= 66
+
+
+def test_a_permanent_storage_error_is_not_waited_for(tmp_path, monkeypatch):
+    import errno
+    clock = FakeClock(0.0)
+    _, loop = _flaky_loop(tmp_path, clock, failures=1, errno_=errno.ENOSPC)
+    with pytest.raises(OSError):
+        loop.run()
+    assert clock.now() == 0.0

@@ -41,6 +41,8 @@ from trainexec.records.storage import NETWORK, storage_of
 from trainexec.records import checkpoints
 from trainexec.records.checkpoints import CheckpointInfo
 from trainexec.clock import Clock, SystemClock
+from trainexec.contract.storage_faults import storage_fault
+from trainexec.contract.storage_watch import stall_bound
 from trainexec.records.completion import TrainingComplete, completion_path, read_training_complete
 from trainexec.evaluation.final_export import FinalExportSettler
 from trainexec.evaluation.listeners import ContinuousEvalListener
@@ -61,6 +63,9 @@ STILL_WAITING_LOG_SECS = 60.0
 # Written under the model directory when the loop starts: a completion record
 # older than it (by the file system's clock) may be an earlier run's.
 START_MARKER = EVALUATOR_STARTED_FILE
+# How long a transient storage fault is waited out when the storage has no stall
+# bound (TRAINEXEC_STORAGE_STALL_SECS=0 or a local directory).
+_STORAGE_RETRY_SECS = 120.0
 
 
 class ContinuousEvaluation:
@@ -261,7 +266,7 @@ class ContinuousEvaluation:
         self._mark_start()
         self._last_new_at = started_at
         while True:
-            obs = self.observe(started_at)
+            obs = self._observe_through_storage_errors(started_at, waiter)
             decision = decide(obs, self._policy)
             self._log(decision, obs)
             if decision.action is Action.FAIL:
@@ -284,6 +289,31 @@ class ContinuousEvaluation:
                 continue
             if not self._evaluate(latest, decision.is_final):
                 return self.last_result
+
+    def _observe_through_storage_errors(self, started_at: float,
+                                        waiter: Waiter) -> Observation:
+        """`observe`, looked at again while the storage fails for a while (a transient
+        storage fault: `trainexec.contract.storage_faults`), for up to the storage's
+        stall bound (`trainexec.contract.storage_watch`); past it, or for any other
+        error, the error is raised (the task then exits with its code)."""
+        failing_since: float | None = None
+        while True:
+            try:
+                return self.observe(started_at)
+            except Exception as err:  # noqa: BLE001 - only a storage's own is waited out
+                fault = storage_fault(err)
+                if fault is None or not fault.retryable:
+                    raise
+                now = self._clock.now()
+                failing_since = now if failing_since is None else failing_since
+                bound = stall_bound(str(self._target.model_dir)) or _STORAGE_RETRY_SECS
+                if now - failing_since >= bound:
+                    logger.error("Evaluator: %s kept failing for %.0fs (bound %.0fs)",
+                                 self._target.model_dir, now - failing_since, bound)
+                    raise
+                logger.warning("Evaluator: %s; looking again in %.0fs (for up to %.0fs)",
+                               fault.describe(), self._policy.poll_secs, bound)
+                waiter.wait(self._policy.poll_secs)
 
     def _evaluate(self, checkpoint: CheckpointInfo, is_final: bool) -> bool:
         """One evaluation; False when the loop must stop."""
