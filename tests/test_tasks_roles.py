@@ -154,6 +154,8 @@ class JournalingHooks(TrainerHooks):
         journal = self.journal
 
         class Target:
+            model_dir = self.model_dir
+
             def close(self):
                 journal.append("eval target closed")
 

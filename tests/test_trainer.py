@@ -318,6 +318,54 @@ def test_a_trainer_of_three_members_plays_its_cluster_roles(tmp_path):
         executor("chief").run_chief()
 
 
+class _HooksElsewhere(ThreeMembers):
+    """A trainer whose hooks (or evaluation target) were built for another directory."""
+
+    def __init__(self, model_dir, hooks_dir, target_dir=None):
+        super().__init__(model_dir)
+        self.hooks_dir, self.target_dir = hooks_dir, target_dir
+
+    def task_hooks(self, plan, settings):
+        hooks = _WritingHooks(self.hooks_dir)
+        target_dir = self.target_dir
+
+        if target_dir is not None:
+            @contextlib.contextmanager
+            def evaluation():
+                yield Evaluation(DirectoryTarget(target_dir))
+            hooks.evaluation = evaluation
+        return hooks
+
+
+@pytest.mark.parametrize("task_type, elsewhere, what", [
+    ("chief", {"hooks_dir": "{other}"}, "its task hooks"),
+    ("evaluator", {"hooks_dir": "{run}", "target_dir": "{other}"}, "the evaluation target"),
+])
+def test_a_trainer_whose_parts_name_two_model_dirs_is_refused_before_it_runs(
+        tmp_path, task_type, elsewhere, what):
+    run, other = str(tmp_path / "run"), str(tmp_path / "other")
+    dirs = {k: v.format(run=run, other=other) for k, v in elsewhere.items()}
+    cluster = ClusterConfig(cluster=CHIEF_AND_EVALUATOR, task_type=task_type, task_index=0)
+    executor = trainexec.TrainingExecutor(
+        _HooksElsewhere(run, **dirs), TrainSpec(_input_fn, max_steps=20),
+        EvalSpec(_input_fn, throttle_secs=0, start_delay_secs=0), cluster=cluster,
+        clock=FakeClock())
+    with pytest.raises(ConfigError) as raised:
+        executor.run()
+    assert str(raised.value).startswith(
+        f"model_dir: the trainer's is {run!r} but {what} use {other!r}")
+    assert not os.path.exists(other) or not os.listdir(other)  # nothing written there
+
+
+def test_one_model_dir_written_two_ways_is_one(tmp_path):
+    from trainexec.tasks.hooks import same_model_dir
+    assert same_model_dir(str(tmp_path), str(tmp_path) + "/", "x") == str(tmp_path)
+    assert same_model_dir(tmp_path, str(tmp_path / "a" / ".."), "x") == str(tmp_path)
+    assert same_model_dir("gs://b/run/", "gs://b/run", "x") == "gs://b/run/"
+    with pytest.raises(ConfigError, match="gs://b/other"):
+        same_model_dir("gs://b/run", "gs://b/other", "the serving job")
+
+
 class _HalfTrainer:
     model_dir = "/tmp/unused"
 

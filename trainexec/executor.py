@@ -45,6 +45,7 @@ from trainexec.specs import (EvalSpec, EvalSpecLike, TrainSpec, TrainSpecLike, a
                              as_train_spec, check_poll_secs, validate_hooks)
 from trainexec.tasks.result import TrainResult
 from trainexec.tasks.roles import run_role
+from trainexec.tasks.hooks import same_model_dir
 from trainexec.contract.task_logging import configure_task_logging
 from trainexec.trainer import (TRAINER_MEMBERS, JobSettings, RolePlan, Trainer, cluster_for,
                                plan_task)
@@ -192,7 +193,9 @@ class TrainingExecutor:
 
     def _run_plan(self, plan: RolePlan) -> TrainResult | None:
         """`plan` carried out with the trainer's hooks (`trainexec.tasks.roles`)."""
-        return run_role(plan, self._trainer.task_hooks(plan, self._settings), self._settings)
+        hooks = self._trainer.task_hooks(plan, self._settings)
+        same_model_dir(self._trainer.model_dir, hooks.model_dir, "its task hooks")
+        return run_role(plan, hooks, self._settings)
 
     def _run_task(self, task_type: str | None) -> TrainResult | None:
         """The `run_<role>()` methods of tf.estimator's executor: `task_type`'s role

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from typing import Any, Callable, ContextManager, Iterator, NamedTuple, Sequence
 
 from trainexec.errors import ConfigError
@@ -43,7 +44,7 @@ from trainexec.tasks.plan import RolePlan
 from trainexec.tasks.serving import ServingJob
 
 __all__ = ["ON_SAVE_WORDING", "BeforeTraining", "Evaluation", "Trained", "TrainerHooks",
-           "TrainerWords"]
+           "TrainerWords", "same_model_dir"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,3 +174,24 @@ class TrainerHooks:
         """What a serving task serves, and until whom finishes (default: the trainer
         has no serving task: ConfigError)."""
         raise ConfigError(f"{type(self).__name__} has no serving task")
+
+
+def same_model_dir(expected: Any, found: Any, what: str) -> str:
+    """`expected` (the trainer's `model_dir`), checked against the `model_dir` that
+    `what` ("the hooks", "the evaluation target", "the serving job") says it uses:
+    one run has one directory, whichever object is asked. A ConfigError naming both
+    when they differ (a trainer whose parts were built for different directories
+    would write checkpoints where its evaluator never looks)."""
+    if _comparable(expected) != _comparable(found):
+        raise ConfigError(
+            f"model_dir: the trainer's is {os.fspath(expected)!r} but {what} use "
+            f"{os.fspath(found)!r}; build them from one model_dir (every task reads and "
+            "writes the run's checkpoints and records there)")
+    return os.fspath(expected)
+
+
+def _comparable(model_dir: Any) -> str:
+    path = os.fspath(model_dir)
+    if "://" in path:
+        return path.rstrip("/")
+    return os.path.normpath(os.path.abspath(path))

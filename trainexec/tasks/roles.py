@@ -20,7 +20,7 @@ from trainexec.evaluation.evaluator_role import evaluate_until_done
 from trainexec.evaluation.listeners import ListenerList
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import record_task_finished
-from trainexec.tasks.hooks import TrainerHooks
+from trainexec.tasks.hooks import TrainerHooks, same_model_dir
 from trainexec.tasks.plan import EVALUATE, SERVE, JobSettings, RolePlan
 from trainexec.tasks.result import TrainResult, train_result
 from trainexec.tasks.serving import serve_until_training_over
@@ -55,7 +55,9 @@ def run_serving(plan: RolePlan, hooks: TrainerHooks, settings: JobSettings) -> N
         latest = latest_checkpoint(model_dir)
         return latest.step if latest else None
 
-    serve_until_training_over(hooks.serving_job(), start_server=hooks.start_server,
+    job = hooks.serving_job()
+    same_model_dir(model_dir, job.model_dir, "the serving job")
+    serve_until_training_over(job, start_server=hooks.start_server,
                               latest_step=latest_step, poll_secs=settings.poll_secs,
                               clock=settings.clock)
     if plan.task in settings.cluster.training_tasks:
@@ -69,6 +71,7 @@ def run_evaluating(plan: RolePlan, hooks: TrainerHooks,
     eval_spec = settings.eval_spec_for(plan.task)
     with hooks.evaluation() as evaluation:
         target = evaluation.target
+        same_model_dir(hooks.model_dir, target.model_dir, "the evaluation target")
         try:
             return train_result(*evaluate_until_done(
                 target, eval_spec, settings.train_spec.max_steps,
