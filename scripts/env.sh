@@ -24,9 +24,11 @@ ensure_venv() {
   fi
   if [ ! -f "$stamp" ] || [ "$source" -nt "$stamp" ]; then
     echo "[$tag] installing $what into $venv" >&2
+    local started=$SECONDS
     "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
     "$venv/bin/python" -m pip install --quiet "$@" >&2
     touch "$stamp"
+    echo "[$tag] $name environment ready in $((SECONDS - started)) s" >&2
   fi
 }
 

@@ -11,11 +11,13 @@
 #      plumbing) cannot give another result there and runs once, in run 1.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
 # TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
+# Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
+# lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 LINES_TO_RUN="${TRAINEXEC_TEST_LINES:-1 2 3}"
-LOGS="$(mktemp -d)"
-trap 'rm -rf "$LOGS"' EXIT
+LOGS="${TRAINEXEC_TEST_REPORTS:-$ROOT/test-reports}"
+mkdir -p "$LOGS"
 summaries=()
 status=0
 
@@ -26,7 +28,11 @@ run_line() {  # number, label, venv, [VAR=value...] -- pytest args
   shift
   local log="$LOGS/line$number.log" code=0 started=$SECONDS
   echo "[tests] ===== $number. $label ====="
-  env "${envs[@]}" "$venv/bin/python" -m pytest "$@" 2>&1 | tee "$log" || code=$?
+  env "${envs[@]}" "$venv/bin/python" -m pytest --junitxml="$LOGS/line$number.xml" \
+    -o junit_suite_name="line$number" "$@" \
+    2>&1 | tee "$log" || code=$?
+  # pytest's "slowest 40 durations" block (pytest.ini's --durations=40), kept apart.
+  sed -n '/slowest [0-9]* durations/,/^$/p' "$log" > "$LOGS/line$number-slowest.txt" || true
   # pytest's own closing line: "=== 230 passed, 12 skipped in 95.2s ===", or without
   # the rules under -q; none at all if pytest died first.
   local closing
@@ -54,7 +60,7 @@ for number in $LINES_TO_RUN; do
   esac
 done
 
-echo "[tests] ===== summary ====="
+echo "[tests] ===== summary ===== (JUnit files, logs and slowest tests in $LOGS)"
 printf '%s\n' "${summaries[@]}"
 # One closing line over every run, in the plain "N passed, N failed" form.
 printf '%s\n' "${summaries[@]}" | awk '

@@ -38,11 +38,22 @@ def _left_behind() -> list[str]:
             + daemons.splitlines())
 
 
-@pytest.fixture
-def bed():
+@pytest.fixture(scope="module")
+def slurm_bed():
+    """One Slurm for the module's tests (its daemons take seconds to start); removed
+    with everything it made when the module ends, also after a failure."""
+    if WHY_NOT is not None:
+        pytest.skip(WHY_NOT)
     with SlurmBed() as slurm:
         yield slurm
     assert _left_behind() == []
+
+
+@pytest.fixture
+def bed(slurm_bed):
+    """The module's Slurm, reset for this test: no job, every node up and idle."""
+    slurm_bed.reset()
+    return slurm_bed
 
 
 # -- the step's cluster ---------------------------------------------------------------------

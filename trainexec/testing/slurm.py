@@ -374,6 +374,19 @@ class SlurmBed(BridgeBed):
         raise RuntimeError(f"Slurm nodes not idle after {timeout:.0f} s: {states}; see "
                            f"{self.dir}")
 
+    def reset(self, timeout: float = 120.0) -> None:
+        """Makes a used bed as good as new for the next test: every job cancelled and
+        gone, every node's link up, a node Slurm set down or drained resumed, every
+        node idle (the daemons keep running: one bed serves a module's tests)."""
+        self.run(["scancel", "--user=root"], timeout=30)
+        self._wait_no_jobs(timeout)
+        for node in self.nodes:
+            self.link_up(node)
+        for node, state in self.node_states().items():
+            if state.rstrip("*~#$@+^-!%") in ("down", "drained", "draining", "fail"):
+                self.scontrol("update", f"nodename={node}", "state=resume")
+        self.wait_idle(timeout)
+
     def _wait_no_jobs(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -1,0 +1,38 @@
+"""The README's test command (scripts/test.sh) leaves, per test line, a JUnit file, the
+run's whole output and its slowest tests, where TRAINEXEC_TEST_REPORTS says."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+pytestmark = pytest.mark.any_line
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(
+    not (pathlib.Path(sys.prefix) / ".trainexec-installed").exists()
+    or pathlib.Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+    reason="runs scripts/test.sh in this checkout's .venv, which scripts/env.sh made")
+def test_each_line_leaves_its_junit_file_log_and_slowest_tests(tmp_path):
+    reports = tmp_path / "reports"
+    env = {**os.environ, "TRAINEXEC_TEST_LINES": "2", "TRAINEXEC_TEST_REPORTS": str(reports)}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "test.sh"), "-p", "no:cacheprovider",
+         "tests/test_keras_compat.py"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    suite = ET.parse(reports / "line2.xml").getroot().find("testsuite")
+    assert suite.get("name") == "line2"
+    ran = int(suite.get("tests"))
+    assert ran > 0 and suite.get("failures") == "0" and suite.get("errors") == "0"
+    assert f"{ran} passed" in (reports / "line2.log").read_text() or ran == int(
+        suite.get("skipped"))
+    slowest = (reports / "line2-slowest.txt").read_text()
+    assert "slowest 40 durations" in slowest and "tests/test_keras_compat.py::" in slowest
+    assert f"JUnit files, logs and slowest tests in {reports}" in done.stdout
