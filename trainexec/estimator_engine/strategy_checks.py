@@ -100,7 +100,8 @@ def _check_one(field: str, strategy: Any) -> None:
             "cluster (as tf.estimator did), or train a Keras model with trainexec.KerasTrainer")
     if name.startswith("TPUStrategy"):
         raise ConfigError(
-            f"RunConfig `{field}` is a {name}: trainexec.estimator does not run on TPUs "
+            f"RunConfig `{field}` is a TPU strategy ({name}): trainexec.estimator does not "
+            "run on TPUs "
             "(tf.estimator's TPUEstimator did). Train on CPUs or GPUs with "
             f"{SUPPORTED}, or train a Keras model with TPUStrategy")
     if isinstance(strategy, (tf.distribute.OneDeviceStrategy,
