@@ -87,11 +87,32 @@ class Head(abc.ABC):
                               trainable_variables: Any = None,
                               train_op_fn: Callable | None = None, update_ops: Any = None,
                               regularization_losses: Any = None) -> Any:
-        """The `EstimatorSpec` for `mode` (module doc)."""
-        raise NotImplementedError(
-            "Subclasses of Head must implement `create_estimator_spec()` or "
-            "_create_tpu_estimator_spec(). (trainexec's heads implement "
-            "create_estimator_spec; subclass SingleHead to inherit it.)")
+        """The `EstimatorSpec` for `mode` (module doc). A subclass implements it (or,
+        as tf.estimator lets it, `_create_tpu_estimator_spec`, whose result is used,
+        through its `as_estimator_spec()` when it has one)."""
+        try:
+            spec = self._create_tpu_estimator_spec(
+                features=features, mode=mode, logits=logits, labels=labels,
+                optimizer=optimizer, trainable_variables=trainable_variables,
+                train_op_fn=train_op_fn, update_ops=update_ops,
+                regularization_losses=regularization_losses)
+        except NotImplementedError:
+            raise NotImplementedError(
+                "Subclasses of Head must implement `create_estimator_spec()` or "
+                "_create_tpu_estimator_spec(). (trainexec's heads implement "
+                "create_estimator_spec; subclass SingleHead to inherit it.)") from None
+        return spec.as_estimator_spec() if hasattr(spec, "as_estimator_spec") else spec
+
+    def _create_tpu_estimator_spec(self, features: Any, mode: str, logits: Any,
+                                   labels: Any = None, optimizer: Any = None,
+                                   trainable_variables: Any = None,
+                                   train_op_fn: Callable | None = None,
+                                   update_ops: Any = None,
+                                   regularization_losses: Any = None) -> Any:
+        """tf.estimator's TPU variant: trainexec has no TPUEstimator."""
+        raise NotImplementedError("TPUEstimatorSpec not available for this model head. "
+                                  "(trainexec has no TPUEstimator: implement "
+                                  "create_estimator_spec.)")
 
 
 def check_prediction_keys(keys: Any, valid: list[str]) -> list[str]:

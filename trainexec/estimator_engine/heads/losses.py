@@ -14,29 +14,22 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable
 
+from trainexec.estimator_engine.calls import fn_args
 from trainexec.estimator_engine.heads.keys import LossReduction
 from trainexec.estimator_engine.heads.shapes import check_weights
 
-__all__ = ["arg_names", "call_loss_fn", "check_loss_fn", "example_weights", "reduce_loss",
+__all__ = ["call_loss_fn", "check_loss_fn", "example_weights", "reduce_loss",
            "regularized"]
 
 _LOSS_FN_ARGS = ("labels", "logits", "features", "loss_reduction")
 
 
-def arg_names(fn: Callable) -> tuple[str, ...]:
-    """The names `fn` takes by keyword (a bound method's `self` left out)."""
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(name for name, parameter in inspect.signature(fn).parameters.items()
-                 if parameter.kind in kinds)
-
-
 def check_loss_fn(loss_fn: Callable) -> None:
     """ValueError unless `loss_fn` takes `labels` and `logits`, and at most
     `features` and `loss_reduction` besides."""
-    given = arg_names(loss_fn)
+    given = fn_args(loss_fn)
     for required in ("labels", "logits"):
         if required not in given:
             raise ValueError(f"loss_fn must contain argument: {required}. Given arguments: "
@@ -55,7 +48,7 @@ def call_loss_fn(loss_fn: Callable, labels: Any, logits: Any, features: Any,
     """`loss_fn`'s unreduced loss, checked to be `[D0, ... DN, expected_loss_dim]`."""
     import tensorflow as tf
 
-    kwargs = {"features": features} if "features" in arg_names(loss_fn) else {}
+    kwargs = {"features": features} if "features" in fn_args(loss_fn) else {}
     what = f"loss_fn must return Tensor of shape [D0, D1, ... DN, {expected_loss_dim}]. "
     fix = ("(one unreduced loss per example: the head weights and reduces it; "
            "do not reduce it in loss_fn)")
