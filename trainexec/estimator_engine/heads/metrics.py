@@ -123,20 +123,19 @@ class Metric:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-class Mean(Metric):
-    """The weighted mean of every value given (module doc)."""
+class _WeightedMean(Metric):
+    """total / count, the running sums of weighted values and of weights."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.total = self._add_variable("total")
         self.count = self._add_variable("count")
 
-    def update_state(self, values: Any, sample_weight: Any = None) -> Any:
+    def _add(self, values: Any, sample_weight: Any = None) -> Any:
         import tensorflow as tf
 
         values = tf.cast(values, tf.float32)
         if sample_weight is None:
-            weights = None
             count = tf.cast(tf.size(values), tf.float32)
         else:
             weights = align_weights(values, tf.cast(sample_weight, tf.float32))
@@ -154,6 +153,14 @@ class Mean(Metric):
         import tensorflow as tf
 
         return tf.math.divide_no_nan(tf.identity(self.total), tf.identity(self.count))
+
+
+class Mean(_WeightedMean):
+    """The weighted mean of every value given (module doc)."""
+
+    def update_state(self, values: Any, sample_weight: Any = None) -> Any:
+        """Adds `values`, each with its weight (1 by default)."""
+        return self._add(values, sample_weight)
 
 
 def _squeeze_pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
@@ -185,7 +192,7 @@ def confusion_inputs(y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any,
     return (tf.reshape(tf.cast(y_true, tf.bool), [-1]), tf.reshape(y_pred, [-1]), weights)
 
 
-class _MeanOfMatches(Mean):
+class _MeanOfMatches(_WeightedMean):
     def __init__(self, name: str, matches: Callable[[Any, Any], Any]) -> None:
         super().__init__(name)
         self._matches = matches
@@ -195,7 +202,7 @@ class _MeanOfMatches(Mean):
 
         y_true, y_pred = _squeeze_pair(tf.cast(y_true, tf.float32),
                                        tf.cast(y_pred, tf.float32))
-        return super().update_state(self._matches(y_true, y_pred), sample_weight)
+        return self._add(self._matches(y_true, y_pred), sample_weight)
 
 
 class Accuracy(_MeanOfMatches):

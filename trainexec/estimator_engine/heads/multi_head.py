@@ -103,7 +103,7 @@ class MultiHead(Head):
         return split
 
     def _logits_by_head(self, logits: Any, labels: Any = None) -> dict:
-        names = [head.name for head in self._heads]
+        names = [str(head.name) for head in self._heads]
         if isinstance(logits, dict):
             missing = sorted(set(names) - set(logits))
             if missing:
@@ -233,7 +233,7 @@ class MultiHead(Head):
         served: dict = {}
         for head, spec in zip(self._heads, specs):
             for key, output in spec.export_outputs.items():
-                outputs[head.name if key == DEFAULT_SERVING_KEY
+                outputs[str(head.name) if key == DEFAULT_SERVING_KEY
                         else f"{head.name}/{key}"] = output
                 if key == PREDICT_SERVING_KEY and isinstance(output, PredictOutput):
                     served.update({f"{head.name}/{name}": tensor
