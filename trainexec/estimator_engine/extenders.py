@@ -43,7 +43,7 @@ def add_metrics(estimator: Any, metric_fn: Callable) -> Any:
         ValueError: when `metric_fn` takes another argument.
     """
     from trainexec.estimator_engine.estimator import Estimator
-    from trainexec.estimator_engine.model_spec import ModeKeys
+    from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 
     names = fn_args(metric_fn)
     unexpected = [name for name in names if name not in _METRIC_FN_ARGS]
@@ -60,9 +60,13 @@ def add_metrics(estimator: Any, metric_fn: Callable) -> Any:
         given = {"features": features, "labels": labels, "predictions": spec.predictions,
                  "config": config}
         added = metric_fn(**{name: given[name] for name in names})
-        return spec._replace(eval_metric_ops={**(spec.eval_metric_ops or {}), **added})
+        return EstimatorSpec(
+            mode, predictions=spec.predictions, loss=spec.loss, train_op=spec.train_op,
+            eval_metric_ops={**(spec.eval_metric_ops or {}), **added},
+            export_outputs=spec.export_outputs,
+            training_chief_hooks=spec.training_chief_hooks,
+            training_hooks=spec.training_hooks, scaffold=spec.scaffold,
+            evaluation_hooks=spec.evaluation_hooks, prediction_hooks=spec.prediction_hooks)
 
-    warm_start = getattr(estimator, "_warm_start",
-                         getattr(estimator, "_warm_start_settings", None))
     return Estimator(model_fn=new_model_fn, model_dir=estimator.model_dir,
-                     config=estimator.config, warm_start_from=warm_start)
+                     config=estimator.config, warm_start_from=estimator._warm_start)

@@ -104,6 +104,10 @@ class BinaryClassHead(SingleHead):
         if self._loss_fn:
             unweighted = losses.call_loss_fn(self._loss_fn, labels, logits, features, 1)
         else:
+            if not logits.shape.is_compatible_with(labels.shape):
+                raise ValueError(f"logits and labels must have the same shape "
+                                 f"({logits.shape} vs {labels.shape}): one label per logit, "
+                                 "the same batch in both")
             unweighted = tf.nn.sigmoid_cross_entropy_with_logits(labels=labels,
                                                                  logits=logits)
         return unweighted, losses.example_weights(features, self._weight_column, logits)
