@@ -53,6 +53,9 @@ PRIVATE_USE_ALLOWED = {
     ("trainexec/estimator_engine/run_config.py", "_values"):
         "trainexec's own: RunConfig.replace() gives its copy (the caller's class, with its "
         "attributes, as tf.estimator's replace keeps them) the changed values",
+    ("trainexec/estimator_engine/extenders.py", "_warm_start"):
+        "trainexec's own: add_metrics gives the new Estimator the old one's warm start, as "
+        "tf.estimator's add_metrics does",
     ("trainexec/testing/gcs/server.py", "_write_config_to_file"):
         "gcp-storage-emulator's Storage saves its metadata (test emulator only)",
     ("trainexec/testing/gcs/server.py", "_headers"):

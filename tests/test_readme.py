@@ -82,6 +82,12 @@ def test_numpy_inputs_example(tmp_path, monkeypatch, no_tf_config):
     assert len(ns["predicted"]) == 5
 
 
+def test_heads_example(tmp_path, monkeypatch, no_tf_config):
+    ns = run_group("heads", tmp_path, monkeypatch)  # plain ops: every line alike
+    assert ns["metrics"]["global_step"] == 100 and ns["metrics"]["auc"] > 0.9
+    assert 0.0 < ns["metrics"]["precision/positive_threshold_0.3"] <= 1.0
+
+
 @pytest.mark.keras
 def test_keras_examples(tmp_path, monkeypatch):
     ns = run_group("keras", tmp_path, monkeypatch)
