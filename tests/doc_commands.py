@@ -33,8 +33,9 @@ PROGRAMS = {"train.py": "quickstart", "my_program.py": "quickstart"}
 
 # First word(s) of a command that is not run here: why, and what tests it instead.
 NOT_RUN = {
-    "pip install": "installs from a package index, which this machine has not got: "
-                   "tests/test_packaging.py builds the wheel and checks what pip reads",
+    "pip install": "installs into the reader's environment: "
+                   "tests/cluster/test_install_from_checkout.py runs the README's lines in "
+                   "new venvs from a fresh copy of the repository",
     "kubectl": "no Kubernetes here: `trainexec launch --from` runs the same manifest, and "
                "the multi-host bed (tests/cluster/test_multihost_*) runs its pods as hosts",
     "sbatch": "submits to a Slurm cluster: the rendered script is checked with `bash -n` "
