@@ -73,6 +73,17 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "outside network; host: on this machine's network, for jobs that "
                         "read remote data, every server then reachable from the network. "
                         "Where no namespace can be made, host, with a warning saying why")
+    parser.add_argument("--gpus-per-task", type=int, default=None, metavar="N",
+                        help="GPUs each training task (chief, workers) sees, through its "
+                        "CUDA_VISIBLE_DEVICES, taken in turn from the launcher's own "
+                        "CUDA_VISIBLE_DEVICES or the machine's GPUs (default: an equal "
+                        "share, at least one; fewer GPUs than tasks are shared round-robin "
+                        "with TF_FORCE_GPU_ALLOW_GROWTH=true); 0: every task sees every GPU. "
+                        "The launcher's first lines say who got which")
+    parser.add_argument("--gpus-to", default="chief,master,worker", metavar="JOBS",
+                        help="the jobs whose tasks get GPUs, comma-separated (default "
+                        "chief,master,worker: the ps and the evaluator see none, with "
+                        "CUDA_VISIBLE_DEVICES empty); e.g. chief,worker,evaluator")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
                         help="stop everything and fail after SECS (default: no limit)")
     parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
@@ -135,7 +146,8 @@ def _run_launch(args: argparse.Namespace) -> int:
                                max_restarts=max_restarts, grace_secs=args.grace,
                                wait_for=args.wait_for, restart_groups=args.restart_group,
                                restart_policy=args.restart_policy or EXIT_CODE,
-                               network=args.network)
+                               network=args.network, gpus_per_task=args.gpus_per_task,
+                               gpus_to=args.gpus_to)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
@@ -182,7 +194,8 @@ def _run_launch_from(args: argparse.Namespace) -> int:
             host=args.host, max_restarts=max_restarts, grace_secs=args.grace,
             wait_for=args.wait_for or success.wait_for,
             wait_for_ending=success.wait_for_ending and not args.wait_for,
-            restart_groups=args.restart_group, network=args.network)
+            restart_groups=args.restart_group, network=args.network,
+            gpus_per_task=args.gpus_per_task, gpus_to=args.gpus_to)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
