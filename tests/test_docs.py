@@ -96,7 +96,10 @@ def test_api_reference_has_every_public_name():
     "trainexec.launch.LocalCluster", "trainexec.launch.JobResult",
     "trainexec.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
     "trainexec.testing.netns", "trainexec.SidecarEvaluator",
-    "trainexec.ContinuousEvalListener", "trainexec.TrainingExecutor"])
+    "trainexec.ContinuousEvalListener", "trainexec.TrainingExecutor",
+    "trainexec.testing.chaos", "trainexec.testing.chaos.run_schedule",
+    "trainexec.testing.chaos.Schedule", "trainexec.testing.chaos.invariants",
+    "trainexec.testing.chaos.cli"])
 def test_api_reference_has_the_documented_paths(path):
     assert path in _directives()
 

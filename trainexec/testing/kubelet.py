@@ -118,11 +118,8 @@ class TFJobSpec:
 
 
 def log_line(task: str, line: str) -> str:
-    """A pod's line as the run's output shows it: prefixed with its task (`[chief:0]
-    ...`), unless the program prefixed it so itself (trainexec's own log lines do, as
-    under any cluster manager): once, not twice."""
-    prefix = f"[{task}] "
-    return line if line.startswith(prefix) else prefix + line
+    """A pod's line prefixed `[task] ` once: trainexec's own lines carry it already."""
+    return line if line.startswith(f"[{task}] ") else f"[{task}] {line}"
 
 
 def tf_config_for(job: TFJobSpec, task_type: str, index: int) -> str:

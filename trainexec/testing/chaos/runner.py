@@ -11,8 +11,13 @@ job to end, and collects the `Evidence` that
 is in `<workdir>/pods.log`.
 
 Your own job: a factory `(schedule, JobPaths) -> TFJobSpec` whose pods use
-`paths.model_dir` (checkpoints, exports under export/<export_name>/), train to
-`max_steps`, and have the schedule's shape.
+`paths.model_dir` (checkpoints, and exports under export/<export_name>/ if it has an
+exporter), train to `max_steps`, and have the schedule's shape (`own_job.program_job`
+writes one from a command). Its exports are judged only when `export_name` names its
+exporter; the report says which invariants were judged and why others were not. A
+schedule whose faults would start after the job has finished training is refused
+(`own_job.JobTooShort`), by the training length a run without faults measured
+(`baseline=True`) or the one given (`training_secs`).
 
 Example:
     ```python
@@ -21,8 +26,9 @@ Example:
                                   "Evaluator": Replicas(1)},
                          command=[sys.executable, "train.py", "--model-dir",
                                   paths.model_dir], env=paths.env)
-    report = run_schedule(Schedule.generate(7, modes=("mwms",)), "/tmp/chaos7",
-                          job=my_job, max_steps=1000)
+    report = run_schedule(Schedule.generate(7, modes=("mwms",), training_secs=20),
+                          "/tmp/chaos7", job=my_job, max_steps=1000, baseline=True)
+    print(report.summary())
     ```
 """
 
@@ -39,9 +45,11 @@ import threading
 import time
 from typing import Callable, Mapping, Sequence
 
-from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
-                                                PodExit, Violation, check)
+from trainexec.testing.chaos.invariants import (BOUND_SECS, CHECKS, AppliedFault, Evidence,
+                                                PodEvent, PodExit, Violation, check,
+                                                not_judged)
 from trainexec.testing.chaos.observe import CheckpointWatcher, collect_log, export_dirs, step_of
+from trainexec.testing.chaos.own_job import check_training_span
 from trainexec.testing.chaos.schedule import Fault, Schedule
 from trainexec.testing.chaos.storages import JobPaths, result_of, storage_for
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
@@ -142,6 +150,37 @@ class ChaosReport:
         return self.evidence.phase
 
     @property
+    def training_secs(self) -> float | None:
+        """How long the job trained after its first checkpoint, until one at
+        `max_steps` showed (None: it never got there)."""
+        began, final = self.evidence.training_began, self.evidence.final_step_at
+        return None if began is None or final is None else final - began
+
+    @property
+    def not_judged(self) -> dict[str, str]:
+        """The invariants that did not apply to this run, each with why."""
+        return not_judged(self.evidence)
+
+    @property
+    def judged(self) -> list[str]:
+        """The invariants this run was judged on."""
+        return [name for name in CHECKS if name not in self.not_judged]
+
+    def summary(self) -> str:
+        """What the run found, in a few lines: outcome, faults, violations, and which
+        invariants were judged (and why the others were not)."""
+        row = self.row()
+        trained = ("?" if self.training_secs is None else f"{self.training_secs:.1f}s")
+        lines = [self.schedule.describe(),
+                 f"{self.outcome} in {row['wall']} ({trained} of training after the first "
+                 f"checkpoint), {row['restarts']} restarts, {self.faults_applied} of "
+                 f"{len(self.schedule.faults)} faults applied",
+                 f"judged: {', '.join(self.judged)}"]
+        lines += [f"not judged: {name}: {why}" for name, why in self.not_judged.items()]
+        lines += [f"violated: {v.describe()}" for v in self.violations] or ["violated: none"]
+        return "\n".join(lines)
+
+    @property
     def faults_applied(self) -> int:
         """How many of the schedule's faults were applied (one due after every pod
         had ended, or aimed at a pod between runs, was not)."""
@@ -164,13 +203,15 @@ class ChaosReport:
                 "violations": ", ".join(v.name for v in self.violations) or "-"}
 
 
-_BASELINES: dict[tuple, float] = {}
+# (shape, job factory) -> (wall, training) secs of a run without faults in this process.
+_BASELINES: dict[tuple, tuple[float, float | None]] = {}
 
 
-def baseline_wall_secs(schedule: Schedule) -> float | None:
-    """The wall time of a run without faults of the schedule's shape, if one ran in
-    this process (`run_schedule(..., baseline=True)`)."""
-    return _BASELINES.get(schedule.shape_key())
+def baseline_wall_secs(schedule: Schedule, job: JobFactory | None = None) -> float | None:
+    """The wall time of a run without faults of the schedule's shape (and `job`), if
+    one ran in this process (`run_schedule(..., baseline=True)`)."""
+    found = _BASELINES.get((schedule.shape_key(), job))
+    return None if found is None else found[0]
 
 
 def _restarts_by_fault(applied: Sequence[AppliedFault], events, end: float
@@ -196,10 +237,10 @@ def _apply(run: TFJobRun, fault: Fault) -> None:
 
 
 def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = None,
-                 max_steps: int = MAX_STEPS, export_name: str = "final",
+                 max_steps: int = MAX_STEPS, export_name: str | None = None,
                  bound_secs: float | None = None, start_timeout_secs: float = 300.0,
                  timeout_secs: float = 900.0, grace_secs: float = 20.0,
-                 baseline: bool = False,
+                 baseline: bool = False, training_secs: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> ChaosReport:
     """Runs `schedule` on a fresh bed under `workdir` and checks every invariant.
 
@@ -208,18 +249,31 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     last fault's remaining time and `grace_secs` more for pods to end, so a late
     pod (liveness) is told from one that never ends (processes left). With
     `baseline`, a run without faults of the same shape goes first, once per shape
-    in this process. Root only (`trainexec.testing.netns.unavailable()`)."""
+    in this process. Root only (`trainexec.testing.netns.unavailable()`).
+
+    `export_name`: the exporter whose exports the job writes (export/<name>/), judged
+    by the `export` invariant; default "final" for the packaged job, and for a job of
+    your own (`job`) none: its exports are not judged unless you name its exporter.
+    `training_secs`: how long the job trains after its first checkpoint (default: what
+    the baseline run measured, if any); a schedule with a fault starting later is
+    refused before anything runs (`own_job.JobTooShort`)."""
     from trainexec.testing.netns import TestBed
 
+    if export_name is None and job is None:
+        export_name = "final"  # the packaged jobs' FinalExporter
+    check_training_span(schedule, training_secs)
     baseline_secs = None
     if baseline and schedule.faults:
-        baseline_secs = _BASELINES.get(schedule.shape_key())
-        if baseline_secs is None:
+        known = _BASELINES.get((schedule.shape_key(), job))
+        if known is None:
             base = run_schedule(schedule.without_faults(), os.path.join(workdir, "baseline"),
                                 job=job, max_steps=max_steps, export_name=export_name,
                                 bound_secs=bound_secs, start_timeout_secs=start_timeout_secs,
                                 timeout_secs=timeout_secs, grace_secs=grace_secs)
-            baseline_secs = base.wall_secs
+            known = (base.wall_secs or 0.0, base.training_secs)
+        baseline_secs = known[0] or None
+        if training_secs is None:
+            check_training_span(schedule, known[1])
     if schedule.max_steps is not None:
         max_steps = schedule.max_steps
     began_run = clock()
@@ -314,13 +368,15 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         newest_checkpoint=newest, newest_step=step_of(newest),
         final_step_at=watcher.final_step_at, evaluated=tuple(evaluated),
         complete_at=dict(watcher.complete_at),
-        exports=tuple(export_dirs(files, f"export/{export_name}")),
-        result=result, lines=tuple(lines), log_path=log_path, bound_secs=bound)
+        exports=tuple(export_dirs(files, f"export/{export_name}") if export_name else ()),
+        result=result, lines=tuple(lines), log_path=log_path, bound_secs=bound,
+        export_name=export_name)
     violations = check(evidence)
     wall = outcome.wall_secs
+    report = ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
+                         restarts, _restarts_by_fault(evidence.applied, outcome.events,
+                                                      outcome.ended or clock()),
+                         baseline_secs, workdir)
     if not schedule.faults and wall is not None and outcome.phase == SUCCEEDED:
-        _BASELINES.setdefault(schedule.shape_key(), wall)
-    return ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
-                       restarts, _restarts_by_fault(evidence.applied, outcome.events,
-                                                    outcome.ended or clock()),
-                       baseline_secs, workdir)
+        _BASELINES.setdefault((schedule.shape_key(), job), (wall, report.training_secs))
+    return report
