@@ -38,6 +38,8 @@ PRIVATE_USE_ALLOWED = {
         "os._exit, the standard library's (public despite its name): the task's exit code",
     ("trainexec/contract/exit_deadline.py", "_exit"):
         "os._exit: ends a task past its exit deadline",
+    ("trainexec/contract/storage_watch.py", "_exit"):
+        "os._exit: ends a task whose model_dir has not answered within its bound",
     ("trainexec/tasks/peer_watchdog.py", "_exit"):
         "os._exit: ends a task whose peer is lost",
     ("trainexec/testing/gcs/server.py", "_exit"):

@@ -2,7 +2,7 @@
 (tests/readme_examples.py finds and runs them). A block with neither a
 `readme-example` nor an `illustrative` marker fails the test, so none is forgotten.
 The examples that start real processes (`launch`, `pytest-fixture`, the quick
-start's `trainexec launch`, `multihost`) are in tests/cluster/test_readme_*.py.
+start's `trainexec launch`, `multihost`, `chaos`) are in tests/cluster/test_readme_*.py.
 """
 
 import os
