@@ -1,15 +1,19 @@
 """Packaging for trainexec, a TF_CONFIG-aware distributed task runner for TensorFlow.
 
-Two TensorFlow lines are supported and tested:
+Installed from a checkout (no release yet); two TensorFlow lines are supported and tested:
 
-* ``pip install trainexec``: current TensorFlow (2.16 up to 2.21), where
-  ``tf.keras`` is Keras 3. ``pip install "trainexec[tf-keras]"`` adds tf_keras
-  (Keras 2, selected with ``TF_USE_LEGACY_KERAS=1``).
-* ``pip install "trainexec[estimator]"``: TensorFlow 2.15 with
-  tensorflow-estimator 2.15 and Keras 2.15, the last line with Estimators.
+* ``pip install .``: current TensorFlow (2.16 up to 2.21), where ``tf.keras`` is
+  Keras 3. ``pip install ".[tf-keras]"`` adds tf_keras (Keras 2, selected with
+  ``TF_USE_LEGACY_KERAS=1``).
+* ``pip install ".[estimator]"``: TensorFlow 2.15 with tensorflow-estimator 2.15
+  and Keras 2.15, the last line with Estimators.
 
-``pip install "trainexec[k8s]"`` adds PyYAML, for ``trainexec render`` and
+``pip install ".[k8s]"`` adds PyYAML, for ``trainexec render`` and
 ``trainexec launch --from FILE.yaml`` (Kubeflow TFJob manifests).
+
+pyproject.toml declares the build system (a setuptools that writes
+``License-Expression``); the metadata is here. No project URL is given: none is
+true yet (the docs travel in the wheel instead, for ``trainexec docs``).
 """
 
 import pathlib
@@ -29,6 +33,23 @@ def package_version() -> str:
 
 
 HERE = pathlib.Path(__file__).resolve().parent
+
+
+def doc_pages() -> list[tuple[str, list[str]]]:
+    """The documentation's Markdown pages, for `trainexec docs` after a wheel install:
+    installed under <prefix>/share/doc/trainexec/ as they are laid out in docs/ (the
+    API pages, which MkDocs fills from docstrings, and the generated ones stay out)."""
+    docs = HERE / "docs"
+    found: dict[str, list[str]] = {}
+    for page in sorted(docs.rglob("*.md")):
+        name = page.relative_to(docs).as_posix()
+        if name.startswith("reference/api/") or name in ("changelog.md", "reference/cli.md"):
+            continue
+        folder = page.parent.relative_to(docs).as_posix()
+        target = "share/doc/trainexec" + ("" if folder == "." else f"/{folder}")
+        found.setdefault(target, []).append(page.relative_to(HERE).as_posix())
+    return sorted(found.items())
+
 
 setup(
     name="trainexec",
@@ -60,6 +81,8 @@ setup(
     packages=find_packages(include=["trainexec", "trainexec.*"]),
     # py.typed: type checkers read trainexec's own annotations (PEP 561).
     package_data={"trainexec": ["py.typed"]},
+    # The guides as Markdown: `trainexec docs` lists and prints them (trainexec.cli.docs).
+    data_files=doc_pages(),
     # TensorFlow 2.21 has wheels for 3.10 to 3.13; the `estimator` extra (TensorFlow
     # 2.15) for 3.9 to 3.11 only.
     python_requires=">=3.10",

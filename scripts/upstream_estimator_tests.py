@@ -19,12 +19,22 @@ replaces an attribute of a TensorFlow-internal module (`mock.patch.object(traini
 it tests how tf.estimator reached TensorFlow's insides), tests tf.estimator's insides,
 not its contract: it runs, and is reported apart.
 
+`--suite heads` runs the head test files (`head/*_test.py`, the sequential head's
+left out: trainexec has no RNN heads) against `trainexec.estimator`'s heads. There the
+metric and prediction keys (`MetricKeys`, `PredictionKeys`: their strings are the keys
+of every head's metrics and predictions) and the test helpers of `head_utils`
+(`_initialize_variables`, `_assert_simple_summaries`, `_assert_no_hooks`,
+`_DEFAULT_SERVING_KEY`, served by the shim's own versions) count as public; a test that
+builds a canned estimator (`dnn.DNNEstimatorV2`, `dnn_testing_utils`) is reported apart,
+as one that needs the canned estimators.
+
 Each test gets `--timeout` seconds (default 300, SIGALRM in the run's conftest): a test
 that hangs (one waiting on a cluster address that is never there) fails, named.
 
 Usage:
     python scripts/upstream_estimator_tests.py --source /path/to/tensorflow/estimator \\
-        [--ref v2.15.0] [--json results.json] [--keep DIR] [-- PYTEST_ARGS...]
+        [--suite estimator|heads] [--ref v2.15.0] [--json results.json] [--keep DIR] \\
+        [-- PYTEST_ARGS...]
 
 `--source` is a git checkout (files are read at `--ref`) or a directory holding the
 files. Run it with each line's interpreter: `.venv/bin/python` (TF 2.21; add
@@ -73,7 +83,20 @@ stop_if_no_decrease_hook stop_if_no_increase_hook train_and_evaluate
 SHIM_MODULES = ("estimator", "model_fn", "mode_keys", "run_config", "exporter", "training",
                 "export/export", "export/export_lib", "export/export_output",
                 "inputs/numpy_io", "inputs/pandas_io")
-_MODULE_NAMES = frozenset(m.rsplit("/", 1)[-1] for m in SHIM_MODULES)
+HEAD_FILES = tuple(f"head/{name}_test.py" for name in (
+    "base_head", "binary_class_head", "multi_class_head", "multi_head", "multi_label_head",
+    "regression_head"))
+HEAD_SHIM_MODULES = ("canned/metric_keys", "canned/prediction_keys", "canned/dnn",
+                     "canned/dnn_testing_utils", "head/base_head", "head/binary_class_head",
+                     "head/head_utils", "head/multi_class_head", "head/multi_head",
+                     "head/multi_label_head", "head/regression_head", "mode_keys",
+                     "model_fn", "inputs/numpy_io")
+# Public in the head suite (module doc), and what needs the canned estimators.
+HEAD_PUBLIC = frozenset({"MetricKeys", "PredictionKeys", "_initialize_variables",
+                         "_assert_simple_summaries", "_assert_no_hooks",
+                         "_DEFAULT_SERVING_KEY"})
+CANNED_MODULES = frozenset({"dnn", "dnn_testing_utils"})
+_MODULE_NAMES = frozenset(m.rsplit("/", 1)[-1] for m in SHIM_MODULES + HEAD_SHIM_MODULES)
 _SHIM_BODY = '''"""Re-exports trainexec.estimator's names where tf.estimator's tests import them."""
 import trainexec.estimator as _estimator
 from trainexec.estimator import *  # noqa: F401,F403
@@ -93,13 +116,51 @@ TaskType = _estimator.RunConfig.TaskType if hasattr(_estimator.RunConfig, "TaskT
 export = _estimator.export
 '''
 
+_HEAD_SHIM_EXTRA = '''
+from trainexec.estimator_engine.heads.keys import MetricKeys, PredictionKeys  # noqa: F401
+from trainexec.estimator_engine.model_spec import EstimatorSpec  # noqa: F401
+'''
 
-def read_sources(source: str, ref: str) -> dict[str, str]:
-    """The five test files' text, from a git checkout at `ref` or a plain directory."""
+# head_utils' test helpers, trainexec's own versions (what the tests call them for).
+_HEAD_UTILS = '''
+import tensorflow as _tf
+
+_DEFAULT_SERVING_KEY = "serving_default"
+
+
+def _initialize_variables(test_case, scaffold):
+    """Finalizes `scaffold` and runs its initialization in the test's session."""
+    scaffold.finalize()
+    test_case.assertIsNone(scaffold.init_feed_dict)
+    test_case.assertIsNone(scaffold.init_fn)
+    for op in (scaffold.init_op, scaffold.local_init_op):
+        op.run()
+    for ready in (scaffold.ready_for_local_init_op, scaffold.ready_op):
+        ready.eval()
+    test_case.assertIsNotNone(scaffold.saver)
+
+
+def _assert_simple_summaries(test_case, expected_summaries, summary_str, tol=1e-6):
+    """The serialized Summary's scalar values, by tag, are `expected_summaries`."""
+    summary = _tf.compat.v1.summary.Summary()
+    summary.ParseFromString(summary_str)
+    got = {value.tag: value.simple_value for value in summary.value}
+    test_case.assertAllClose(expected_summaries, got, rtol=tol, atol=tol)
+
+
+def _assert_no_hooks(test_case, spec):
+    """The spec has no training hooks."""
+    test_case.assertAllEqual([], spec.training_chief_hooks)
+    test_case.assertAllEqual([], spec.training_hooks)
+'''
+
+
+def read_sources(source: str, ref: str, files: tuple[str, ...] = FILES) -> dict[str, str]:
+    """The test files' text, from a git checkout at `ref` or a plain directory."""
     texts = {}
     git = os.path.isdir(os.path.join(source, ".git")) or source.endswith(".git") or \
         os.path.exists(os.path.join(source, "HEAD"))
-    for name in FILES:
+    for name in files:
         upstream = f"tensorflow_estimator/python/estimator/{name}"
         if git:
             texts[name] = subprocess.run(["git", "-C", source, "show", f"{ref}:{upstream}"],
@@ -152,32 +213,46 @@ sys.modules[__name__] = importlib.import_module("{upstream}.{module}")
 '''
 
 
-def write_shim(root: str, against: str = "trainexec") -> None:
+def _shim_text(module: str, suite: str) -> str:
+    if suite != "heads":
+        return _SHIM_BODY
+    name = module.rsplit("/", 1)[-1]
+    if name in CANNED_MODULES:  # no canned estimators yet: their names are missing
+        return '"""The canned estimators: not in trainexec yet."""\n'
+    return _SHIM_BODY + _HEAD_SHIM_EXTRA + (_HEAD_UTILS if name == "head_utils" else "")
+
+
+def write_shim(root: str, against: str = "trainexec", suite: str = "estimator") -> None:
     """The shim package: trainexec.estimator's names under every upstream module name,
     or (`against="tf.estimator"`, TF 2.15) tf.estimator's own modules, for a reference
     count made the same way."""
-    for module in SHIM_MODULES:
+    modules = HEAD_SHIM_MODULES if suite == "heads" else SHIM_MODULES
+    for module in modules:
         path = os.path.join(root, SHIM, "python", "estimator", module + ".py")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
-            f.write(_SHIM_BODY if against == "trainexec" else _REFERENCE_BODY.format(
-                upstream=UPSTREAM_PACKAGE, module=module.replace("/", ".")))
+            f.write(_shim_text(module, suite) if against == "trainexec"
+                    else _REFERENCE_BODY.format(upstream=UPSTREAM_PACKAGE,
+                                                module=module.replace("/", ".")))
     for directory, _, names in os.walk(os.path.join(root, SHIM)):
         if "__init__.py" not in names:
             open(os.path.join(directory, "__init__.py"), "w").close()
 
 
-def private_names(text: str) -> dict[str, list[str]]:
-    """{Class::test: names it reads from the estimator modules that are not public, and
-    `patches tensorflow.python's X` for each TensorFlow-internal module it patches}."""
+def private_names(text: str, public: frozenset = PUBLIC_NAMES) -> dict[str, list[str]]:
+    """{Class::test: names it reads from the estimator modules that are not public
+    (`public`), `patches tensorflow.python's X` for each TensorFlow-internal module it
+    patches, and `canned: X` for each name of a canned estimator module it reads}."""
     tree = ast.parse(text)
-    aliases, internal = set(), set()
+    aliases, internal, canned = set(), set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 "tensorflow_estimator"):
             for alias in node.names:  # the modules imported (not names like ModeKeys)
                 if alias.name in _MODULE_NAMES:
                     aliases.add(alias.asname or alias.name)
+                if alias.name in CANNED_MODULES:
+                    canned.add(alias.asname or alias.name)
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 "tensorflow.python"):
             internal.update(alias.asname or alias.name for alias in node.names)
@@ -186,8 +261,11 @@ def private_names(text: str) -> dict[str, list[str]]:
         for fn in cls.body:
             if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")):
                 continue
-            used = {node.attr for node in ast.walk(fn) if isinstance(node, ast.Attribute)
-                    and isinstance(node.value, ast.Name) and node.value.id in aliases}
+            read = [(node.value.id, node.attr) for node in ast.walk(fn)
+                    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases]
+            used = {attr for module, attr in read if module not in canned}
+            from_canned = {f"canned: {attr}" for module, attr in read if module in canned}
             patched = {f"patches tensorflow.python's {node.args[0].id}"
                        for node in ast.walk(fn) if isinstance(node, ast.Call)
                        and isinstance(node.func, ast.Attribute)
@@ -195,7 +273,7 @@ def private_names(text: str) -> dict[str, list[str]]:
                        and isinstance(node.args[0], ast.Name)
                        and node.args[0].id in internal}
             found[f"{cls.name}::{fn.name}"] = sorted(
-                {u for u in used if u.startswith("_") or u not in PUBLIC_NAMES} | patched)
+                {u for u in used if u not in public} | patched | from_canned)
     return found
 
 
@@ -223,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", required=True, help="a tensorflow/estimator checkout")
     parser.add_argument("--ref", default="v2.15.0")
+    parser.add_argument("--suite", choices=("estimator", "heads"), default="estimator",
+                        help="which test files: the Estimator's (default) or the heads'")
     parser.add_argument("--json", help="write every test's outcome here")
     parser.add_argument("--keep", help="run in this directory (kept) instead of a temporary one")
     parser.add_argument("--against", choices=("trainexec", "tf.estimator"),
@@ -234,10 +314,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="which public tests to list (default: the failing ones)")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args(argv)
-    texts = read_sources(args.source, args.ref)
+    heads = args.suite == "heads"
+    texts = read_sources(args.source, args.ref, HEAD_FILES if heads else FILES)
+    public = PUBLIC_NAMES | HEAD_PUBLIC if heads else PUBLIC_NAMES
     root = args.keep or tempfile.mkdtemp(prefix="upstream-estimator-")
     os.makedirs(os.path.join(root, "tests"), exist_ok=True)
-    write_shim(root, args.against)
+    write_shim(root, args.against, args.suite)
     with open(os.path.join(root, "tests", "conftest.py"), "w") as f:
         f.write(_TIMEOUT_CONFTEST.format(timeout=args.timeout))
     for name, text in texts.items():
@@ -255,22 +337,27 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, text in texts.items():
         base = os.path.basename(name)
-        for test, private in private_names(text).items():
+        for test, private in private_names(text, public).items():
             state, why = results.get(f"{base}::{test}", ("not run", ""))
+            needs_canned = bool(private) and all(p.startswith("canned: ") for p in private)
             rows.append({"test": f"{name}::{test}", "public": not private,
-                         "private_names": private, "outcome": state, "why": why})
+                         "needs_canned": needs_canned, "private_names": private,
+                         "outcome": state, "why": why})
+    canned = [r for r in rows if r["needs_canned"]]
     public = [r for r in rows if r["public"]]
     passed = [r for r in public if r["outcome"] == "passed"]
     skipped = [r for r in public if r["outcome"] == "skipped"]
     for row in public:
         if args.list == "all" or row["outcome"] not in ("passed", "skipped"):
             print(f"{row['outcome']:8} {row['test']}  {row['why'][:160]}")
-    private = [r for r in rows if not r["public"]]
+    private = [r for r in rows if not r["public"] and not r["needs_canned"]]
     print(f"against {args.against}: public-contract tests: {len(passed) + len(skipped)} of "
           f"{len(public)} pass ({len(passed)} passed, {len(skipped)} skipped by their own "
           f"marks, as they are on tf.estimator: run_v1_only); tests of private functions: "
           f"{sum(r['outcome'] == 'passed' for r in private)} of {len(private)} pass (not "
-          f"counted)")
+          f"counted)" + (f"; tests needing canned estimators: "
+                         f"{sum(r['outcome'] == 'passed' for r in canned)} of {len(canned)} "
+                         f"pass (not counted)" if canned else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

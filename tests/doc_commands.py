@@ -23,7 +23,8 @@ import shlex
 
 from readme_examples import ROOT, blocks, documents
 
-__all__ = ["NOT_RUN", "PROGRAMS", "Command", "Session", "commands", "sessions"]
+__all__ = ["NOT_RUN", "PROGRAMS", "Command", "Session", "commands", "dockerfiles",
+           "sessions"]
 
 BLOCK = re.compile(r"^```(bash|console)\n(.*?)^```", re.S | re.M)
 
@@ -33,8 +34,11 @@ PROGRAMS = {"train.py": "quickstart", "my_program.py": "quickstart"}
 
 # First word(s) of a command that is not run here: why, and what tests it instead.
 NOT_RUN = {
-    "pip install": "installs from a package index, which this machine has not got: "
-                   "tests/test_packaging.py builds the wheel and checks what pip reads",
+    "pip install": "installs into the reader's environment: "
+                   "tests/cluster/test_install_from_checkout.py runs the README's lines in "
+                   "new venvs from a fresh copy of the repository",
+    "docker": "no container engine here: tests/cluster/test_kubernetes_image.py reads the "
+              "guide's Dockerfile and runs its RUN and CMD steps in an emulated image",
     "kubectl": "no Kubernetes here: `trainexec launch --from` runs the same manifest, and "
                "the multi-host bed (tests/cluster/test_multihost_*) runs its pods as hosts",
     "sbatch": "submits to a Slurm cluster: the rendered script is checked with `bash -n` "
@@ -145,6 +149,15 @@ def sessions() -> list[Session]:
                 else:
                     shown.append(line)
             found.append(Session(_relative(path), tuple(typed), tuple(shown)))
+    return found
+
+
+def dockerfiles() -> list[tuple[str, str]]:
+    """(page, text) of every ```dockerfile block."""
+    found = []
+    for path in documents():
+        found += [(_relative(path), text) for text in
+                  re.findall(r"^```dockerfile\n(.*?)^```", path.read_text(), re.S | re.M)]
     return found
 
 

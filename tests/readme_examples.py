@@ -141,6 +141,16 @@ def multihost_stand_ins(tmp_path):
     return dict(program=str(program), model_dir=str(tmp_path / "run"))
 
 
+def chaos_stand_ins(tmp_path, monkeypatch):
+    # The README's train.py in the current directory (the pods run "train.py" from
+    # it); `workdir`: where the runs keep their files.
+    from doc_commands import program_text
+
+    (tmp_path / "train.py").write_text(program_text("train.py"))
+    monkeypatch.chdir(tmp_path)
+    return dict(workdir=str(tmp_path / "chaos"))
+
+
 def quickstart_stand_ins(tmp_path, monkeypatch):
     # The README's train.py is a whole program: nothing stands in but its argument.
     monkeypatch.setattr(sys, "argv", ["train.py", "--model-dir", str(tmp_path / "quickstart")])
@@ -156,13 +166,14 @@ def pytest_fixture_stand_ins(tmp_path, monkeypatch):
 STAND_INS = {"quickstart": quickstart_stand_ins, "pytest-fixture": pytest_fixture_stand_ins,
              "estimator": estimator_stand_ins, "native-estimator": native_estimator_stand_ins,
              "numpy-inputs": lambda tmp_path: dict(model_dir=str(tmp_path / "run")),
+             "heads": lambda tmp_path: dict(model_dir=str(tmp_path / "heads")),
              "keras": keras_stand_ins,
              "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
              "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins,
-             "multihost": multihost_stand_ins}
+             "multihost": multihost_stand_ins, "chaos": chaos_stand_ins}
 
 
-NEEDS_MONKEYPATCH = {"launch", "quickstart", "pytest-fixture"}
+NEEDS_MONKEYPATCH = {"launch", "quickstart", "pytest-fixture", "chaos"}
 
 
 def run_group(group, tmp_path, monkeypatch):

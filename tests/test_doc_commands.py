@@ -71,16 +71,33 @@ def test_render_commands_write_what_their_guide_says(command, tmp_path):
 
 
 def test_launch_from_a_rendered_tfjob_accepts_it_without_a_note(tmp_path):
-    """`trainexec launch --from mnist.yaml` after the guide's render: its model_dir is a
-    gs:// bucket this machine cannot reach, so the plan is checked (`--dry-run`) and not
-    run; the manifest is read exactly as the cluster would get it."""
+    """`trainexec launch --from mnist.yaml --model-dir /tmp/mnist` after the guide's
+    render: the manifest is read exactly as the cluster would get it, and every replica
+    runs on the local model_dir (tests/cluster/test_doc_commands_run.py runs it)."""
     [render] = [c for c in RENDERS if c.redirect() == "mnist.yaml"]
     [launch] = [c for c in commands() if c.kind == "launch from"]
     done = shell(f"{render.text}\n{launch.text.split('#')[0]} --dry-run", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "backoffLimit" not in done.stderr and "note" not in done.stderr.lower()
-    for task in ("chief:0", "worker:0", "worker:1", "evaluator:0"):
-        assert task in done.stdout
+    plans = {plan["task"]: plan for plan in map(json.loads, done.stdout.splitlines())}
+    assert sorted(plans) == ["chief:0", "evaluator:0", "worker:0", "worker:1"]
+    for plan in plans.values():
+        words = plan["command"]
+        assert words[words.index("--model-dir") + 1] == launch.option("--model-dir")
+
+
+def test_launch_from_says_a_bucket_is_out_of_reach_before_any_task_starts(tmp_path):
+    """The same pair without `--model-dir`: the manifest's gs:// model_dir cannot be
+    reached from the tasks' private network; the launcher says so, naming both fixes,
+    and exits 2 having started nothing."""
+    [render] = [c for c in RENDERS if c.redirect() == "mnist.yaml"]
+    done = shell(f"{render.text}\ntrainexec launch --from mnist.yaml", tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert "mnist.yaml: model_dir gs://my-bucket/mnist (Chief, Worker, Evaluator) is out of " \
+           "reach here" in said
+    assert "--model-dir /tmp/mnist" in said and "--network host" in said
+    assert "started" not in done.stdout + done.stderr and "[chief:0]" not in done.stdout
 
 
 def _mistyped_manifest(tmp_path):

@@ -93,11 +93,13 @@ def test_api_reference_has_every_public_name():
 
 
 @pytest.mark.parametrize("path", [
-    "trainexec.launch.cluster.LocalCluster", "trainexec.launch.result.JobResult",
-    "trainexec.cluster.config.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
-    "trainexec.testing.netns", "trainexec.keras.evaluate.sidecar.SidecarEvaluator",
-    "trainexec.evaluation.listeners.ContinuousEvalListener",
-    "trainexec.executor.TrainingExecutor"])
+    "trainexec.launch.LocalCluster", "trainexec.launch.JobResult",
+    "trainexec.ClusterConfig", "trainexec.testing", "trainexec.testing.kubelet",
+    "trainexec.testing.netns", "trainexec.SidecarEvaluator",
+    "trainexec.ContinuousEvalListener", "trainexec.TrainingExecutor",
+    "trainexec.testing.chaos", "trainexec.testing.chaos.run_schedule",
+    "trainexec.testing.chaos.Schedule", "trainexec.testing.chaos.invariants",
+    "trainexec.testing.chaos.cli"])
 def test_api_reference_has_the_documented_paths(path):
     assert path in _directives()
 
@@ -108,8 +110,8 @@ def test_api_reference_has_every_exporter():
 
 
 def test_api_directives_name_real_objects():
-    """Each `::: a.b.C` names a module file that defines C (griffe would fail the build;
-    this says which entry, without building)."""
+    """Each `::: a.b.C` names a module file that defines or imports C (griffe would fail
+    the build; this says which entry, without building)."""
     for path in _directives():
         parts = path.split(".")
         for split in range(len(parts), 0, -1):
@@ -122,7 +124,10 @@ def test_api_directives_name_real_objects():
             pytest.fail(f"{path}: no such module")
         rest = parts[split:]
         if rest:
-            defined = rf"^(class|def) {rest[0]}\b|^{rest[0]}\s*[:=]|^from [\w.]+ import .*\b{rest[0]}\b"
+            # Defined there, or imported there (a package's public name: its `__init__`
+            # imports it, under TYPE_CHECKING when lazily loaded; griffe follows it).
+            defined = (rf"^(class|def) {rest[0]}\b|^{rest[0]}\s*[:=]"
+                       rf"|^\s*from [\w.]+ import [\w\s,(]*\b{rest[0]}\b")
             assert re.search(defined, module.read_text(), re.M), f"{path}: not in {module}"
 
 
@@ -276,3 +281,42 @@ def test_changelog_page_includes_the_changelog():
     # The newest section is the version `trainexec --version` prints (or work after it).
     assert versions[0] == trainexec.__version__ or (
         versions[0] == "Unreleased" and versions[1] == trainexec.__version__)
+
+
+PUBLIC_PACKAGES = ("trainexec", "trainexec.launch", "trainexec.exporters", "trainexec.jobs",
+                   "trainexec.estimator", "trainexec.estimator.export",
+                   "trainexec.estimator.experimental", "trainexec.estimator.inputs")
+
+
+def test_api_pages_title_names_by_their_public_import_path():
+    """A name users import from a public package (`trainexec.estimator.Estimator`) is
+    documented under that path, which is the heading readers see, not the module that
+    defines it (`trainexec.estimator_engine.estimator.Estimator`)."""
+    import importlib
+
+    public: dict[str, set[str]] = {}
+    for package in PUBLIC_PACKAGES:
+        for name in importlib.import_module(package).__all__:
+            public.setdefault(name, set()).add(f"{package}.{name}")
+    internal = [path for path in _directives() if path.rpartition(".")[2] in public
+                and path not in public[path.rpartition(".")[2]]]
+    assert internal == [], "documented under an internal path: " + ", ".join(
+        f"{path} (import it as {' or '.join(sorted(public[path.rpartition('.')[2]]))})"
+        for path in internal)
+
+
+def test_the_built_site_works_opened_as_files():
+    """The site opened from file:// (no server): Material's offline plugin makes pages
+    link to page.html (not page/, a directory listing there) and ships the search index
+    as a script the page loads (a browser refuses the worker's fetch from file://)."""
+    import yaml
+
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    plugins = [p if isinstance(p, str) else next(iter(p)) for p in config["plugins"]]
+    assert "offline" in plugins and "search" in plugins
+    site = ROOT / "site"  # .ci/run builds it before the tests
+    if not (site / "index.html").is_file():
+        pytest.skip("no built site/ to look at: ./scripts/docs.sh builds it")
+    home = (site / "index.html").read_text()
+    assert 'href="getting-started.html"' in home and 'href="getting-started/"' not in home
+    assert (site / "search" / "search_index.js").is_file()

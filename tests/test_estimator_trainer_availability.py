@@ -134,7 +134,8 @@ def run_sample(tmp_path, **flags):
     shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
     (tests / "test_sample.py").write_text(SAMPLE)
     env = {k: v for k, v in os.environ.items()
-           if k not in ("TRAINEXEC_REQUIRE_ESTIMATOR", "TRAINEXEC_KERAS_TESTS_ONLY")}
+           if k not in ("TRAINEXEC_REQUIRE_ESTIMATOR", "TRAINEXEC_KERAS_TESTS_ONLY",
+                        "TRAINEXEC_TF_LINE_TESTS_ONLY")}
     env.update(flags)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
                            "--durations=0"], capture_output=True, text=True, timeout=300,

@@ -38,6 +38,8 @@ PRIVATE_USE_ALLOWED = {
         "os._exit, the standard library's (public despite its name): the task's exit code",
     ("trainexec/contract/exit_deadline.py", "_exit"):
         "os._exit: ends a task past its exit deadline",
+    ("trainexec/contract/storage_watch.py", "_exit"):
+        "os._exit: ends a task whose model_dir has not answered within its bound",
     ("trainexec/tasks/peer_watchdog.py", "_exit"):
         "os._exit: ends a task whose peer is lost",
     ("trainexec/testing/gcs/server.py", "_exit"):
@@ -53,6 +55,9 @@ PRIVATE_USE_ALLOWED = {
     ("trainexec/estimator_engine/run_config.py", "_values"):
         "trainexec's own: RunConfig.replace() gives its copy (the caller's class, with its "
         "attributes, as tf.estimator's replace keeps them) the changed values",
+    ("trainexec/estimator_engine/extenders.py", "_warm_start"):
+        "trainexec's own: add_metrics gives the new Estimator the old one's warm start, as "
+        "tf.estimator's add_metrics does",
     ("trainexec/testing/gcs/server.py", "_write_config_to_file"):
         "gcp-storage-emulator's Storage saves its metadata (test emulator only)",
     ("trainexec/testing/gcs/server.py", "_headers"):

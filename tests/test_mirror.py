@@ -96,6 +96,30 @@ MIRROR_EXEMPT = {
         "test_inside_the_block_new_session_managers_recheck_every_secs",
     "trainexec/estimator_engine/__init__.py":
         "tests/test_estimator_engine_estimator.py::test_the_engine_uses_public_tensorflow_only",
+    "trainexec/estimator_engine/heads/__init__.py":
+        "the heads' package re-exports, through trainexec.estimator: "
+        "tests/test_estimator_engine_heads_base.py::"
+        "test_a_head_trains_evaluates_predicts_and_exports",
+    "trainexec/estimator_engine/heads/keys.py":
+        "the keys every head's metrics and predictions carry, beside tf.estimator's: "
+        "tests/test_estimator_engine_heads_binary_class.py::test_documented_numbers_eagerly",
+    "trainexec/estimator_engine/heads/shapes.py":
+        "the heads' shape checks, each head's: tests/test_estimator_engine_heads_regression.py"
+        "::test_weights_of_the_wrong_shape_name_the_column and tests/"
+        "test_estimator_engine_heads_multi_class.py::"
+        "test_a_class_id_out_of_range_fails_at_the_first_step",
+    "trainexec/estimator_engine/heads/losses.py":
+        "weights, loss_fn and reduction, each head beside tf.estimator's: "
+        "tests/test_estimator_engine_heads_binary_class.py::"
+        "test_the_same_numbers_as_tf_estimator and tests/"
+        "test_estimator_engine_heads_binary_class.py::test_a_missing_weight_column_is_named",
+    "trainexec/estimator_engine/heads/auc.py":
+        "AUC beside Keras 2's: tests/test_estimator_engine_heads_metrics.py::"
+        "test_keras_2s_numbers",
+    "trainexec/estimator_engine/heads/vocabulary.py":
+        "label_vocabulary's tables: tests/test_estimator_engine_heads_binary_class.py::"
+        "test_a_label_outside_the_vocabulary_fails_at_the_first_step and tests/"
+        "test_estimator_engine_heads_multi_label.py::test_the_same_numbers_as_tf_estimator",
     "trainexec/estimator_engine/calls.py":
         "through the native Estimator: tests/test_estimator_engine_validation.py::"
         "test_model_fn_signature_rows",

@@ -2,7 +2,7 @@
 (tests/readme_examples.py finds and runs them). A block with neither a
 `readme-example` nor an `illustrative` marker fails the test, so none is forgotten.
 The examples that start real processes (`launch`, `pytest-fixture`, the quick
-start's `trainexec launch`, `multihost`) are in tests/cluster/test_readme_*.py.
+start's `trainexec launch`, `multihost`, `chaos`) are in tests/cluster/test_readme_*.py.
 """
 
 import os
@@ -80,6 +80,12 @@ def test_numpy_inputs_example(tmp_path, monkeypatch, no_tf_config):
     ns = run_group("numpy-inputs", tmp_path, monkeypatch)
     assert ns["metrics"]["global_step"] == 300 and ns["metrics"]["accuracy"] > 0.8
     assert len(ns["predicted"]) == 5
+
+
+def test_heads_example(tmp_path, monkeypatch, no_tf_config):
+    ns = run_group("heads", tmp_path, monkeypatch)  # plain ops: every line alike
+    assert ns["metrics"]["global_step"] == 100 and ns["metrics"]["auc"] > 0.9
+    assert 0.0 < ns["metrics"]["precision/positive_threshold_0.3"] <= 1.0
 
 
 @pytest.mark.keras

@@ -134,7 +134,13 @@ def test_describe_reads_as_one_line():
 
 def test_the_issues_regressions_are_kept_with_their_faults():
     assert set(REGRESSIONS) == {"seed-1", "seed-3", "seed-14", "seed-28", "seed-31",
-                                "native-estimator-14", "estimator-48"}
+                                "native-estimator-14", "estimator-48", "mwms-worker-stayed"}
+    # Issue 46's: the worker that stayed 25 s after its job, on 5,000 steps.
+    stayed = REGRESSIONS["mwms-worker-stayed"]
+    assert (stayed.mode, stayed.workers, stayed.max_steps) == ("mwms", 2, 5000)
+    assert [f.describe() for f in stayed.faults] == [
+        "freeze worker:1 at 13.7s for 15.2s", "freeze worker:0 at 14.2s for 16.5s",
+        "cut evaluator:0 at 26.9s for 16s"]
     # The ps jobs' two, as the first generator (faults 3-20 s in) drew them.
     assert REGRESSIONS["estimator-48"].describe().endswith(
         "freeze evaluator:0 at 6.3s for 13.4s; kill ps:0 at 6.7s; sigterm ps:0 at 11.4s; "
@@ -381,3 +387,62 @@ def test_the_table_lines_up():
     assert table[0].split() == list(cli.COLUMNS)
     assert table[1].index("mwms") == table[2].index("pss") == table[0].index("shape")
     assert "…" in table[2]
+
+
+# -- a job judged by what it has ---------------------------------------------------------
+def test_a_job_without_an_exporter_is_not_judged_on_exports():
+    """The Getting-started train.py has no exporter: no export, and no violation for it;
+    the report says export was not judged, and why."""
+    from trainexec.testing.chaos import ChaosReport, not_judged
+
+    evidence = good_evidence(exports=(), export_name=None)
+    assert names(evidence) == []
+    assert not_judged(evidence) == {
+        "export": "the job has no exporter (run_schedule's export_name names one)"}
+    # The same run, its exporter named: the missing export is a violation.
+    assert names(good_evidence(exports=())) == ["export"]
+    report = ChaosReport(SCHEDULE, evidence, (), 60.0, 70.0, {}, ())
+    assert "export" not in report.judged and "final-evaluated" in report.judged
+    summary = report.summary()
+    assert "not judged: export: the job has no exporter" in summary
+    assert "violated: none" in summary
+
+
+def test_a_job_without_an_evaluator_is_not_judged_on_evaluation():
+    schedule = dataclasses.replace(SCHEDULE, evaluator=False)
+    evidence = good_evidence(schedule=schedule, evaluated=(), exports=())
+    assert names(evidence) == []
+    assert set(not_judged_of(evidence)) == {"final-evaluated", "half-checkpoint", "export"}
+
+
+def test_restarted_and_recovery_need_faults_that_call_for_them():
+    freeze = Schedule.explicit("mwms", ["freeze worker:0 at 5s for 2s"], seed=1)
+    evidence = good_evidence(schedule=freeze, applied=(
+        AppliedFault(freeze.faults[0], T0 + 25.0, T0 + 27.0),))
+    assert list(not_judged_of(evidence)) == ["restarted"]
+    assert set(not_judged_of(good_evidence(applied=()))) == {"restarted", "recovery"}
+
+
+def not_judged_of(evidence):
+    from trainexec.testing.chaos import not_judged
+
+    return not_judged(evidence)
+
+
+# -- schedules drawn for a job's training length ------------------------------------------
+@pytest.mark.parametrize("training_secs", [1.5, 3.0, 40.0])
+def test_schedules_scale_to_the_jobs_training(training_secs):
+    for seed in range(1, 60):
+        schedule = Schedule.generate(seed, training_secs=training_secs)
+        assert schedule.faults
+        assert all(0 < f.at_secs <= 0.9 * training_secs + 0.05 for f in schedule.faults), \
+            schedule.describe()
+        assert all(f.duration_secs <= 1.2 * training_secs + 0.05 for f in schedule.faults)
+    # The same seed draws the same kinds and tasks, at times in proportion.
+    plain, scaled = Schedule.generate(5), Schedule.generate(5, training_secs=5.0)
+    assert [(f.kind, f.task) for f in plain.faults] == [(f.kind, f.task) for f in scaled.faults]
+
+
+def test_training_secs_must_be_positive():
+    with pytest.raises(ValueError, match="training_secs=0"):
+        Schedule.generate(1, training_secs=0)

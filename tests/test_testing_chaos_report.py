@@ -6,7 +6,8 @@ import pytest
 
 from trainexec.testing.chaos import Evidence, Schedule, check
 from trainexec.testing.chaos.invariants import AppliedFault, PodExit
-from trainexec.testing.chaos.report import (ChaosReport, baseline_wall_secs, record_baseline,
+from trainexec.testing.chaos.report import (ChaosReport, baseline_training_secs,
+                                            baseline_wall_secs, record_baseline,
                                             restarts_by_fault)
 from trainexec.testing.kubelet import Event
 
@@ -52,10 +53,23 @@ def test_each_fault_counts_the_restarts_until_the_next_one():
         ("sigterm worker:0 at 5s", 1), ("cut chief:0 at 5s for 6s", 2))
 
 
-def test_a_baseline_is_kept_per_shape_once():
+def _clean_run(schedule, wall, training_began=None, final_step_at=None):
+    evidence = Evidence(schedule=schedule, max_steps=1200, phase="Succeeded", reason="",
+                        started=T0, ended=T0 + wall, exits=(), restarts={},
+                        still_running=(), chief="demo-chief-0",
+                        training_began=training_began, final_step_at=final_step_at)
+    return ChaosReport(schedule, evidence, (), wall, wall + 5.0, {}, ())
+
+
+def test_a_baseline_is_kept_per_shape_and_job_once():
     shape = Schedule.explicit("pss", [], storage="gs", workers=1)
     assert baseline_wall_secs(shape) is None
-    record_baseline(shape, 30.0)
-    record_baseline(shape, 50.0)
+    record_baseline(_clean_run(shape, 30.0, training_began=T0 + 8.0, final_step_at=T0 + 20.0))
+    record_baseline(_clean_run(shape, 50.0))
     assert baseline_wall_secs(shape) == 30.0
+    assert baseline_training_secs(shape) == 12.0  # the first checkpoint to the last
     assert baseline_wall_secs(Schedule.explicit("pss", [], storage="gs", workers=2)) is None
+
+    def own_job(schedule, paths):
+        raise AssertionError("not run")
+    assert baseline_wall_secs(shape, own_job) is None  # another job, another baseline

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from trainexec.testing.kubelet import (Pod, Replicas, TFJobRun, TFJobSpec, exit_code_of,
-                                       tf_config_for)
+                                       log_line, tf_config_for)
 from trainexec.testing.storage import NFS_DEFAULTS, NfsCaching, SharedDir
 
 pytestmark = pytest.mark.any_line
@@ -112,3 +112,13 @@ def test_the_test_reads_the_backing_directory_of_what_pods_wrote_on_the_view():
         shared.on_machine("/mnt/sharedx/y")
     run.bed = _Bed(None)
     assert run.on_machine("/mnt/shared/model") == "/mnt/shared/model"
+
+
+@pytest.mark.parametrize("line, shown", [
+    ("INFO trainexec.tasks: Role: chief:0 trains",
+     "[chief:0] INFO trainexec.tasks: Role: chief:0 trains"),
+    ("[chief:0] INFO trainexec.tasks: Role", "[chief:0] INFO trainexec.tasks: Role"),
+    ("[worker:0] a line naming another task", "[chief:0] [worker:0] a line naming another task"),
+])
+def test_a_pods_line_names_its_task_once(line, shown):
+    assert log_line("chief:0", line) == shown

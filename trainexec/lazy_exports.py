@@ -14,6 +14,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any, Callable, Mapping, MutableMapping
 
 __all__ = ["lazy_exports"]
@@ -23,11 +24,19 @@ def lazy_exports(package: str, exports: Mapping[str, str],
                  namespace: MutableMapping[str, Any]
                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for `package`: `exports` maps each public name
-    to the module defining it; a name is imported once, then cached in `namespace`."""
+    to the module defining it; a name is imported once, then cached in `namespace`.
+
+    A name that is none of them but one of the package's modules
+    (`trainexec.exporters` after `import trainexec`) is imported too, as Python
+    would after `import trainexec.exporters`; any other name is an AttributeError."""
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:
+            if not name.startswith("_") and _is_submodule(f"{package}.{name}"):
+                value = importlib.import_module(f"{package}.{name}")
+                namespace[name] = value
+                return value
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
         namespace[name] = value
@@ -37,3 +46,10 @@ def lazy_exports(package: str, exports: Mapping[str, str],
         return sorted(namespace.get("__all__", exports))
 
     return __getattr__, __dir__
+
+
+def _is_submodule(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False

@@ -5,7 +5,9 @@ train to its max_steps (300 for every program the pages run) in the `--model-dir
 command gives, and a job with an evaluator must end with its final evaluation, so that
 a command that trains nothing, or somewhere else, fails.
 
-A command written on several pages runs once.
+A command written on several pages runs once. A `trainexec launch --from FILE` runs
+after the page's command that wrote FILE (`trainexec render tfjob ... > FILE`), as a
+reader types them, for real.
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ def _distinct(kinds):
     return found
 
 
-RUNS = _distinct({"launch", "python"})
+RUNS = _distinct({"launch", "python", "launch from"})
+
+
+def _written_by(command):
+    """The page's command before `command` that writes the file `--from` names."""
+    source = command.option("--from")
+    before = [c for c in commands() if c.page == command.page and c.redirect() == source]
+    assert before, f"{command.page}: nothing on the page writes {source}"
+    return before[-1]
 
 
 @pytest.mark.parametrize("command", RUNS, ids=lambda c: c.text.split(" -- ")[-1][:60])
@@ -42,7 +52,13 @@ def test_command_trains_to_the_end_where_it_says(command, tmp_path):
 
     for name in PROGRAMS:
         (tmp_path / name).write_text(program_text(name))
-    text = command.text.replace("/tmp/", f"{tmp_path}/")
+    text = command.text
+    with_evaluator = "--evaluator" in command.words
+    if command.kind == "launch from":
+        render = _written_by(command)
+        text = f"{render.text}\n{text}"
+        with_evaluator = "--evaluator" in render.words
+    text = text.replace("/tmp/", f"{tmp_path}/")
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = ROOT
@@ -54,5 +70,5 @@ def test_command_trains_to_the_end_where_it_says(command, tmp_path):
     complete = read_training_complete(model_dir)
     assert complete is not None, f"nothing trained in {model_dir}:\n{done.stdout[-3000:]}"
     assert complete.global_step >= MAX_STEPS  # a ps job's workers may overshoot
-    if "--evaluator" in command.words:
+    if with_evaluator:
         assert "final evaluation (evaluator:0, step" in done.stdout, done.stdout[-3000:]

@@ -10,6 +10,7 @@ Subcommands:
                  and its verdict recorded (`trainexec.launch.slurm_exec`)
   slurm-verdict  in a batch script after srun: succeed, fail or requeue, from the
                  tasks' verdicts (`trainexec.contract.slurm_outcome`)
+  docs       list the guides, or print one (they travel in the wheel)
 
 Modules:
 
@@ -20,6 +21,7 @@ Modules:
   to its end;
 * `render`: `trainexec render tfjob|vertex|sbatch`;
 * `slurm`: `trainexec slurm-exec` and `trainexec slurm-verdict`;
+* `docs`: `trainexec docs [PAGE]`, the guides from a checkout's docs/ or the wheel's copy;
 * `role_flags`: --workers, --ps, --evaluator, --no-chief, shared by launch and render.
 """
 

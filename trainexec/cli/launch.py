@@ -15,10 +15,11 @@ from trainexec.cli.role_flags import add_role_flags
 from trainexec.errors import ConfigError
 from trainexec.jobs.manifest import read_manifest, require_commands
 from trainexec.jobs.policies import local_max_restarts, local_success
-from trainexec.jobs.shape import EXIT_CODE
+from trainexec.jobs.shape import EXIT_CODE, JobShape
 from trainexec.launch import LocalCluster
 from trainexec.launch.network import NETWORKS, PRIVATE
 from trainexec.launch.options import FLAGS, check_network, check_options, check_run_options
+from trainexec.launch.reach import remote_model_dirs, unreachable_message, with_model_dir
 from trainexec.launch.spec import TFJOB as TFJOB_TF_CONFIG
 from trainexec.launch.spec import TFJOB_SPARSE
 
@@ -53,6 +54,13 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "runPolicy.backoffLimit and activeDeadlineSeconds stand for "
                         "--max-restarts and --timeout unless given. A manifest the operator "
                         "would not accept, or that names a field wrongly, exits 2 naming it")
+    parser.add_argument("--model-dir", dest="model_dir", metavar="DIR", default=None,
+                        help="with --from: run the manifest with DIR as its model_dir, "
+                        "replacing the value of --model-dir (or --model_dir) in every "
+                        "replica's command; for a manifest whose model_dir is a bucket "
+                        "(gs://...), which the tasks in the private network cannot reach "
+                        "(a job whose model_dir is out of reach exits 2 before any task "
+                        "starts, saying so)")
     parser.add_argument("--dry-run", action="store_true",
                         help="start nothing: print one JSON object per task, one a line: "
                         '{"task": "worker:0", "command": [...], "env": {...}}, env being '
@@ -65,6 +73,17 @@ def add_launch_parser(commands: Any) -> argparse.ArgumentParser:
                         "outside network; host: on this machine's network, for jobs that "
                         "read remote data, every server then reachable from the network. "
                         "Where no namespace can be made, host, with a warning saying why")
+    parser.add_argument("--gpus-per-task", type=int, default=None, metavar="N",
+                        help="GPUs each training task (chief, workers) sees, through its "
+                        "CUDA_VISIBLE_DEVICES, taken in turn from the launcher's own "
+                        "CUDA_VISIBLE_DEVICES or the machine's GPUs (default: an equal "
+                        "share, at least one; fewer GPUs than tasks are shared round-robin "
+                        "with TF_FORCE_GPU_ALLOW_GROWTH=true); 0: every task sees every GPU. "
+                        "The launcher's first lines say who got which")
+    parser.add_argument("--gpus-to", default="chief,master,worker", metavar="JOBS",
+                        help="the jobs whose tasks get GPUs, comma-separated (default "
+                        "chief,master,worker: the ps and the evaluator see none, with "
+                        "CUDA_VISIBLE_DEVICES empty); e.g. chief,worker,evaluator")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECS",
                         help="stop everything and fail after SECS (default: no limit)")
     parser.add_argument("--max-restarts", type=int, default=None, metavar="N",
@@ -112,6 +131,12 @@ def _run_launch(args: argparse.Namespace) -> int:
                       max_restarts=max_restarts, grace_secs=args.grace,
                       timeout=args.timeout, host=args.host, spelling=FLAGS)
         check_network(args.network, args.host, spelling=FLAGS)
+        if args.model_dir is not None:
+            raise ConfigError(f"--model-dir {args.model_dir} goes with --from FILE.yaml: "
+                              "without it, give the directory in the command after --")
+        job = JobShape.from_counts(args.command, workers=workers, ps=ps, chief=chief)
+        if args.network == PRIVATE and remote_model_dirs(job):
+            raise ConfigError(unreachable_message(remote_model_dirs(job), None))
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
@@ -121,7 +146,8 @@ def _run_launch(args: argparse.Namespace) -> int:
                                max_restarts=max_restarts, grace_secs=args.grace,
                                wait_for=args.wait_for, restart_groups=args.restart_group,
                                restart_policy=args.restart_policy or EXIT_CODE,
-                               network=args.network)
+                               network=args.network, gpus_per_task=args.gpus_per_task,
+                               gpus_to=args.gpus_to)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2
@@ -149,6 +175,10 @@ def _run_launch_from(args: argparse.Namespace) -> int:
             shape = shape.with_command(args.command)
         if args.restart_policy:
             shape = shape.with_restart_policy(args.restart_policy)
+        if args.model_dir is not None:
+            shape = with_model_dir(shape, args.model_dir)
+        if args.network == PRIVATE and remote_model_dirs(shape):
+            raise ConfigError(unreachable_message(remote_model_dirs(shape), source))
         if not shape.trains:
             raise ConfigError(f"spec.tfReplicaSpecs in {source} has no Chief, Master or Worker "
                               "replica: nothing trains, so the operator never marks the job "
@@ -164,7 +194,8 @@ def _run_launch_from(args: argparse.Namespace) -> int:
             host=args.host, max_restarts=max_restarts, grace_secs=args.grace,
             wait_for=args.wait_for or success.wait_for,
             wait_for_ending=success.wait_for_ending and not args.wait_for,
-            restart_groups=args.restart_group, network=args.network)
+            restart_groups=args.restart_group, network=args.network,
+            gpus_per_task=args.gpus_per_task, gpus_to=args.gpus_to)
     except ConfigError as err:
         print(f"trainexec launch: {err}", file=sys.stderr)
         return 2

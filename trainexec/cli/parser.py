@@ -1,16 +1,19 @@
 """The `trainexec` command's argument parser: every subcommand's, from its module, each
-with an example and its guide at the end of its help (`EPILOGS`)."""
+with an example and its guide at the end of its help (`EPILOGS`): the guide as the
+`trainexec docs PAGE` command that prints it, so that it reads the same after a pip
+install as in a checkout (`trainexec.cli.docs`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from trainexec.cli.docs import add_docs_parser
 from trainexec.cli.launch import add_launch_parser
 from trainexec.cli.render import add_render_parser
 from trainexec.cli.slurm import add_slurm_parsers
 from trainexec.cli.tfconfig import add_tfconfig_parser
 
-__all__ = ["EPILOGS", "ParagraphFormatter", "build_parser", "chosen_parser",
+__all__ = ["EPILOGS", "ParagraphFormatter", "build_parser", "chosen_parser", "guide_line",
            "subcommand_parsers"]
 
 # (example, guide) per subcommand, printed at the end of its --help.
@@ -41,7 +44,15 @@ EPILOGS = {
                    "docs/guides/slurm.md"),
     "slurm-verdict": ("trainexec slurm-verdict  # in the batch script, after srun",
                       "docs/guides/slurm.md"),
+    "docs": ("trainexec docs kubernetes  # the Kubernetes guide, printed", "docs/index.md"),
 }
+
+
+def guide_line(page: str) -> str:
+    """`docs/guides/kubernetes.md` -> the epilog's last line, naming the command that
+    prints it and where it is in the repository."""
+    name = page.removeprefix("docs/").removesuffix(".md")
+    return f"guide: trainexec docs {name}  ({page} in the repository)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_launch_parser(commands)
     add_render_parser(commands)
     add_slurm_parsers(commands)
+    add_docs_parser(commands)
     # (name in EPILOGS, parser): the command itself is None.
     named: list[tuple[str | None, argparse.ArgumentParser]] = [(None, parser)]
     for command, sub in subcommand_parsers(parser).items():
@@ -65,8 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     for inner, each in subcommand_parsers(sub).items())]
     for name, sub in named:
         example, page = EPILOGS[name]
-        sub.epilog = (f"example:\n  {example}\n\n"
-                      f"guide: {page} (in the trainexec repository; the docs site)")
+        sub.epilog = f"example:\n  {example}\n\n{guide_line(page)}"
         if sub.formatter_class is argparse.HelpFormatter:
             sub.formatter_class = ParagraphFormatter
     return parser

@@ -3,7 +3,9 @@
 Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
 `EstimatorSpec`, `ModeKeys`, `RunConfig` (and `TaskType`, its task-type names),
 `WarmStartSettings`, `TrainSpec`, `EvalSpec`, `train_and_evaluate`, the exporters,
-`SessionRunHook` and the standard hooks, `export` (serving input receivers and export
+`SessionRunHook` and the standard hooks, the heads (`BinaryClassHead`,
+`MultiClassHead`, `MultiLabelHead`, `RegressionHead`, `PoissonRegressionHead`,
+`LogisticRegressionHead`, `MultiHead`, and `Head` to write one), `add_metrics`, `export` (serving input receivers and export
 outputs), `inputs` (`numpy_input_fn`, `pandas_input_fn`) and `experimental`
 (`call_logit_fn`, `build_raw_supervised_input_receiver_fn`), on trainexec's own
 `model_fn` engine (`trainexec.estimator_engine`: public TensorFlow only, TF 2.15 to
@@ -23,8 +25,8 @@ This package is the public face only (this module, `export`, `inputs` and
 `experimental`): it re-exports, and sits above everything it names. What it names lives below it:
 
 * `trainexec.estimator_engine`: the native `model_fn` engine (`Estimator`, `RunConfig`,
-  `EstimatorSpec`, the exporters, the hooks, `export`'s receivers and outputs,
-  `inputs`' input functions);
+  `EstimatorSpec`, the exporters, the hooks, the heads, `add_metrics`, `export`'s
+  receivers and outputs, `inputs`' input functions);
 * `trainexec.estimator_trainer`: how trainexec runs any Estimator (the native one, and on
   the 2.15 line `tf.estimator.Estimator`) in each cluster role (`EstimatorTrainer`);
 * `trainexec.executor`: `train_and_evaluate`; `trainexec.specs`: `TrainSpec`, `EvalSpec`.
@@ -46,6 +48,17 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     from trainexec.estimator_engine.exporters import BestExporter as BestExporter
     from trainexec.estimator_engine.exporters import FinalExporter as FinalExporter
     from trainexec.estimator_engine.exporters import LatestExporter as LatestExporter
+    from trainexec.estimator_engine.extenders import add_metrics as add_metrics
+    from trainexec.estimator_engine.heads import BinaryClassHead as BinaryClassHead
+    from trainexec.estimator_engine.heads import Head as Head
+    from trainexec.estimator_engine.heads import (
+        LogisticRegressionHead as LogisticRegressionHead)
+    from trainexec.estimator_engine.heads import MultiClassHead as MultiClassHead
+    from trainexec.estimator_engine.heads import MultiHead as MultiHead
+    from trainexec.estimator_engine.heads import MultiLabelHead as MultiLabelHead
+    from trainexec.estimator_engine.heads import (
+        PoissonRegressionHead as PoissonRegressionHead)
+    from trainexec.estimator_engine.heads import RegressionHead as RegressionHead
     from trainexec.estimator_engine.model_spec import EstimatorSpec as EstimatorSpec
     from trainexec.estimator_engine.model_spec import ModeKeys as ModeKeys
     from trainexec.estimator_engine.run_config import RunConfig as RunConfig
@@ -68,8 +81,10 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     from trainexec.task_types import TaskType as TaskType
 
 _HOOKS = "trainexec.estimator_engine.session_hooks"
+_HEADS = "trainexec.estimator_engine.heads"
 _EXPORTS = {
     "BestExporter": "trainexec.estimator_engine.exporters",
+    "BinaryClassHead": _HEADS,
     "CheckpointSaverHook": _HOOKS,
     "CheckpointSaverListener": _HOOKS,
     "Estimator": "trainexec.estimator_engine.estimator",
@@ -79,12 +94,19 @@ _EXPORTS = {
     "FinalExporter": "trainexec.estimator_engine.exporters",
     "FinalOpsHook": _HOOKS,
     "GlobalStepWaiterHook": _HOOKS,
+    "Head": _HEADS,
     "LatestExporter": "trainexec.estimator_engine.exporters",
     "LoggingTensorHook": _HOOKS,
+    "LogisticRegressionHead": _HEADS,
     "ModeKeys": "trainexec.estimator_engine.model_spec",
+    "MultiClassHead": _HEADS,
+    "MultiHead": _HEADS,
+    "MultiLabelHead": _HEADS,
     "NanLossDuringTrainingError": _HOOKS,
     "NanTensorHook": _HOOKS,
+    "PoissonRegressionHead": _HEADS,
     "ProfilerHook": _HOOKS,
+    "RegressionHead": _HEADS,
     "RunConfig": "trainexec.estimator_engine.run_config",
     "SecondOrStepTimer": _HOOKS,
     "SessionRunArgs": _HOOKS,
@@ -98,6 +120,7 @@ _EXPORTS = {
     "TrainSpec": "trainexec.specs",
     "VocabInfo": _HOOKS,
     "WarmStartSettings": "trainexec.estimator_engine.warm_start",
+    "add_metrics": "trainexec.estimator_engine.extenders",
     "train_and_evaluate": "trainexec.executor",
 }
 _SUBMODULES = ("experimental", "export", "inputs")  # as tf.estimator's submodules

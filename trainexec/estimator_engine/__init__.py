@@ -5,6 +5,10 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `model_spec`: `ModeKeys`, `EstimatorSpec` (validated as tf.estimator validates it);
 * `keras_metrics`: Keras `Metric` objects in `eval_metric_ops`, as evaluation runs them;
 * `logit_fn`: `call_logit_fn` (tf.estimator.experimental's);
+* `heads/`: the heads (`BinaryClassHead`, `MultiClassHead`, `RegressionHead`,
+  `PoissonRegressionHead`, `LogisticRegressionHead`, `MultiLabelHead`, `MultiHead`) over
+  their shared loss and metrics core;
+* `extenders`: `add_metrics`;
 * `run_config`: `RunConfig`, answering as tf.estimator's; `run_config_checks`: its
   value rules; `task_placement`: this task's place, read from TF_CONFIG by tf.estimator's
   rules; `session_configs`: the default session configs (and a cluster task's device

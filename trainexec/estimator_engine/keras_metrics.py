@@ -15,6 +15,10 @@ A Keras 3 metric whose variables are not TensorFlow variables (a JAX or PyTorch
 backend) cannot run in the Estimator's graph: `metric_pair` refuses it at once,
 naming the ways out.
 
+The heads' own metric objects (`heads.metrics`: Keras 2's bookkeeping, `variables`,
+`updates` and `result()`, on plain TensorFlow) are taken the same way
+(`is_metric_object`).
+
 Nothing here imports Keras: a metric is recognized by its class's ancestry.
 
 Example:
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["is_keras_metric", "metric_pair"]
+__all__ = ["is_keras_metric", "is_metric_object", "metric_pair"]
 
 _KERAS_PACKAGES = ("keras", "tf_keras")
 # The ops that write a resource variable; an update_state adds some of these.
@@ -46,6 +50,16 @@ def is_keras_metric(value: Any) -> bool:
     """Whether `value` is a Keras `Metric` (tf_keras, Keras 2.15 or Keras 3)."""
     return any(cls.__name__ == "Metric" and cls.__module__.split(".")[0] in _KERAS_PACKAGES
                for cls in type(value).__mro__)
+
+
+def is_metric_object(value: Any) -> bool:
+    """Whether `value` is a Keras `Metric` or one of the heads' metric objects."""
+    return is_keras_metric(value) or any(
+        cls.__name__ == "Metric" and cls.__module__ == _HEAD_METRICS
+        for cls in type(value).__mro__)
+
+
+_HEAD_METRICS = "trainexec.estimator_engine.heads.metrics"
 
 
 def metric_pair(key: str, metric: Any) -> tuple[Any, Any]:

@@ -235,7 +235,7 @@ def _check_hooks(field: str, hooks: Any) -> tuple:
 def _check_metrics(metrics: Any) -> dict:
     import tensorflow as tf
 
-    from trainexec.estimator_engine.keras_metrics import is_keras_metric, metric_pair
+    from trainexec.estimator_engine.keras_metrics import is_metric_object, metric_pair
 
     if metrics is None:
         return {}
@@ -246,14 +246,14 @@ def _check_metrics(metrics: Any) -> dict:
     fix = ("e.g. tf.compat.v1.metrics.accuracy(labels, predictions), or a Keras metric "
            "after metric.update_state(...)")
     for key, value in metrics.items():
-        if not is_keras_metric(value) and not (isinstance(value, (tuple, list))
+        if not is_metric_object(value) and not (isinstance(value, (tuple, list))
                                                and len(value) == 2):
             raise TypeError(f"Values of eval_metric_ops must be (metric_value, update_op) "
                             f"tuples, given: {value!r} for key: {key} (type {_kind(value)}): "
                             + fix)
     checked = {}
     for key, value in metrics.items():
-        if is_keras_metric(value):
+        if is_metric_object(value):
             checked[key] = metric_pair(key, value)
             continue
         for item in tf.nest.flatten(tuple(value)):

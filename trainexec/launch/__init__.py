@@ -66,6 +66,10 @@ Its modules:
 * `processes`: starting a task, its output, exits, group signals, stopping, reaping;
 * `network`: the tasks' private network namespace (only loopback; the default), or
   the host's network, and why;
+* `gpus`: each training task its own GPUs (CUDA_VISIBLE_DEVICES), the ps and the
+  evaluator none unless asked;
+* `reach`: whether the tasks reach their model_dir (a bucket is out of the private
+  network's reach: said before anything starts), and `launch --from --model-dir`;
 * `orphan_reaper`: the process that kills the task groups if the launcher dies;
 * `supervisor`: the loop carrying out the exit policy: decide, then act;
 * `policy`: the pure exit and restart decision;

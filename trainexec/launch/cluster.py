@@ -26,6 +26,7 @@ from trainexec.cluster.config import TF_CONFIG
 from trainexec.jobs.policies import RunPolicies, local_success
 from trainexec.jobs.shape import JobShape
 from trainexec.launch import processes
+from trainexec.launch.gpus import TRAINING_JOBS, assign, gpus_here, parse_jobs
 from trainexec.launch.network import HOST, PRIVATE, PrivateNetwork, open_network
 from trainexec.launch.cluster_plan import ClusterPlan, check_job_runs
 from trainexec.launch.options import (check_network, check_options, check_run_options,
@@ -98,6 +99,13 @@ class LocalCluster:
         the machine (it warns so); see `trainexec.launch.network`. Where no
         namespace can be made the cluster runs on the host's network and warns
         why; `network_used` says which one the tasks got, once started.
+      gpus_per_task: GPUs each training task sees (CUDA_VISIBLE_DEVICES); None (the
+        default): an equal share of the GPUs, at least one; 0: every task sees
+        every GPU. See `trainexec.launch.gpus`.
+      gpus_to: the jobs that get GPUs (default chief, master and workers: the ps
+        and the evaluator see none), e.g. `("chief", "worker", "evaluator")`.
+      gpus: the GPU ids to share (default: this process's CUDA_VISIBLE_DEVICES, or
+        `env`'s, else the machine's NVIDIA devices).
       clock: what times the tasks, the grace, `wait()`'s timeout and polling
         (default: the system's monotonic clock; tests pass a fake).
 
@@ -112,7 +120,9 @@ class LocalCluster:
                  wait_for: Sequence[str] | None = None,
                  restart_groups: Sequence[Sequence[str] | str] = (),
                  restart_policy: str | Mapping[str, str] = EXIT_CODE,
-                 network: str = PRIVATE, *, clock: Clock | None = None) -> None:
+                 network: str = PRIVATE, *, gpus_per_task: int | None = None,
+                 gpus_to: Sequence[str] | str = TRAINING_JOBS,
+                 gpus: Sequence[str] | None = None, clock: Clock | None = None) -> None:
         check_options(command, workers=workers, ps=ps, chief=chief,
                       max_restarts=max_restarts, grace_secs=grace_secs)
         job = JobShape.from_counts(command, workers=workers, ps=ps, evaluator=evaluator,
@@ -124,7 +134,8 @@ class LocalCluster:
                     # Without wait_for, tasks that announce they end by themselves
                     # (KerasTrainer's) are waited for too, once the primaries are done.
                     wait_for_ending=wait_for is None, restart_groups=restart_groups,
-                    restart_policy=restart_policy, network=network, clock=clock)
+                    restart_policy=restart_policy, network=network, clock=clock,
+                    gpus=(gpus, gpus_per_task, gpus_to))
 
     @classmethod
     def from_job(cls, job: JobShape, *, tf_config: str = TFJOB, host: str = "127.0.0.1",
@@ -132,7 +143,9 @@ class LocalCluster:
                  grace_secs: float = 5.0, output: Output | None = None,
                  wait_for: Sequence[str] | None = None, wait_for_ending: bool = True,
                  restart_groups: Sequence[Sequence[str] | str] = (),
-                 network: str = PRIVATE, clock: Clock | None = None) -> "LocalCluster":
+                 network: str = PRIVATE, clock: Clock | None = None,
+                 gpus_per_task: int | None = None,
+                 gpus_to: Sequence[str] | str = TRAINING_JOBS) -> "LocalCluster":
         """Runs a job described by a `trainexec.jobs.JobShape` (read from a TFJob
         manifest, say): each role's tasks with the role's own command, environment
         and restart policy, TF_CONFIG in the `tf_config` shape
@@ -145,7 +158,7 @@ class LocalCluster:
         tasks that announce they end by themselves are waited for too. A role
         with tasks but no command, or a job with no training task, is a
         ConfigError naming the role (its `where`). `network` and `clock` as for
-        `LocalCluster`.
+        `LocalCluster`, `gpus_per_task` and `gpus_to` too.
         """
         check_run_options(max_restarts=max_restarts, grace_secs=grace_secs)
         check_job_runs(job)
@@ -157,7 +170,7 @@ class LocalCluster:
                        wait_for_ending=wait_for_ending, restart_groups=restart_groups,
                        restart_policy={role.task_type: role.restart_policy
                                        for role in job.roles if role.count},
-                       network=network, clock=clock)
+                       network=network, clock=clock, gpus=(None, gpus_per_task, gpus_to))
         return cluster
 
     def _setup(self, job: JobShape, tf_config: str, *, host: str,
@@ -165,10 +178,16 @@ class LocalCluster:
                output: Output | None, wait_for: Sequence[str], wait_for_ending: bool,
                restart_groups: Sequence[Sequence[str] | str],
                restart_policy: str | Mapping[str, str], network: str,
-               clock: Clock | None) -> None:
+               clock: Clock | None,
+               gpus: tuple[Sequence[str] | None, int | None, Sequence[str] | str]) -> None:
         check_network(network, host)
+        ids, per_task, gpus_to = gpus
+        environ = {**os.environ, **(env or {})}
+        gpu_plan = assign(job.tasks(), gpus_here(environ) if ids is None else list(ids),
+                          per_task=per_task, jobs=parse_jobs(gpus_to), environ=environ)
         plan = ClusterPlan.build(job, tf_config, host=host, env=env, wait_for=wait_for,
-                                 restart_groups=restart_groups, restart_policy=restart_policy)
+                                 restart_groups=restart_groups, restart_policy=restart_policy,
+                                 gpus=gpu_plan)
         self._clock: Clock = clock or SystemClock()
         self._plan = plan
         self.job, self.tf_config_shape, self.command = job, tf_config, plan.command
@@ -250,6 +269,8 @@ class LocalCluster:
                 logger.warning("the parent-death signal (Linux prctl PR_SET_PDEATHSIG) is not "
                                "available on %s: if the launcher is killed, only its watcher "
                                "process stops the tasks", sys.platform)
+            if self._plan.gpus.describe():
+                logger.info("%s", self._plan.gpus.describe())
             try:
                 self._private_network = open_network(self.network)
                 self.network_used = HOST if self._private_network is None else PRIVATE

@@ -21,6 +21,7 @@ from trainexec.cluster.config import EVALUATOR, TF_CONFIG
 from trainexec.contract.exit_codes import ExitCodes
 from trainexec.errors import ConfigError
 from trainexec.jobs.shape import JobShape
+from trainexec.launch.gpus import GpuPlan
 from trainexec.launch.options import (expand_restart_groups, expand_restart_policy,
                                       expand_wait_for)
 from trainexec.launch.spec import LAUNCH, plan_job
@@ -56,6 +57,7 @@ class ClusterPlan:
       restart_groups: groups of task names restarted together.
       restart_policies: each task's restart policy.
       exit_codes: the exit-code contract the tasks run under.
+      gpus: each task's GPUs (`trainexec.launch.gpus`: CUDA_VISIBLE_DEVICES).
     """
 
     job: JobShape
@@ -68,12 +70,14 @@ class ClusterPlan:
     restart_groups: tuple[tuple[str, ...], ...]
     restart_policies: Mapping[str, str]
     exit_codes: ExitCodes
+    gpus: GpuPlan = GpuPlan({}, {})
 
     @classmethod
     def build(cls, job: JobShape, tf_config: str, *, host: str,
               env: Mapping[str, str] | None, wait_for: Sequence[str],
               restart_groups: Sequence[Sequence[str] | str],
-              restart_policy: str | Mapping[str, str]) -> "ClusterPlan":
+              restart_policy: str | Mapping[str, str],
+              gpus: GpuPlan = GpuPlan({}, {})) -> "ClusterPlan":
         """Plans `job` on `host` (validating it: ConfigError naming what is wrong)."""
         first = next(role for role in job.roles if role.count)
         env = {str(k): str(v) for k, v in (env or {}).items()}
@@ -86,7 +90,7 @@ class ClusterPlan:
                                                        [t.name for t in tasks])),
             restart_policies=types.MappingProxyType(
                 expand_restart_policy(restart_policy, tasks)),
-            exit_codes=ExitCodes.from_env({**os.environ, **env}))
+            exit_codes=ExitCodes.from_env({**os.environ, **env}), gpus=gpus)
 
     @property
     def evaluator(self) -> bool:
@@ -98,8 +102,9 @@ class ClusterPlan:
         return list(task.command) or list(self.command)
 
     def added_env(self, task: TaskSpec | Task) -> dict[str, str]:
-        """What `task` adds to the launcher's environment, its TF_CONFIG included."""
-        env = {**self.env, **task.env}
+        """What `task` adds to the launcher's environment, its TF_CONFIG included (its
+        role's own env over its GPUs over the cluster's env)."""
+        env = {**self.env, **self.gpus.env.get(task.name, {}), **task.env}
         if task.tf_config is not None:
             env[TF_CONFIG] = task.tf_config
         return env

@@ -53,7 +53,7 @@ from trainexec.jobs.tf_config import tfjob_tf_config
 from trainexec.testing.netns import TestBed
 
 __all__ = ["FAILED", "RUNNING", "SUCCEEDED", "Event", "JobOutcome", "Pod", "Replicas",
-           "TFJobRun", "TFJobSpec", "exit_code_of", "tf_config_for"]
+           "TFJobRun", "TFJobSpec", "exit_code_of", "log_line", "tf_config_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +115,11 @@ class TFJobSpec:
     def restart_policy(self, task_type: str) -> str:
         rtype = next(r for r in REPLICA_TYPES if r.lower() == task_type)
         return self.replicas[rtype].restart_policy
+
+
+def log_line(task: str, line: str) -> str:
+    """A pod's line prefixed `[task] ` once: trainexec's own lines carry it already."""
+    return line if line.startswith(f"[{task}] ") else f"[{task}] {line}"
 
 
 def tf_config_for(job: TFJobSpec, task_type: str, index: int) -> str:
@@ -368,7 +373,7 @@ class TFJobRun:
         self._event(pod, "started", f"pid {pod.proc.pid}")
 
     def _read(self, pod: Pod, proc: subprocess.Popen) -> None:
-        prefix = f"[{pod.task_type}:{pod.index}] "
+        task = f"{pod.task_type}:{pod.index}"
         lines = pod.lines  # this run's list: a restart gives the pod a new one
         assert proc.stdout is not None, "started with stdout=PIPE (`_start`)"
         for line in proc.stdout:
@@ -376,7 +381,8 @@ class TFJobRun:
             lines.append(line)
             if self.output is not None:
                 try:
-                    self.output.write(f"{time.monotonic() - self.started:7.1f} {prefix}{line}\n")
+                    self.output.write(f"{time.monotonic() - self.started:7.1f} "
+                                      f"{log_line(task, line)}\n")
                     self.output.flush()
                 except ValueError:  # output closed
                     pass

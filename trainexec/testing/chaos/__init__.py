@@ -16,7 +16,7 @@ pod ends within the bound after the chief or the last fault (liveness). Each
 `Violation` carries the seed and its evidence (log lines, files).
 
 Modules, one concept each: `schedule` (`Schedule`, `Fault`, the seeded
-generator), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
+generator), `own_job` (`program_job`: your program as the job; `JobTooShort`), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
 `invariants` (`Evidence`, `check`, `Violation`), `storages` (where model_dir lives:
 local, NFS-like views, a gs:// bucket of the GCS emulator; each one's staleness), `observe`
 (what a run leaves, read from outside the bed: checkpoints, exports, the log), `runner`
@@ -43,10 +43,22 @@ From a shell, K seeds and a table (non-zero exit on a safety violation):
     python -m trainexec.testing.chaos --seed 7 --modes mwms,pss --storage local,nfs
 
 Your own job: `run_schedule(schedule, workdir, job=factory)`, where
-`factory(schedule, paths)` returns its `TFJobSpec` (see `runner`).
+`factory(schedule, paths)` returns its `TFJobSpec` (`program_job(command)` writes one
+for a program taking `--model-dir {model_dir}`). A run without faults first
+(`report.training_secs`) says how long it trains; `Schedule.generate(seed,
+training_secs=...)` draws faults within that span, and a schedule whose faults would
+come after it is refused (`JobTooShort`). Its exports are judged when `export_name`
+names its exporter; `report.summary()` says which invariants were judged:
+
+    job = program_job([sys.executable, "train.py", "--model-dir", "{model_dir}"])
+    report = run_schedule(Schedule.generate(7, modes=("mwms",), training_secs=3),
+                          "/tmp/chaos-7", job=job, max_steps=300)
+    print(report.summary())
 """
 
-from trainexec.testing.chaos.invariants import BOUND_SECS, Evidence, Violation, check
+from trainexec.testing.chaos.invariants import (BOUND_SECS, Evidence, Violation, check,
+                                                not_judged)
+from trainexec.testing.chaos.own_job import JobTooShort, program_job
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, JobFactory, JobPaths,
                                             demo_job, mode_unavailable, run_schedule)
@@ -54,6 +66,6 @@ from trainexec.testing.chaos.schedule import (KINDS, MODES, STORAGES, Fault, Sch
                                               parse_seeds)
 
 __all__ = ["BOUND_SECS", "KINDS", "MAX_STEPS", "MODES", "REGRESSIONS", "STORAGES",
-           "ChaosReport", "Evidence", "Fault", "JobFactory", "JobPaths", "Schedule",
-           "Violation", "check", "demo_job", "mode_unavailable", "parse_seeds",
-           "run_schedule"]
+           "ChaosReport", "Evidence", "Fault", "JobFactory", "JobPaths", "JobTooShort",
+           "Schedule", "Violation", "check", "demo_job", "mode_unavailable", "not_judged",
+           "parse_seeds", "program_job", "run_schedule"]

@@ -185,6 +185,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
               f"{run_dir})", file=out, flush=True)
         for violation in report.violations:
             print(f"  {violation.describe()}", file=out)
+        for name, why in report.not_judged.items():
+            print(f"  not judged: {name}: {why}", file=out)
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps({

@@ -21,6 +21,12 @@ whatever the machine's load):
 * `processes-left`: no pod's program still runs once the job is over and the
   waiting is done.
 
+An invariant is judged where the job has what it speaks of (`not_judged` says why
+not, and the report lists both): without an evaluator, `final-evaluated`,
+`half-checkpoint` and `export` are not; without an exporter (`Evidence.export_name`
+None: a job of your own that names none), `export` is not; `restarted` needs a pod
+killed or preempted, `recovery` a fault applied.
+
 Liveness (a bound, which load can stretch; reported apart):
 
 * `late-exit`: every pod ends by itself within the bound after the chief
@@ -48,7 +54,7 @@ from trainexec.testing.chaos.schedule import KINDS, STORAGE_KINDS, Fault, Schedu
 
 __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "RECOVERY_SECS", "SAFETY",
            "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodEvent",
-           "PodExit", "Violation", "check", "permanent"]
+           "PodExit", "Violation", "check", "not_judged", "permanent"]
 
 # docs/concepts/faults.md ("Random mixes of faults"): every pod ends within 20 s of the
 # later of the chief's success and the last fault's end. A peer still in its role 5 s
@@ -170,6 +176,8 @@ class Evidence:
     resubmitted: bool = False  # a full disk stopped the job, which was submitted again
     pod_events: tuple[PodEvent, ...] = ()  # starts and restarts, in time order
     recovery_secs: float = RECOVERY_SECS
+    # The exporter whose exports (export/<name>/) the job writes; None: it has none.
+    export_name: str | None = "final"
 
     def tail(self, pod_task: str, count: int = 8) -> list[str]:
         """The last lines `pod_task` ("worker:0") printed, timed from the job's start."""
@@ -375,9 +383,28 @@ CHECKS: dict[str, Callable[[Evidence], Sequence[tuple[str, ...]]]] = {
 }
 
 
+def not_judged(evidence: Evidence) -> dict[str, str]:
+    """The invariants that do not apply to this run, each with why: what the job has
+    not (an evaluator, an exporter) or what the run did not do (see the module doc)."""
+    why: dict[str, str] = {}
+    if not evidence.schedule.evaluator:
+        for name in ("final-evaluated", "half-checkpoint", "export"):
+            why[name] = "the job has no evaluator"
+    elif evidence.export_name is None:
+        why["export"] = "the job has no exporter (run_schedule's export_name names one)"
+    applied = [a for a in evidence.applied if a.applied]
+    if not any(a.fault.kind in ("kill", "sigterm") for a in applied):
+        why["restarted"] = "no pod was killed or preempted"
+    if not applied:
+        why["recovery"] = "no fault was applied"
+    return why
+
+
 def check(evidence: Evidence) -> list[Violation]:
-    """Every invariant (`CHECKS`) on `evidence`: its violations, safety ones first."""
+    """Every invariant (`CHECKS`) that applies to `evidence` (`not_judged` says which
+    do not): its violations, safety ones first."""
     seed = evidence.schedule.seed
+    skipped = not_judged(evidence)
     found = [Violation(name, seed, tuple(lines)) for name, checker in CHECKS.items()
-             for lines in checker(evidence)]
+             if name not in skipped for lines in checker(evidence)]
     return sorted(found, key=lambda v: v.liveness)

@@ -17,10 +17,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
-from trainexec.testing.chaos.invariants import AppliedFault, Evidence, Violation
+from trainexec.testing.chaos.invariants import (CHECKS, AppliedFault, Evidence, Violation,
+                                                not_judged)
 from trainexec.testing.chaos.schedule import Schedule
 
-__all__ = ["ChaosReport", "baseline_wall_secs", "record_baseline", "restarts_by_fault"]
+__all__ = ["ChaosReport", "baseline_training_secs", "baseline_wall_secs", "record_baseline",
+           "restarts_by_fault"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +52,37 @@ class ChaosReport:
         return self.evidence.phase
 
     @property
+    def training_secs(self) -> float | None:
+        """How long the job trained after its first checkpoint, until one at
+        `max_steps` showed (None: it never got there)."""
+        began, final = self.evidence.training_began, self.evidence.final_step_at
+        return None if began is None or final is None else final - began
+
+    @property
+    def not_judged(self) -> dict[str, str]:
+        """The invariants that did not apply to this run, each with why."""
+        return not_judged(self.evidence)
+
+    @property
+    def judged(self) -> list[str]:
+        """The invariants this run was judged on."""
+        return [name for name in CHECKS if name not in self.not_judged]
+
+    def summary(self) -> str:
+        """What the run found, in a few lines: outcome, faults, violations, and which
+        invariants were judged (and why the others were not)."""
+        row = self.row()
+        trained = ("?" if self.training_secs is None else f"{self.training_secs:.1f}s")
+        lines = [self.schedule.describe(),
+                 f"{self.outcome} in {row['wall']} ({trained} of training after the first "
+                 f"checkpoint), {row['restarts']} restarts, {self.faults_applied} of "
+                 f"{len(self.schedule.faults)} faults applied",
+                 f"judged: {', '.join(self.judged)}"]
+        lines += [f"not judged: {name}: {why}" for name, why in self.not_judged.items()]
+        lines += [f"violated: {v.describe()}" for v in self.violations] or ["violated: none"]
+        return "\n".join(lines)
+
+    @property
     def faults_applied(self) -> int:
         """How many of the schedule's faults were applied (one due after every pod
         had ended, or aimed at a pod between runs, was not)."""
@@ -72,18 +105,29 @@ class ChaosReport:
                 "violations": ", ".join(v.name for v in self.violations) or "-"}
 
 
-_BASELINES: dict[tuple, float] = {}
+# (shape, job factory) -> (wall, training) secs of a run without faults in this process.
+_BASELINES: dict[tuple, tuple[float, float | None]] = {}
 
 
-def baseline_wall_secs(schedule: Schedule) -> float | None:
-    """The wall time of a run without faults of the schedule's shape, if one ran in
-    this process (`run_schedule(..., baseline=True)`)."""
-    return _BASELINES.get(schedule.shape_key())
+def baseline_wall_secs(schedule: Schedule, job: object = None) -> float | None:
+    """The wall time of a run without faults of the schedule's shape (and `job`), if
+    one ran in this process (`run_schedule(..., baseline=True)`)."""
+    found = _BASELINES.get((schedule.shape_key(), job))
+    return None if found is None else found[0]
 
 
-def record_baseline(schedule: Schedule, wall_secs: float) -> None:
-    """Keeps the wall time of a successful run without faults, per shape."""
-    _BASELINES.setdefault(schedule.shape_key(), wall_secs)
+def baseline_training_secs(schedule: Schedule, job: object = None) -> float | None:
+    """How long that run trained after its first checkpoint (None: not known)."""
+    found = _BASELINES.get((schedule.shape_key(), job))
+    return None if found is None else found[1]
+
+
+def record_baseline(report: ChaosReport, job: object = None) -> None:
+    """Keeps the wall and training time of a successful run without faults, per shape
+    and job."""
+    if report.wall_secs is not None:
+        _BASELINES.setdefault((report.schedule.shape_key(), job),
+                              (report.wall_secs, report.training_secs))
 
 
 def restarts_by_fault(applied: Sequence[AppliedFault], events, end: float

@@ -11,8 +11,13 @@ job to end, and collects the `Evidence` that
 is in `<workdir>/pods.log`.
 
 Your own job: a factory `(schedule, JobPaths) -> TFJobSpec` whose pods use
-`paths.model_dir` (checkpoints, exports under export/<export_name>/), train to
-`max_steps`, and have the schedule's shape.
+`paths.model_dir` (checkpoints, and exports under export/<export_name>/ if it has an
+exporter), train to `max_steps`, and have the schedule's shape (`own_job.program_job`
+writes one from a command). Its exports are judged only when `export_name` names its
+exporter; the report says which invariants were judged and why others were not. A
+schedule whose faults would start after the job has finished training is refused
+(`own_job.JobTooShort`), by the training length a run without faults measured
+(`baseline=True`) or the one given (`training_secs`).
 
 Example:
     ```python
@@ -21,8 +26,9 @@ Example:
                                   "Evaluator": Replicas(1)},
                          command=[sys.executable, "train.py", "--model-dir",
                                   paths.model_dir], env=paths.env)
-    report = run_schedule(Schedule.generate(7, modes=("mwms",)), "/tmp/chaos7",
-                          job=my_job, max_steps=1000)
+    report = run_schedule(Schedule.generate(7, modes=("mwms",), training_secs=20),
+                          "/tmp/chaos7", job=my_job, max_steps=1000, baseline=True)
+    print(report.summary())
     ```
 """
 
@@ -42,8 +48,10 @@ from typing import Any, Callable
 from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
                                                 PodExit, check)
 from trainexec.testing.chaos.observe import CheckpointWatcher, collect_log, export_dirs, step_of
+from trainexec.testing.chaos.own_job import check_training_span
 from trainexec.testing.chaos.schedule import Fault, Schedule
-from trainexec.testing.chaos.report import (ChaosReport, baseline_wall_secs, record_baseline,
+from trainexec.testing.chaos.report import (ChaosReport, baseline_training_secs,
+                                            baseline_wall_secs, record_baseline,
                                             restarts_by_fault)
 from trainexec.testing.chaos.storages import ChaosStorage, JobPaths, result_of, storage_for
 from trainexec.testing.kubelet import SUCCEEDED, Replicas, TFJobRun, TFJobSpec
@@ -206,10 +214,10 @@ class _FaultPlayer:
 
 
 def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = None,
-                 max_steps: int = MAX_STEPS, export_name: str = "final",
+                 max_steps: int = MAX_STEPS, export_name: str | None = None,
                  bound_secs: float | None = None, start_timeout_secs: float = 300.0,
                  timeout_secs: float = 900.0, grace_secs: float = 20.0,
-                 baseline: bool = False,
+                 baseline: bool = False, training_secs: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> ChaosReport:
     """Runs `schedule` on a fresh bed under `workdir` and checks every invariant.
 
@@ -221,18 +229,32 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     disk stopped is submitted again once the disk has room (as its user would), and
     judged on both submissions. With `baseline`, a run without faults of the same shape
     goes first, once per shape in this process. Root only
-    (`trainexec.testing.netns.unavailable()`)."""
+    (`trainexec.testing.netns.unavailable()`).
+
+    `export_name`: the exporter whose exports the job writes (export/<name>/), judged
+    by the `export` invariant; default "final" for the packaged job, and for a job of
+    your own (`job`) none: its exports are not judged unless you name its exporter.
+    `training_secs`: how long the job trains after its first checkpoint (default: what
+    the baseline run measured, if any); a schedule with a fault starting later is
+    refused before anything runs (`own_job.JobTooShort`)."""
     from trainexec.testing.netns import TestBed
 
+    if export_name is None and job is None:
+        export_name = "final"  # the packaged jobs' FinalExporter
+    check_training_span(schedule, training_secs)
     baseline_secs = None
     if baseline and schedule.faults:
-        baseline_secs = baseline_wall_secs(schedule)
-        if baseline_secs is None:
+        if baseline_wall_secs(schedule, job) is None:
             base = run_schedule(schedule.without_faults(), os.path.join(workdir, "baseline"),
                                 job=job, max_steps=max_steps, export_name=export_name,
                                 bound_secs=bound_secs, start_timeout_secs=start_timeout_secs,
                                 timeout_secs=timeout_secs, grace_secs=grace_secs)
-            baseline_secs = base.wall_secs
+            if baseline_wall_secs(schedule, job) is None:  # it failed: not a baseline
+                logger.warning("chaos %s: the run without faults ended %s; no baseline",
+                               schedule.label(), base.outcome)
+        baseline_secs = baseline_wall_secs(schedule, job)
+        if training_secs is None:
+            check_training_span(schedule, baseline_training_secs(schedule, job))
     if schedule.max_steps is not None:
         max_steps = schedule.max_steps
     began_run = clock()
@@ -303,14 +325,15 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
         newest_checkpoint=newest, newest_step=step_of(newest),
         final_step_at=watcher.final_step_at, evaluated=tuple(evaluated),
         complete_at=dict(watcher.complete_at),
-        exports=tuple(export_dirs(files, f"export/{export_name}")),
+        exports=tuple(export_dirs(files, f"export/{export_name}") if export_name else ()),
         result=result, lines=tuple(lines), log_path=attempts[0].log_path, bound_secs=bound,
-        resubmitted=len(attempts) > 1)
+        resubmitted=len(attempts) > 1, export_name=export_name)
     violations = check(evidence)
     wall = None if last.ended is None else last.ended - first.started
-    if not schedule.faults and wall is not None and last.phase == SUCCEEDED:
-        record_baseline(schedule, wall)
-    return ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
-                       restarts, restarts_by_fault(evidence.applied, events,
-                                                   last.ended or clock()),
-                       baseline_secs, workdir)
+    report = ChaosReport(schedule, evidence, tuple(violations), wall, clock() - began_run,
+                         restarts, restarts_by_fault(evidence.applied, events,
+                                                     last.ended or clock()),
+                         baseline_secs, workdir)
+    if not schedule.faults and last.phase == SUCCEEDED:
+        record_baseline(report, job)
+    return report

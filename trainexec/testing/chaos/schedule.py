@@ -10,7 +10,11 @@ training began (the first checkpoint).
 
 `Schedule.generate(seed)` draws all of it from `random.Random(seed)` alone, so
 the same seed (with the same `modes`, `storages` and `faults` range) always
-gives the same schedule; `Schedule.explicit(...)` writes one by hand.
+gives the same schedule; `Schedule.explicit(...)` writes one by hand. Its times
+suit the packaged jobs, which train about `TRAINING_SECS` after their first
+checkpoint; for a job of your own, `training_secs=` (what a run without faults
+measured: `ChaosReport.training_secs`) scales the draws to its training, so that
+every fault starts while it trains.
 
 Example:
     ```python
@@ -29,7 +33,7 @@ import re
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["ALL_KINDS", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "STORAGE_FAULTS",
-           "STORAGE_KINDS", "Fault", "Schedule", "parse_seeds"]
+           "STORAGE_KINDS", "TRAINING_SECS", "Fault", "Schedule", "parse_seeds"]
 
 KINDS = ("kill", "sigterm", "freeze", "cut")  # of a pod
 # Of the storage model_dir is on (task "storage:0"): errors for a while (an object store's
@@ -58,6 +62,7 @@ STORAGE_TASK = "storage"  # a storage fault's task: storage:0
 # their 1200 steps in about 10 s on 2 cores without faults (every mode), so faults
 # start inside that span, where they meet training; one that lands after a restart
 # meets recovery, and the longest freezes and cuts outlast the whole span.
+TRAINING_SECS = 10.0  # the timeline below is drawn for a job training about this long
 FIRST_FAULT_SECS = 1.0
 LAST_FAULT_SECS = 9.0
 MIN_DURATION_SECS = 1.5
@@ -221,6 +226,11 @@ class Schedule:
     def last_fault_end_secs(self) -> float:
         return max((f.ends_secs for f in self.faults), default=0.0)
 
+    @property
+    def last_start_secs(self) -> float:
+        """When the last fault starts (0: no fault)."""
+        return max((f.at_secs for f in self.faults), default=0.0)
+
     def overlaps(self) -> list[tuple[Fault, Fault]]:
         """(active, started): each fault that starts while an earlier freeze or cut
         is in force."""
@@ -270,13 +280,23 @@ class Schedule:
     def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
                  storages: Sequence[str] = DRAWN_STORAGES, faults: tuple[int, int] = (2, 4),
                  workers: int = 2, evaluator: bool = True,
-                 kinds: Sequence[str] = KINDS) -> "Schedule":
+                 kinds: Sequence[str] = KINDS,
+                 training_secs: float | None = None) -> "Schedule":
         """The schedule of `seed`: drawn from `random.Random(seed)` only (so the same
         arguments give the same schedule anywhere): mode and storage among those
         given, `faults[0]`..`faults[1]` faults of any task (ps and evaluator too),
         each of `kinds` (by default a kill, sigterm, freeze or cut of a pod; storage
         kinds are drawn where the storage has them); after the first, some start
-        while an earlier lasting fault is in force."""
+        while an earlier lasting fault is in force.
+
+        Times are drawn for the packaged jobs (faults 1-9 s after training began,
+        lasting faults of 1.5-12 s). `training_secs`, how long your job trains
+        after its first checkpoint, scales them by `training_secs / TRAINING_SECS`,
+        and every fault then starts within that span."""
+        if training_secs is not None and training_secs <= 0:
+            raise ValueError(f"training_secs={training_secs!r}: give the seconds the job "
+                             "trains after its first checkpoint (> 0)")
+        scale = 1.0 if training_secs is None else training_secs / TRAINING_SECS
         low, high = faults
         if not 1 <= low <= high:
             raise ValueError(f"faults=({low}, {high}): give 1 <= low <= high")
@@ -302,10 +322,13 @@ class Schedule:
                 # Starts while an earlier one is in force: inside its window.
                 base = rng.choice(active)
                 at = base.at_secs + rng.uniform(0.0, base.duration_secs * 0.9)
+                if training_secs is not None:  # still while it trains
+                    at = min(at, LAST_FAULT_SECS * scale)
             else:
-                at = rng.uniform(FIRST_FAULT_SECS, LAST_FAULT_SECS)
+                at = rng.uniform(FIRST_FAULT_SECS * scale, LAST_FAULT_SECS * scale)
             lasting = kind in ("freeze", "cut") or kind in STORAGE_KINDS
-            duration = (round(rng.uniform(MIN_DURATION_SECS, MAX_DURATION_SECS), 1)
+            duration = (max(round(rng.uniform(MIN_DURATION_SECS * scale,
+                                              MAX_DURATION_SECS * scale), 1), 0.1)
                         if lasting else 0.0)
             details = _DETAILS.get((storage, kind), ("",))
             detail = rng.choice(details) if len(details) > 1 else details[0]
