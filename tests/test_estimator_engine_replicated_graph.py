@@ -36,7 +36,8 @@ def batches_of(size):
     return input_fn
 
 
-def sgd_model_fn(features, labels, mode):
+def sgd_model_fn(features, labels, mode, params):
+    del params
     w = tf.compat.v1.get_variable("w", [FEATURES, 2])
     logits = tf.matmul(features["x"], w)
     loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
@@ -142,7 +143,8 @@ def test_an_input_fn_of_tensors_is_refused_naming_it(tmp_path, no_tf_config):
 @pytest.mark.keras
 def test_keras_layers_under_two_replicas_train_or_are_refused_before_anything_is_written(
         tmp_path, no_tf_config):
-    def keras_model_fn(features, labels, mode):
+    def keras_model_fn(features, labels, mode, params):
+        del params
         logits = tf.keras.layers.Dense(2)(features["x"])
         loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
         train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(

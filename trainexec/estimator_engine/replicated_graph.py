@@ -197,6 +197,7 @@ def build_replicated(model_fn: Callable, params: Any, config: Any, mode: str,
     check_replica_variables(strategy, "train_distribute" if mode == ModeKeys.TRAIN
                             else "eval_distribute")
     scaffold = combined_scaffold(grouped.scaffold, strategy)
+    spec: Any
     if mode == ModeKeys.TRAIN:
         spec = EstimatorSpec(
             mode, loss=strategy.reduce(reported_loss_reduction(), grouped.loss, axis=None),
