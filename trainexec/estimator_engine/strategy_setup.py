@@ -5,9 +5,10 @@ tf.estimator's distribute coordinator gave each task of a TF_CONFIG cluster a co
 
 * `for_task(strategy, config)`: a copy of the strategy; in a cluster (a training task
   of the RunConfig's `cluster_spec`) configured with the cluster, this task's type and
-  index (`strategy.configure(...)`): MultiWorkerMirroredStrategy then all-reduces across
-  the chief and workers, ParameterServerStrategy puts the variables on the ps. Without a
-  cluster (one machine, an evaluator, and every evaluation strategy) it is used as built;
+  index (`strategy.configure(...)`, in a graph of its own, so that it starts no eager
+  server): MultiWorkerMirroredStrategy then all-reduces across the chief and workers,
+  ParameterServerStrategy puts the variables on the ps. Without a cluster (one machine,
+  an evaluator, and every evaluation strategy) it is used as built;
 * `session_config_for(strategy, base)`: the sessions' config, `base` (the Estimator's)
   as the strategy updates it (`update_config_proto`: MultiWorkerMirroredStrategy's
   collective group leader and device filters, ParameterServerStrategy's filters);
@@ -15,7 +16,14 @@ tf.estimator's distribute coordinator gave each task of a TF_CONFIG cluster a co
   when the RunConfig trains with a strategy in a cluster: the session config without
   device filters, as the distribute coordinator started servers (a
   MultiWorkerMirroredStrategy's collectives wait forever on a server that lacks its group
-  leader); None otherwise.
+  leader); None otherwise;
+* `serving_already(config)`: whether this process already serves its task of the
+  cluster. A MultiWorkerMirroredStrategy built eagerly while TF_CONFIG names a cluster
+  (as TensorFlow's multi-worker Estimator tutorial builds it, before anything else)
+  starts this task's server itself, with its collective config; its local devices are
+  then named `/job:<type>/replica:0/task:<index>/...`. Another server on that address
+  would not start, and sessions reach that one as they would a standard server (as
+  tf.estimator's distribute coordinator skipped its own server then).
 
 Example:
     ```python
@@ -31,7 +39,8 @@ from typing import Any
 
 from trainexec.task_types import CHIEF, WORKER
 
-__all__ = ["for_task", "in_cluster", "server_config", "session_config_for"]
+__all__ = ["for_task", "in_cluster", "server_config", "serving_already",
+           "session_config_for"]
 
 
 def in_cluster(config: Any) -> bool:
@@ -43,11 +52,24 @@ def in_cluster(config: Any) -> bool:
 def for_task(strategy: Any, config: Any, training: bool = True) -> Any:
     """A copy of `strategy` for this task (module doc); `training=False` for an
     evaluation strategy, which runs on this machine only."""
+    import tensorflow as tf
+
     copied = copy.deepcopy(strategy)
     if training and in_cluster(config):
-        copied.configure(cluster_spec=config.cluster_spec, task_type=config.task_type,
-                         task_id=config.task_id)
+        with tf.Graph().as_default():  # graph mode: configure starts no eager server
+            copied.configure(cluster_spec=config.cluster_spec, task_type=config.task_type,
+                             task_id=config.task_id)
     return copied
+
+
+def serving_already(config: Any) -> bool:
+    """Whether this process already serves `config`'s task of its cluster (module doc)."""
+    import tensorflow as tf
+
+    if not in_cluster(config):
+        return False
+    prefix = f"/job:{config.task_type}/replica:0/task:{config.task_id}/"
+    return any(device.name.startswith(prefix) for device in tf.config.list_logical_devices())
 
 
 def session_config_for(strategy: Any, base: Any) -> Any:

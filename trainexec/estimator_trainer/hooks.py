@@ -36,7 +36,7 @@ from typing import Any, Callable, ContextManager, Iterator
 from trainexec.contract.restart_announcements import RestartRule, announce
 from trainexec.estimator_engine.run_config import RunConfig
 from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED, strategy_kind
-from trainexec.estimator_engine.strategy_setup import server_config
+from trainexec.estimator_engine.strategy_setup import server_config, serving_already
 from trainexec.estimator_trainer.availability import TrainableModel
 from trainexec.estimator_trainer.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator_trainer.evaluate_on_save import (ESTIMATOR_WORDING,
@@ -110,6 +110,11 @@ class EstimatorHooks(TrainerHooks):
 
     def start_server(self) -> Any:
         config = self.estimator.config
+        if self._all_reduces and serving_already(config):
+            logger.info("%s: the MultiWorkerMirroredStrategy built in this process already "
+                        "serves this task: no other server started",
+                        self.settings.cluster.task_name)
+            return None
         return start_standard_server(
             self.settings.cluster, getattr(config, "session_config", None),
             self.settings.server_factory, getattr(config, "protocol", None),
