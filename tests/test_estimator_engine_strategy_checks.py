@@ -125,3 +125,7 @@ def test_a_cluster_of_workers_alone_is_taken_with_a_strategy_worker_0_leading(mo
         False, 2, 1)
     with pytest.raises(ConfigError, match='must have one "chief" node'):
         te.RunConfig()  # without a strategy, as before: an Estimator needs a chief
+    _tf_config(monkeypatch, WORKERS, "evaluator", 0)  # it evaluates with a strategy
+    evaluator = te.RunConfig(eval_distribute=tf.distribute.MirroredStrategy())
+    assert (evaluator.is_chief, evaluator.master, evaluator.num_worker_replicas) == (
+        False, "", 0)

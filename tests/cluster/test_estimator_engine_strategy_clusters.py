@@ -6,7 +6,8 @@ with TF_CONFIG set):
 * MultiWorkerMirroredStrategy: the chief and the worker each run every step (synchronous
   all-reduce), the chief writes the checkpoints (the worker its scratch directory), the
   evaluator evaluates the final checkpoint and exports once, and a plain Estimator reads
-  the same checkpoint to the same metrics;
+  the same checkpoint to the same metrics; the same with two workers and no chief
+  (the tutorial's cluster), worker 0 leading;
 * tf.compat.v1's ParameterServerStrategy: chief, worker and ps, between-graph, the
   final checkpoint evaluated and exported once;
 * a MultiWorkerMirroredStrategy worker killed (kill -9) mid-training: its restart
@@ -35,8 +36,10 @@ pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 MAX_STEPS = 100
 
 
-def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0):
-    """Runs the example job as chief, worker, evaluator (and `ps` ps tasks);
+def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0,
+         chief=True):
+    """Runs the example job as chief, worker, evaluator (and `ps` ps tasks; without
+    `chief`, two workers);
     `fault(cluster, model_dir)` is called once every task has started. Returns
     (model_dir, output lines, the evaluator's result, the launcher's result)."""
     model_dir = str(tmp_path / "model")
@@ -50,8 +53,9 @@ def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0
         lines.append(line)
         print(line, flush=True)  # captured: a failed test shows every task's output
 
-    wait_for = ["chief", "worker", "evaluator"] + (["ps"] if ps else [])
-    with LocalCluster(command, workers=1, ps=ps, evaluator=True, grace_secs=3,
+    wait_for = ["chief"] * chief + ["worker", "evaluator"] + (["ps"] if ps else [])
+    with LocalCluster(command, workers=1 if chief else 2, chief=chief, ps=ps,
+                      evaluator=True, grace_secs=3,
                       output=output, wait_for=wait_for,
                       max_restarts=max_restarts) as cluster:
         if fault is not None:
@@ -89,6 +93,18 @@ def test_multi_worker_mirrored_tasks_train_every_step_together(tmp_path):
     assert plain["global_step"] == MAX_STEPS
     for key in ("accuracy", "loss"):
         assert plain[key] == pytest.approx(evaluated["metrics"][key], abs=1e-5)
+
+
+def test_multi_worker_mirrored_workers_alone_train_worker_0_leading(tmp_path):
+    """TensorFlow's multi-worker Estimator tutorial's cluster: two workers, no chief."""
+    model_dir, lines, evaluated, _ = _run(tmp_path, "mwms", ps=0, chief=False)
+    assert [local_training_steps(lines, task) for task in ("worker:0", "worker:1")] == [
+        MAX_STEPS, MAX_STEPS]
+    assert os.path.isfile(os.path.join(model_dir, f"model.ckpt-{MAX_STEPS}.index"))
+    assert os.path.isdir(os.path.join(model_dir, "tmp_worker_1"))
+    assert not os.path.exists(os.path.join(model_dir, "tmp_worker_0"))  # it leads
+    assert evaluated["metrics"]["global_step"] == MAX_STEPS
+    assert len(glob.glob(f"{model_dir}/export/final/[0-9]*")) == 1
 
 
 def test_parameter_server_strategy_trains_between_graph_with_the_ps(tmp_path):

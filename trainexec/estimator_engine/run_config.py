@@ -27,8 +27,9 @@ names the tasks); `train_and_evaluate` checks them before any server starts.
 strategies tf.estimator ran in graph mode: MirroredStrategy, MultiWorkerMirroredStrategy
 and tf.compat.v1's ParameterServerStrategy; the others are refused when the RunConfig
 is built, naming the field, the value and what to use
-(`trainexec.estimator_engine.strategy_checks`). With one of the last two, a TF_CONFIG
-cluster of workers alone is taken (worker 0 is the chief), as tf.estimator took it.
+(`trainexec.estimator_engine.strategy_checks`). With one of the last two, or an
+`eval_distribute` (an evaluator's), a TF_CONFIG cluster of workers alone is taken
+(worker 0 is the chief), as tf.estimator took it.
 
 Example:
     ```python
@@ -134,9 +135,12 @@ class RunConfig:
             session_creation_timeout_secs=session_creation_timeout_secs,
             checkpoint_save_graph_def=checkpoint_save_graph_def)
         check_fields(values)
-        placement = place_task(tf_config, workers_may_lead=train_distribute is not None and
-                               strategy_kind(train_distribute) in (MULTI_WORKER_MIRRORED,
-                                                                   PARAMETER_SERVER))
+        # As tf.estimator with a strategy: a cluster of workers alone, worker 0 leading,
+        # for the training tasks of a cluster strategy and for an evaluator that
+        # evaluates with a strategy of its own.
+        placement = place_task(tf_config, workers_may_lead=eval_distribute is not None or (
+            train_distribute is not None and strategy_kind(train_distribute) in (
+                MULTI_WORKER_MIRRORED, PARAMETER_SERVER)))
         self._placement: TaskPlacement = placement
         self._check_cluster(train_distribute)
         if session_config is None and placement.cluster:

@@ -12,7 +12,7 @@ TF_CONFIG:
   chief nor an evaluator task), and `task` names one of its tasks. The master is
   `grpc://` and this task's address, "" for a cluster of one task, or TF_CONFIG's
   `session_master`; the workers are `worker` and the chief (or master) together. With
-  `workers_may_lead` (a RunConfig with a `train_distribute` strategy), a cluster of
+  `workers_may_lead` (a RunConfig with a cluster strategy or an `eval_distribute`), a cluster of
   workers alone is taken too, worker 0 its chief;
 * an `evaluator` task stands outside training: no cluster, master "", not the chief, no
   replicas and no global id; its target is TF_CONFIG's `eval_session_master`.

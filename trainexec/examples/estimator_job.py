@@ -209,11 +209,14 @@ def _run(args: argparse.Namespace) -> int:
     tf.get_logger().setLevel(logging.ERROR)
 
     role = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {}).get("type", "local")
-    # The evaluator does not train; TensorFlow builds no MultiWorkerMirroredStrategy there
-    # (TF_CONFIG's cluster leaves the evaluator out).
-    strategy = make_strategy(None if role == "evaluator" else args.strategy)
+    # The evaluator does not train: TensorFlow builds no MultiWorkerMirroredStrategy
+    # there (TF_CONFIG's cluster leaves the evaluator out). It evaluates with this
+    # machine's devices (which also lets it stand beside a cluster of workers alone).
+    distribute = {} if args.strategy is None else (
+        {"eval_distribute": make_strategy("mirrored")} if role == "evaluator"
+        else {"train_distribute": make_strategy(args.strategy)})
     estimator = make_estimator(args.model_dir, args.save_checkpoints_steps, engine=engine,
-                               **({} if strategy is None else {"train_distribute": strategy}))
+                               **distribute)
     counter = StepCounter()
     train_spec, eval_spec = build_specs(
         None if args.max_steps <= 0 else args.max_steps, args.start_delay_secs,
