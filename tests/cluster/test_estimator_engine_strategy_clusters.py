@@ -14,7 +14,9 @@ with TF_CONFIG set):
   group (chief and worker, as the tasks announce it) restarts together once, both
   resume from the chief's last checkpoint and finish; the evaluator carries on.
 
-Every task exits 0 and none survives."""
+Every task exits 0 and none survives. On TensorFlow 2.15, tf.estimator's Estimator of
+the same model_fn evaluates the MultiWorkerMirroredStrategy's and the
+ParameterServerStrategy's checkpoints to the same metrics as trainexec.estimator."""
 
 import glob
 import json
@@ -26,6 +28,8 @@ import pytest
 import tensorflow as tf
 
 from processes import alive, wait_until
+import trainexec.estimator as te
+from trainexec.examples import estimator_job
 from trainexec.examples.estimator_job import (build_specs, local_training_steps,
                                               make_estimator)
 from trainexec.launch import LocalCluster
@@ -140,3 +144,30 @@ def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_which_resumes(
     assert done is not None and done.global_step == max_steps
     assert evaluated["metrics"]["global_step"] == max_steps
     assert len(glob.glob(f"{model_dir}/export/final/[0-9]*")) == 1
+
+
+@pytest.mark.estimator
+@pytest.mark.parametrize("strategy, ps", [("mwms", 0), ("ps", 1)])
+def test_tf_estimator_reads_the_clusters_checkpoint_to_the_same_metrics(tmp_path, strategy,
+                                                                       ps):
+    """TensorFlow 2.15: the checkpoint a strategy's cluster wrote evaluates to the same
+    metrics under tf.estimator's Estimator of the same model_fn as under
+    trainexec.estimator's, each with and without a MirroredStrategy to evaluate."""
+    from trainexec.estimator_trainer.availability import tf_estimator
+
+    model_dir, _, evaluated, _ = _run(tmp_path, strategy, ps=ps)
+    _, eval_spec = build_specs(MAX_STEPS, engine="native")
+    checkpoint = tf.train.latest_checkpoint(model_dir)
+    for evaluate in (None, tf.distribute.MirroredStrategy()):
+        results = []
+        for engine, api in (("tf", tf_estimator()), ("native", te)):
+            config = api.RunConfig(model_dir=model_dir, eval_distribute=evaluate)
+            estimator = api.Estimator(estimator_job.model_fn, config=config,
+                                      params={"engine": engine})
+            results.append(estimator.evaluate(eval_spec.input_fn, checkpoint_path=checkpoint,
+                                              name=engine))
+        theirs, ours = results
+        assert set(ours) == set(theirs)
+        for key in theirs:
+            assert ours[key] == pytest.approx(theirs[key], abs=1e-5), key
+        assert ours["accuracy"] == pytest.approx(evaluated["metrics"]["accuracy"], abs=1e-5)
