@@ -71,8 +71,8 @@ def make_strategy(name: str | None):
     v1 = tf.compat.v1.distribute
     if name == "mirrored":
         return v1.MirroredStrategy()
-    if name == "mwms":
-        return v1.experimental.MultiWorkerMirroredStrategy()
+    if name == "mwms":  # as TensorFlow's multi-worker Estimator tutorial builds it
+        return tf.distribute.experimental.MultiWorkerMirroredStrategy()
     return v1.experimental.ParameterServerStrategy()
 
 
