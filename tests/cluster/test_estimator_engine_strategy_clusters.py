@@ -10,10 +10,10 @@ with TF_CONFIG set):
   (the tutorial's cluster), worker 0 leading;
 * tf.compat.v1's ParameterServerStrategy: chief, worker and ps, between-graph, the
   final checkpoint evaluated and exported once;
-* a MultiWorkerMirroredStrategy worker killed (kill -9) mid-training: its restart group
+* a MultiWorkerMirroredStrategy worker killed (kill -9, or SIGTERM) mid-training: its restart group
   (chief and worker, as the tasks announce it) restarts together once, both resume
-  from the chief's last checkpoint and finish; the evaluator carries on. A SIGTERM
-  (preemption) is not honoured yet: a strict xfail.
+  from the chief's last checkpoint and finish; the evaluator carries on. The same for a
+  preemption's SIGTERM: the task leaves with the preempted code (saving nothing).
 
 Every task exits 0 and none survives. On TensorFlow 2.15, tf.estimator's Estimator of
 the same model_fn evaluates the MultiWorkerMirroredStrategy's and the
@@ -126,17 +126,7 @@ def test_parameter_server_strategy_trains_between_graph_with_the_ps(tmp_path):
     assert "probabilities" in served.structured_outputs
 
 
-# Not yet: the SIGTERM of a preemption is swallowed by the SIGTERM handler TensorFlow
-# installs with an eagerly built MultiWorkerMirroredStrategy's server (on 2.15 and 2.21
-# alike); the worker neither saves nor exits, and trains on to max_steps.
-SIGTERM_SWALLOWED = pytest.mark.xfail(
-    strict=True, reason="issue 44: a MultiWorkerMirroredStrategy Estimator task ignores "
-    "SIGTERM (TensorFlow's own handler); preemption neither saves nor restarts the group")
-
-
-@pytest.mark.parametrize("sig", [signal.SIGKILL,
-                                 pytest.param(signal.SIGTERM, marks=SIGTERM_SWALLOWED)],
-                         ids=["kill", "sigterm"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "sigterm"])
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_which_resumes(tmp_path,
                                                                                 sig):
     """kill -9, or a preemption's SIGTERM: the group restarts and resumes from the

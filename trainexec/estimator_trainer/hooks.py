@@ -31,9 +31,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 from typing import Any, Callable, ContextManager, Iterator
 
+from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
 from trainexec.contract.restart_announcements import RestartRule, announce
+from trainexec.contract.termination import note_termination_requested
 from trainexec.estimator_engine.run_config import RunConfig
 from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED, strategy_kind
 from trainexec.estimator_engine.strategy_setup import server_config, serving_already
@@ -78,6 +82,34 @@ def train_strategy_kind(estimator: Any) -> str | None:
     return strategy_kind(strategy)
 
 
+@contextlib.contextmanager
+def _leave_on_sigterm(task: str) -> Iterator[None]:
+    """Within the block, SIGTERM (a preemption) ends this MultiWorkerMirroredStrategy
+    task with the exit-code contract's `preempted` code, at its next Python line (between
+    steps), so that the launcher restarts its group, which resumes from the chief's last
+    checkpoint. TensorFlow's own handler, installed with the strategy's server, would
+    swallow it: the task would neither save nor leave. Nothing is saved (a save is a
+    step of every task, and the others are not stopping)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    code = ExitCodes.from_env().code_for(PREEMPTED)
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        del signum, frame
+        note_termination_requested()
+        logger.warning("%s got SIGTERM (a preemption): leaving with exit code %d; its "
+                       "group resumes from the chief's last checkpoint", task, code)
+        raise SystemExit(code)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
 class EstimatorHooks(TrainerHooks):
     """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc).
     Its evaluation after saves runs on the training thread (the default)."""
@@ -101,12 +133,16 @@ class EstimatorHooks(TrainerHooks):
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
-        """A MultiWorkerMirroredStrategy task announces its restart group first."""
-        if self._all_reduces:
-            cluster = self.settings.cluster
-            announce(RestartRule(cluster.task_name, cluster.training_tasks,
-                                 strategy=_ANNOUNCED_MWMS, ends_by_itself=True))
-        yield
+        """A MultiWorkerMirroredStrategy task announces its restart group first, and
+        leaves on SIGTERM (`_leave_on_sigterm`)."""
+        if not self._all_reduces:
+            yield
+            return
+        cluster = self.settings.cluster
+        announce(RestartRule(cluster.task_name, cluster.training_tasks,
+                             strategy=_ANNOUNCED_MWMS, ends_by_itself=True))
+        with _leave_on_sigterm(cluster.task_name):
+            yield
 
     def start_server(self) -> Any:
         config = self.estimator.config
