@@ -43,7 +43,8 @@ def test_defaults_without_tf_config(no_tf_config):
         save_checkpoints_steps=None, save_checkpoints_secs=600, session_config=None,
         keep_checkpoint_max=5, keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
         device_fn=None, protocol=None, experimental_max_worker_delay_secs=None,
-        session_creation_timeout_secs=7200, checkpoint_save_graph_def=True)
+        session_creation_timeout_secs=7200, checkpoint_save_graph_def=True,
+        train_distribute=None, eval_distribute=None)
     assert answers(config) == dict(
         task_type=te.TaskType.WORKER, task_id=0, master="", evaluation_master="",
         is_chief=True, num_worker_replicas=1, num_ps_replicas=0, global_id_in_cluster=0,
@@ -138,7 +139,9 @@ def test_replace_copies_the_config_its_class_and_attributes(no_tf_config):
      "^keep_checkpoint_every_n_hours should be > 0"),
     (dict(save_checkpoints_steps=1, save_checkpoints_secs=2), ValueError,
      "cannot be both set"),
-    (dict(train_distribute=object()), ConfigError, "KerasTrainer"),
+    (dict(train_distribute=object()), ConfigError,
+     "RunConfig `train_distribute` is <object object at .*>, not a strategy: "
+     "trainexec.estimator runs tf.distribute.MirroredStrategy"),
 ])
 def test_replace_refusals(no_tf_config, changes, error, words):
     with pytest.raises(error, match=words):
@@ -157,8 +160,10 @@ def test_replace_refusals(no_tf_config, changes, error, words):
     (dict(model_dir=""), ValueError, "^model_dir should be non-empty. RunConfig.model_dir=''.: "
      "give a directory"),
     (dict(device_fn=lambda x: "/cpu:0"), ValueError, 'exactly one argument "op"'),
-    (dict(train_distribute=object()), ConfigError, "KerasTrainer"),
-    (dict(eval_distribute=object()), ConfigError, "distribute coordinator"),
+    (dict(train_distribute=object()), ConfigError,
+     "RunConfig `train_distribute` is <object object at .*>, not a strategy"),
+    (dict(eval_distribute=object()), ConfigError,
+     "RunConfig `eval_distribute` is <object object at .*>, not a strategy"),
 ])
 def test_constructor_refusals(no_tf_config, arguments, error, words):
     with pytest.raises(error, match=words):
@@ -175,9 +180,10 @@ def test_tensorflow_2s_parameter_server_strategy_is_named_with_tf_estimators_wor
     with pytest.raises(ValueError) as info:
         te.RunConfig(**{field: strategy})
     assert str(info.value).startswith(
-        "Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy`")
+        "Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy` for "
+        "parameter server strategy with estimator.")
     assert f"RunConfig `{field}`" in str(info.value)
-    assert "left unset" in str(info.value)  # what trainexec.estimator does instead
+    assert "leave it unset" in str(info.value)  # what trainexec.estimator does instead
 
 
 # -- beside tf.estimator's RunConfig (TensorFlow 2.15) ------------------------------------

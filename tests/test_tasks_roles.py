@@ -65,6 +65,11 @@ SERVE_WORKER = ["begin", "serving job", "start server", "serve until training is
                 FINISHED, "close"]
 MWMS_CHIEF = ["begin", CLEARED, "train", COMPLETE, FINISHED, "after records", "close"]
 MWMS_WORKER = ["begin", "train", FINISHED, "after records", "close"]
+# A trainexec.estimator RunConfig's MultiWorkerMirroredStrategy: every task starts its
+# server (or finds the strategy's) and trains at once, without waiting for the chief.
+ESTIMATOR_MWMS_WORKER = ["begin", "start server", "train", FINISHED, "after records",
+                         "close"]
+WORKERS_ONLY = {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}
 
 
 def estimator_plan(cluster, task):
@@ -72,6 +77,15 @@ def estimator_plan(cluster, task):
 
     task_type = None if task == "local" else task.split(":")[0]
     return role_plan(task_type, task), _cluster(cluster, task)
+
+
+def estimator_mwms_plan(cluster, task):
+    from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED
+    from trainexec.estimator_trainer.trainer import role_plan
+
+    config = _cluster(cluster, task)
+    return role_plan(config.task_type, task, strategy=MULTI_WORKER_MIRRORED,
+                     leads=config.is_chief), config
 
 
 def keras_plan(cluster, task):
@@ -94,6 +108,10 @@ def _cluster(cluster, task):
 ROLES = [
     ("chief:0", TRAIN_CHIEF, [("estimator", ESTIMATOR_CLUSTER)]),
     ("chief:0", MWMS_CHIEF, [("keras", MWMS_CLUSTER), ("keras", PSS_CLUSTER)]),
+    ("chief:0", TRAIN_CHIEF, [("estimator-mwms", MWMS_CLUSTER)]),
+    ("worker:0", TRAIN_CHIEF, [("estimator-mwms", WORKERS_ONLY)]),  # worker 0 leads
+    ("worker:1", ESTIMATOR_MWMS_WORKER, [("estimator-mwms", WORKERS_ONLY)]),
+    ("worker:0", ESTIMATOR_MWMS_WORKER, [("estimator-mwms", MWMS_CLUSTER)]),
     ("worker:0", TRAIN_WORKER, [("estimator", ESTIMATOR_CLUSTER)]),
     ("worker:0", MWMS_WORKER, [("keras", MWMS_CLUSTER)]),
     ("worker:0", SERVE_WORKER, [("keras", PSS_CLUSTER)]),
@@ -102,8 +120,11 @@ ROLES = [
     ("evaluator:0", EVALUATE, [("estimator", ESTIMATOR_CLUSTER), ("keras", PSS_CLUSTER)]),
     ("local", TRAIN_LOCAL, [("estimator", None), ("keras", None)]),
 ]
+PLANNERS = {"estimator": estimator_plan, "estimator-mwms": estimator_mwms_plan,
+            "keras": keras_plan}
+SUFFIXES = {id(PSS_CLUSTER): "-pss", id(WORKERS_ONLY): "-workers-only"}
 TABLE = [pytest.param(trainer, cluster, task, steps,
-                      id=f"{trainer}-{task}{'-pss' if cluster is PSS_CLUSTER else ''}")
+                      id=f"{trainer}-{task}{SUFFIXES.get(id(cluster), '')}")
          for task, steps, planners in ROLES for trainer, cluster in planners]
 
 
@@ -225,7 +246,7 @@ def _settings(cluster, clock=None):
 @pytest.mark.parametrize("trainer, cluster, task, steps", TABLE)
 def test_every_role_takes_its_steps_in_order(tmp_path, journal, trainer, cluster, task,
                                              steps):
-    plan, config = (estimator_plan if trainer == "estimator" else keras_plan)(cluster, task)
+    plan, config = PLANNERS[trainer](cluster, task)
     clock = FakeClock()
     hooks = JournalingHooks(tmp_path, journal)
     assert isinstance(hooks, TrainerHooks)

@@ -58,8 +58,12 @@ class WorkerDelay:
 
 def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
                           server_factory: Callable[..., Any] | None = None,
-                          protocol: str | None = None) -> Any:
+                          protocol: str | None = None, server_config: Any = None) -> Any:
     """Starts this task's `tf.distribute.Server`; None when none is needed.
+
+    The server's config is `server_config` when given (a `tf.compat.v1.ConfigProto`
+    used whole: a MultiWorkerMirroredStrategy's servers need its collective group
+    leader); else a default one with `session_config`'s GPU options.
 
     No server is started for a cluster of a single training task (unless
     TF_CONFIG also lists an evaluator or an empty job: RunConfig then gives the
@@ -88,7 +92,9 @@ def start_standard_server(cluster: ClusterConfig, session_config: Any = None,
 
     protocol = protocol or cluster.rpc_layer
     proto = tf.compat.v1.ConfigProto(log_device_placement=False)
-    if session_config is not None and hasattr(session_config, "gpu_options"):
+    if server_config is not None:
+        proto.CopyFrom(server_config)
+    elif session_config is not None and hasattr(session_config, "gpu_options"):
         proto.gpu_options.CopyFrom(session_config.gpu_options)
     factory = server_factory or tf.distribute.Server
     try:

@@ -21,6 +21,11 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
   graph, and how to run a Keras 2 `model_fn` where `tf.keras` is Keras 3;
 * `inputs/`: `numpy_input_fn`, `pandas_input_fn` (tf.estimator's `inputs`, on tf.data);
 * `training`: `Estimator.train` (MonitoredSession, chief and worker sessions);
+* distribution strategies beside it (RunConfig `train_distribute` / `eval_distribute`):
+  `strategy_checks`: the strategies taken and those refused; `strategy_setup`: this
+  task's copy of the strategy and its session and server configs; `replicated_graph`:
+  the `model_fn` once per replica; `collective_hooks`: the saving hooks every
+  MultiWorkerMirroredStrategy task runs;
 * `evaluation`: `Estimator.evaluate` and the persistent evaluation graph;
 * `hook_runner`: one step in a plain session with SessionRunHooks;
 * `eval_summaries`: the eval events under `model_dir/eval[_<name>]`;
@@ -30,7 +35,8 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `warm_start`: `WarmStartSettings`;
 * `session_hooks`: `SessionRunHook` and the standard hooks (TensorFlow's own);
 * `estimator`: `Estimator`;
-* `compat/`: the private Keras attributes the engine relies on, and their `INVENTORY`.
+* `compat/`: the private Keras and TensorFlow attributes the engine relies on (Keras's
+  layer names, tf.estimator's loss scaling under a strategy), and their `INVENTORY`.
 
 `tests/test_estimator_engine_estimator.py` (`test_the_engine_uses_public_tensorflow_only`)
 checks that nothing here, `compat/` aside, reaches into TensorFlow's or Keras's internal

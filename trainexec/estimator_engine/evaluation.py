@@ -9,6 +9,10 @@ metrics to `<model_dir>/eval[_<name>]`. `Estimator.evaluate` is one such evaluat
 a new graph; the evaluator task keeps one graph for every checkpoint
 (`Estimator.persistent_evaluation`), the cost tf.estimator paid per checkpoint saved.
 
+With a RunConfig `eval_distribute` strategy the `model_fn` runs once per replica, each on
+its own batch (`trainexec.estimator_engine.replicated_graph`): the metrics, the loss's
+mean among them, count every replica's examples.
+
 A model_fn's `evaluation_hooks` are begun once, when the graph is built. Evaluating
 without a checkpoint (`warm_start=True`) takes the initial values from the
 Estimator's `warm_start_from`, if it has one.
@@ -23,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any, Callable, Sequence
 
@@ -33,6 +38,8 @@ from trainexec.estimator_engine.graph import (build_graph, saver_for,
                                               with_local_variables_init)
 from trainexec.estimator_engine.hook_runner import run_with_hooks
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.replicated_graph import build_replicated, replicated_metrics
+from trainexec.estimator_engine.strategy_setup import for_task, session_config_for
 from trainexec.estimator_engine.training import check_hooks, check_steps
 
 __all__ = ["EvaluationGraph", "LOSS", "eval_dir"]
@@ -58,10 +65,17 @@ class EvaluationGraph:
         self._steps = steps
         self.output_dir = eval_dir(estimator.model_dir, name)
         config = estimator.config
+        strategy = (for_task(config.eval_distribute, config, training=False)
+                    if config.eval_distribute is not None else None)
         self.graph = tf.Graph()
-        with self.graph.as_default():
-            built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.EVAL,
-                                input_fn=input_fn, on_devices=False)
+        with self.graph.as_default(), (
+                strategy.scope() if strategy is not None else contextlib.nullcontext()):
+            if strategy is None:
+                built = build_graph(estimator.model_fn, estimator.params, config,
+                                    ModeKeys.EVAL, input_fn=input_fn, on_devices=False)
+            else:
+                built = build_replicated(estimator.model_fn, estimator.params, config,
+                                         ModeKeys.EVAL, input_fn, strategy)
             spec = built.spec
             if warm_start:  # no checkpoint: the initial values come from warm_start_from
                 estimator.warm_start_if_asked()
@@ -71,7 +85,10 @@ class EvaluationGraph:
                     raise ValueError(f"Metric with name `{reserved}` is not allowed, because "
                                      "the Estimator already reports a metric of that name: "
                                      "rename it in the model_fn's eval_metric_ops")
-            metric_ops[LOSS] = tf.compat.v1.metrics.mean(spec.loss)
+            if strategy is None:
+                metric_ops[LOSS] = tf.compat.v1.metrics.mean(spec.loss)
+            else:  # each replica's loss, its updates grouped across the replicas
+                metric_ops = replicated_metrics(spec, strategy, LOSS)
             self._values = {key: pair[0] for key, pair in metric_ops.items()}
             self._values[GLOBAL_STEP] = built.global_step
             eval_step = tf.compat.v1.get_variable(
@@ -81,23 +98,27 @@ class EvaluationGraph:
                              tf.compat.v1.GraphKeys.EVAL_STEP])
             self._update = [tf.group(*[pair[1] for pair in metric_ops.values()]),
                             tf.compat.v1.assign_add(eval_step, 1, use_locking=True)]
+            self._input_hooks = list(built.input_hooks)
+            self._hooks = [*(hooks or ()), *spec.evaluation_hooks]
+            for hook in (*self._input_hooks, *self._hooks):  # before the Scaffold's ops,
+                hook.begin()  # as a MonitoredSession begins them
             scaffold = with_local_variables_init(saver_for(spec.scaffold, config))
             scaffold.finalize()
             self._saver = scaffold.saver
             self._init = scaffold.init_op
             self._local_init = scaffold.local_init_op
-            self._input_hooks = list(built.input_hooks)
             self._input_release = built.input_release
             self._queue_runners = bool(tf.compat.v1.get_collection(
                 tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
-            # A dataset is rewound by its initializer; tensors or queues cannot be.
-            self.rewindable = built.input_release is not None and not self._queue_runners
-            self._hooks = [*(hooks or ()), *spec.evaluation_hooks]
-            for hook in (*self._input_hooks, *self._hooks):
-                hook.begin()
+            # A dataset is rewound by its initializer (a strategy's iterator too); tensors
+            # or queues cannot be.
+            self.rewindable = (built.input_release is not None or strategy is not None) \
+                and not self._queue_runners
             self.graph.finalize()
+        session_config = (config.session_config if strategy is None
+                          else session_config_for(strategy, config.session_config))
         self._session = tf.compat.v1.Session(target=config.evaluation_master,
-                                             graph=self.graph, config=config.session_config)
+                                             graph=self.graph, config=session_config)
 
     def evaluate(self, checkpoint_path: str | None) -> dict:
         """The metrics of `checkpoint_path` (None: the initial values, as tf.estimator

@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from trainexec.estimator_engine.input_fn import call_input_fn
 from trainexec.estimator_engine.model_fn_keras import keras_scope
-from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
+from trainexec.estimator_engine.model_spec import ModeKeys
 
 __all__ = ["Built", "build_graph", "device_fn_for", "saver_for", "with_local_variables_init"]
 
@@ -40,7 +40,7 @@ class Built(NamedTuple):
     op releasing its data (`input_fn.Inputs.release`) and the features given to the
     model_fn."""
 
-    spec: EstimatorSpec
+    spec: Any  # an EstimatorSpec (under an eval_distribute strategy, a ReplicatedEval)
     global_step: Any
     input_hooks: tuple
     input_release: Any = None

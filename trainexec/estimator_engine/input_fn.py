@@ -30,8 +30,9 @@ import tensorflow as tf
 
 from trainexec.estimator_engine.calls import fn_args
 
-__all__ = ["Inputs", "call_input_fn", "invoke_input_fn", "iterator_from_input_fn",
-           "iterator_initializer_hook", "reads_dataset_or_queue", "split_features_and_labels"]
+__all__ = ["Inputs", "as_dataset", "call_input_fn", "invoke_input_fn",
+           "iterator_from_input_fn", "iterator_initializer_hook", "reads_dataset_or_queue",
+           "split_features_and_labels"]
 
 
 class Inputs(NamedTuple):
@@ -78,7 +79,7 @@ def split_features_and_labels(element: Any, where: str) -> tuple[Any, Any]:
     return element, None
 
 
-def _as_dataset(result: Any) -> Any:
+def as_dataset(result: Any) -> Any:
     """The dataset behind `trainexec.estimator.inputs`' tensors (numpy_input_fn's,
     pandas_input_fn's), read through a rewindable iterator as a dataset is; else
     `result` as it is."""
@@ -102,7 +103,7 @@ def invoke_input_fn(input_fn: Callable, mode: str | None, params: Any, config: A
 
 def call_input_fn(input_fn: Callable, mode: str, params: Any, config: Any) -> Inputs:
     """Calls `input_fn` in the current graph and reads its result (module doc)."""
-    result = _as_dataset(invoke_input_fn(input_fn, mode, params, config))
+    result = as_dataset(invoke_input_fn(input_fn, mode, params, config))
     where = f"the input_fn ({_name(input_fn)})"
     if isinstance(result, tf.data.Dataset):
         data = tf.compat.v1.data
@@ -142,7 +143,7 @@ def iterator_from_input_fn(input_fn: Callable, mode: str | None, params: Any, co
         initialize = getattr(iterator, "initialize", None)
         hooks = [iterator_initializer_hook(initialize())] if callable(initialize) else []
         return iterator, hooks
-    result = _as_dataset(invoke_input_fn(input_fn, mode, params, config))
+    result = as_dataset(invoke_input_fn(input_fn, mode, params, config))
     if not isinstance(result, tf.data.Dataset):
         raise TypeError(f"input_fn ({_name(input_fn)}) must return a tf.data.Dataset to be "
                         f"read through an iterator, returned: {result!r}")

@@ -23,8 +23,13 @@
 Addresses in TF_CONFIG are only names to a RunConfig (port 0 is fine for a spec that only
 names the tasks); `train_and_evaluate` checks them before any server starts.
 
-`train_distribute` / `eval_distribute` are refused: they run through TensorFlow's
-private distribute coordinator. Distribution strategies are `trainexec.KerasTrainer`'s.
+`train_distribute` / `eval_distribute` (or `experimental_distribute`'s) take the
+strategies tf.estimator ran in graph mode: MirroredStrategy, MultiWorkerMirroredStrategy
+and tf.compat.v1's ParameterServerStrategy; the others are refused when the RunConfig
+is built, naming the field, the value and what to use
+(`trainexec.estimator_engine.strategy_checks`). With one of the last two, or an
+`eval_distribute` (an evaluator's), a TF_CONFIG cluster of workers alone is taken
+(worker 0 is the chief), as tf.estimator took it.
 
 Example:
     ```python
@@ -41,11 +46,13 @@ import copy
 from typing import Any, Mapping
 
 from trainexec.cluster.config import ClusterConfig
-from trainexec.errors import ConfigError
 from trainexec.estimator_engine.run_config_checks import (USE_DEFAULT, check_fields,
                                                           constructor_saving, path_to_str,
                                                           replaced_saving, resolve_model_dir)
 from trainexec.estimator_engine.session_configs import cluster_session_config
+from trainexec.estimator_engine.strategy_checks import (MULTI_WORKER_MIRRORED,
+                                                         PARAMETER_SERVER, check_cluster,
+                                                         check_strategies, strategy_kind)
 from trainexec.estimator_engine.task_placement import TaskPlacement, place_task, read_tf_config
 
 __all__ = ["RunConfig"]
@@ -60,35 +67,6 @@ _REPLACEABLE = (*_FIELDS, *_STRATEGIES)
 _FROM_TF_CONFIG = ("cluster_spec", "task_type", "task_id", "master", "evaluation_master",
                    "is_chief", "num_ps_replicas", "num_worker_replicas",
                    "global_id_in_cluster", "service")
-
-
-def _refuse_strategies(given: Mapping[str, Any]) -> None:
-    for field in _STRATEGIES:
-        value = given.get(field)
-        if value is not None and _is_tf2_parameter_server_strategy(value):
-            raise ConfigError(
-                f"Please use `tf.compat.v1.distribute.experimental.ParameterServerStrategy` "
-                f"for parameter server training: RunConfig `{field}` is TensorFlow 2's "
-                f"{type(value).__name__}, which Estimators never ran. trainexec.estimator "
-                "trains with the ps of a TF_CONFIG cluster when `train_distribute` is left "
-                "unset (between-graph replication, as tf.estimator did)")
-        if value is not None:
-            raise ConfigError(
-                f"RunConfig `{field}` ({type(value).__name__}) is not supported by "
-                "trainexec.estimator: tf.estimator ran it through TensorFlow's private "
-                "distribute coordinator. Leave it unset for parameter-server "
-                "(between-graph) training, or train a Keras model with "
-                "trainexec.KerasTrainer, which takes MultiWorkerMirroredStrategy or "
-                "ParameterServerStrategy from TF_CONFIG")
-
-
-def _is_tf2_parameter_server_strategy(strategy: Any) -> bool:
-    import tensorflow as tf
-
-    tf2 = getattr(getattr(tf.distribute, "experimental", None), "ParameterServerStrategy",
-                  None)
-    return tf2 is not None and isinstance(strategy, tf2) and not isinstance(
-        strategy, tf.compat.v1.distribute.experimental.ParameterServerStrategy)
 
 
 class RunConfig:
@@ -106,9 +84,12 @@ class RunConfig:
       keep_checkpoint_max: how many recent checkpoints are kept (0 or None: all).
       keep_checkpoint_every_n_hours: also keep one checkpoint per this many hours.
       log_step_count_steps: the step rate and loss are logged every this many steps.
-      train_distribute: refused (module doc).
-      eval_distribute: refused (module doc).
-      experimental_distribute: refused (module doc).
+      train_distribute: a `tf.distribute` strategy the Estimator trains with (module
+        doc), or None.
+      eval_distribute: a strategy `evaluate` runs the model_fn with, or None.
+      experimental_distribute: an object with `train_distribute` and
+        `eval_distribute` (tf.estimator's `DistributeConfig`), read as those fields;
+        its `remote_cluster` is refused.
       device_fn: `device_fn(op)` -> device for every op, instead of the default (the
         variables on the ps of a cluster with ps).
       protocol: the servers' protocol ("grpc" when None, or "grpc+verbs").
@@ -121,7 +102,8 @@ class RunConfig:
     Raises:
       ValueError: a bad value (tf.estimator's words, then the value and the fix).
       ConfigError: a TF_CONFIG tf.estimator's RunConfig refuses, or a distribution
-        strategy (both are ValueErrors).
+        strategy trainexec.estimator does not run, or not in this cluster (both are
+        ValueErrors).
       TypeError: TF_CONFIG's `service` is not an object.
     """
 
@@ -138,9 +120,8 @@ class RunConfig:
                  checkpoint_save_graph_def: bool = True,
                  cluster: ClusterConfig | None = None) -> None:
         steps, secs = constructor_saving(save_checkpoints_steps, save_checkpoints_secs)
-        _refuse_strategies(dict(train_distribute=train_distribute,
-                                eval_distribute=eval_distribute,
-                                experimental_distribute=experimental_distribute))
+        train_distribute, eval_distribute = check_strategies(
+            train_distribute, eval_distribute, experimental_distribute)
         tf_config = cluster.to_dict() if cluster is not None else read_tf_config()
         values: dict[str, Any] = dict(
             model_dir=resolve_model_dir(model_dir, tf_config), tf_random_seed=tf_random_seed,
@@ -154,12 +135,19 @@ class RunConfig:
             session_creation_timeout_secs=session_creation_timeout_secs,
             checkpoint_save_graph_def=checkpoint_save_graph_def)
         check_fields(values)
-        placement = place_task(tf_config)
+        # As tf.estimator with a strategy: a cluster of workers alone, worker 0 leading,
+        # for the training tasks of a cluster strategy and for an evaluator that
+        # evaluates with a strategy of its own.
+        placement = place_task(tf_config, workers_may_lead=eval_distribute is not None or (
+            train_distribute is not None and strategy_kind(train_distribute) in (
+                MULTI_WORKER_MIRRORED, PARAMETER_SERVER)))
+        self._placement: TaskPlacement = placement
+        self._check_cluster(train_distribute)
         if session_config is None and placement.cluster:
             values["session_config"] = cluster_session_config(placement.task_type,
                                                               placement.task_id)
+        values.update(train_distribute=train_distribute, eval_distribute=eval_distribute)
         self._values = values
-        self._placement: TaskPlacement = placement
 
     def replace(self, **changes: Any) -> "RunConfig":
         """A copy with `changes` (the constructor's fields; not the task, which comes
@@ -173,8 +161,13 @@ class RunConfig:
             raise ValueError(
                 f"Replacing {', '.join(refused)} is not supported. Allowed properties are "
                 f"{', '.join(_REPLACEABLE)}{why}")
-        _refuse_strategies(changes)
-        changes = {k: v for k, v in changes.items() if k not in _STRATEGIES}
+        if set(changes) & set(_STRATEGIES):
+            train, evaluate = check_strategies(
+                changes.get("train_distribute", self.train_distribute),
+                changes.get("eval_distribute", self.eval_distribute),
+                changes.pop("experimental_distribute", None))
+            self._check_cluster(train)
+            changes.update(train_distribute=train, eval_distribute=evaluate)
         if "model_dir" in changes:
             changes["model_dir"] = path_to_str(changes["model_dir"])
         values = dict(self._values)
@@ -186,6 +179,12 @@ class RunConfig:
         new = copy.copy(self)
         new._values = values
         return new
+
+    def _check_cluster(self, train_distribute: Any) -> None:
+        if train_distribute is not None:
+            placement = self._placement
+            check_cluster(train_distribute, placement.cluster,
+                          f"{placement.task_type}:{placement.task_id}")
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={v!r}" for k, v in self._values.items()
@@ -216,8 +215,8 @@ class RunConfig:
         lambda self: self._values["session_creation_timeout_secs"])
     checkpoint_save_graph_def = property(
         lambda self: self._values["checkpoint_save_graph_def"])
-    train_distribute = property(lambda self: None)
-    eval_distribute = property(lambda self: None)
+    train_distribute = property(lambda self: self._values["train_distribute"])
+    eval_distribute = property(lambda self: self._values["eval_distribute"])
 
     # -- the task (from TF_CONFIG) ------------------------------------------------------
     task_type = property(lambda self: self._placement.task_type)
@@ -239,3 +238,4 @@ class RunConfig:
         return tf.train.ClusterSpec({
             job: dict(tasks) if isinstance(tasks, dict) else list(tasks)
             for job, tasks in self._placement.cluster.items()})
+

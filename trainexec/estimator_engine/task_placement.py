@@ -11,7 +11,9 @@ TF_CONFIG:
 * a `cluster`: it has one `chief` (or, the TF 1.x form, one `master`, and then neither a
   chief nor an evaluator task), and `task` names one of its tasks. The master is
   `grpc://` and this task's address, "" for a cluster of one task, or TF_CONFIG's
-  `session_master`; the workers are `worker` and the chief (or master) together;
+  `session_master`; the workers are `worker` and the chief (or master) together. With
+  `workers_may_lead` (a RunConfig with a cluster strategy or an `eval_distribute`), a cluster of
+  workers alone is taken too, worker 0 its chief;
 * an `evaluator` task stands outside training: no cluster, master "", not the chief, no
   replicas and no global id; its target is TF_CONFIG's `eval_session_master`.
 
@@ -270,8 +272,10 @@ def _master(jobs: Mapping[str, _Tasks], task_type: str, task_id: int,
     return "grpc://" + jobs[task_type][task_id]
 
 
-def place_task(tf_config: Mapping[str, Any]) -> TaskPlacement:
-    """This task's `TaskPlacement` from a decoded TF_CONFIG (module doc)."""
+def place_task(tf_config: Mapping[str, Any], workers_may_lead: bool = False) -> TaskPlacement:
+    """This task's `TaskPlacement` from a decoded TF_CONFIG (module doc).
+    `workers_may_lead`: a cluster of workers without a chief is taken, worker 0 leading
+    it (a `train_distribute` strategy's cluster, as tf.estimator took it)."""
     service = _service(tf_config.get("service"))
     jobs = _read_jobs(tf_config.get("cluster"))
     task = tf_config.get("task") or {}
@@ -281,7 +285,10 @@ def place_task(tf_config: Mapping[str, Any]) -> TaskPlacement:
     if not jobs:
         return _one_machine(task, tf_config, service)
     lead = MASTER if MASTER in jobs else CHIEF
-    _check_lead(jobs, lead)
+    if workers_may_lead and lead not in jobs and _size(jobs.get(WORKER, ())) > 0:
+        lead = WORKER  # worker 0 leads, as tf.estimator's distribute coordinator had it
+    else:
+        _check_lead(jobs, lead)
     task_type, task_id = _check_task(jobs, task, lead)
     if task_type == EVALUATOR:
         if lead == MASTER:
@@ -294,9 +301,11 @@ def place_task(tf_config: Mapping[str, Any]) -> TaskPlacement:
                              evaluation_master=_target(tf_config, "eval_session_master"),
                              num_worker_replicas=0, global_id_in_cluster=None,
                              service=service)
+    leads = task_type == lead and (lead != WORKER or task_id == 0)
     return TaskPlacement(
         cluster=jobs, task_type=task_type, task_id=task_id,
-        master=_master(jobs, task_type, task_id, tf_config), is_chief=task_type == lead,
+        master=_master(jobs, task_type, task_id, tf_config), is_chief=leads,
         num_ps_replicas=len(jobs.get(PS, ())),
-        num_worker_replicas=len(jobs.get(WORKER, ())) + len(jobs[lead]),
+        num_worker_replicas=len(jobs.get(WORKER, ())) + (
+            len(jobs[lead]) if lead != WORKER else 0),
         global_id_in_cluster=_global_id(jobs, task_type, task_id, lead), service=service)

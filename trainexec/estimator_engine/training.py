@@ -28,15 +28,21 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import tensorflow as tf
 
 from trainexec.cluster.config import MASTER, WORKER
+from trainexec.estimator_engine.collective_hooks import collective_hooks
+from trainexec.estimator_engine.compat.loss_scaling import estimator_loss_scaling
 from trainexec.estimator_engine.graph import build_graph, saver_for
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.replicated_graph import build_replicated
+from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED, strategy_kind
+from trainexec.estimator_engine.strategy_setup import for_task, in_cluster, session_config_for
 from trainexec.records import checkpoints
 
 __all__ = ["ChiefSessionCreator", "WorkerSessionCreator", "check_hooks",
@@ -259,15 +265,31 @@ def _worker_hooks(built: Any, hooks: Sequence[Any], steps: int | None,
     return [*worker_hooks, *spec.training_hooks]
 
 
+@contextlib.contextmanager
+def _within(strategy: Any) -> Iterator[None]:
+    """The strategy's scope, with tf.estimator's loss scaling (nothing without one)."""
+    if strategy is None:
+        yield
+        return
+    with strategy.scope(), estimator_loss_scaling(strategy):
+        yield
+
+
 def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
                  steps: int | None, max_steps: int | None,
                  saving_listeners: Sequence[Any]) -> Any:
     """Trains `estimator` (module doc); returns the loss of the last step run (None if
     no step ran)."""
     config = estimator.config
-    with tf.Graph().as_default():
-        built = build_graph(estimator.model_fn, estimator.params, config, ModeKeys.TRAIN,
-                            input_fn=input_fn)
+    strategy = (for_task(config.train_distribute, config)
+                if config.train_distribute is not None else None)
+    with tf.Graph().as_default(), _within(strategy):
+        if strategy is None:
+            built = build_graph(estimator.model_fn, estimator.params, config,
+                                ModeKeys.TRAIN, input_fn=input_fn)
+        else:
+            built = build_replicated(estimator.model_fn, estimator.params, config,
+                                     ModeKeys.TRAIN, input_fn, strategy)
         spec = built.spec
         if config.is_chief and estimator.latest_checkpoint() is None:
             estimator.warm_start_if_asked()
@@ -281,7 +303,16 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
         if on_worker_0 and config.task_type == WORKER and config.task_id == 0:
             worker_hooks += _summary_hooks(estimator, scaffold)
         check_server_listening(config.master)
-        if config.is_chief:
+        session_config = (config.session_config if strategy is None
+                          else session_config_for(strategy, config.session_config))
+        if strategy is not None and strategy_kind(strategy) == MULTI_WORKER_MIRRORED \
+                and in_cluster(config):
+            # Every task initializes (or restores) its own copy and saves in step.
+            all_hooks = collective_hooks(config, estimator.model_dir, scaffold, worker_hooks,
+                                         spec.training_chief_hooks, list(saving_listeners))
+            creator: Any = ChiefSessionCreator(scaffold, config.master, session_config,
+                                               estimator.model_dir, distributed=False)
+        elif config.is_chief:
             # In tf.estimator's order: the chief's own hooks first (so the final checkpoint
             # is saved before a user hook's end() runs), the summaries, every task's.
             user_hooks = [*worker_hooks, *spec.training_chief_hooks]
@@ -291,12 +322,12 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
                          *([] if on_worker_0 else _summary_hooks(estimator, scaffold)),
                          *worker_hooks]
             creator = ChiefSessionCreator(
-                scaffold, config.master, config.session_config, estimator.model_dir,
+                scaffold, config.master, session_config, estimator.model_dir,
                 distributed=bool(config.master) and config.num_ps_replicas > 0)
         else:
             all_hooks = worker_hooks
             creator = WorkerSessionCreator(
-                scaffold, config.master, config.session_config,
+                scaffold, config.master, session_config,
                 max_wait_secs=config.session_creation_timeout_secs,
                 recovery_wait_secs=estimator.readiness_secs)
         loss = None

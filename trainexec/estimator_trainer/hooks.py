@@ -1,8 +1,13 @@
 """`EstimatorHooks`: how each step of a role's sequence (`trainexec.tasks`) is done for a
 `tf.estimator.Estimator` (between-graph replication, as `tf.estimator.train_and_evaluate`).
 
+* before anything, a task that trains with a `trainexec.estimator` RunConfig's
+  MultiWorkerMirroredStrategy announces its restart group to `trainexec launch`: the
+  chief and every worker, restarted together (their steps are collectives of all);
 * its server: a standard TensorFlow server as the Estimator's RunConfig says (its
-  session config and protocol), from the job's `server_factory`;
+  session config and protocol; with a `train_distribute` strategy in a cluster, the
+  config the strategy asks for: `trainexec.estimator_engine.strategy_setup`), from the
+  job's `server_factory`;
 * the worker's staggered start: `WorkerDelay` with RunConfig's
   `experimental_max_worker_delay_secs`;
 * waiting for the chief: re-check every `poll_secs` (not TensorFlow's 30 s) that the chief
@@ -12,6 +17,9 @@
   and, where the task writes the checkpoints, the train spec's saving listeners; the
   evaluation after saves is one more saving listener
   (`trainexec.estimator_trainer.evaluate_on_save`);
+* after its records, a MultiWorkerMirroredStrategy task waits (up to
+  `PEER_EXIT_WAIT_SECS`) for its peers to record finishing too, so that they leave
+  together (an exited peer stalls the others' last collective steps);
 * serving: a ps serves until every training task has recorded that it finished, or until
   training is over and the ones missing had `DRAIN_SECS` more (`trainexec.tasks.serving`);
 * evaluating: an `EstimatorTarget`, its persistent evaluation session closed at the end;
@@ -22,9 +30,19 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import signal
+import threading
 from typing import Any, Callable, ContextManager, Iterator
 
+from trainexec.contract.exit_codes import PREEMPTED, ExitCodes
+from trainexec.contract.restart_announcements import RestartRule, announce
+from trainexec.contract.termination import note_termination_requested
+from trainexec.estimator_engine.run_config import RunConfig
+from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED, strategy_kind
+from trainexec.estimator_engine.strategy_setup import server_config, serving_already
 from trainexec.estimator_trainer.availability import TrainableModel
+from trainexec.estimator_trainer.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator_trainer.evaluate_on_save import (ESTIMATOR_WORDING,
                                                           EvaluateOnSaveListener)
 from trainexec.estimator_trainer.readiness import model_readiness_checks_every
@@ -35,15 +53,61 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.peer_watchdog import PeerWatchdog
-from trainexec.tasks.serving import ServingJob
+from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
 from trainexec.trainer import JobSettings, RolePlan
 
-__all__ = ["DRAIN_SECS", "EstimatorHooks"]
+__all__ = ["DRAIN_SECS", "EstimatorHooks", "PEER_EXIT_WAIT_SECS", "train_strategy_kind"]
+
+logger = logging.getLogger(__name__)
 
 # Once training is over, how long a ps waits for the training tasks that have not yet
 # recorded finishing (a worker may be finishing its last step; one that crashed and was
 # not restarted no longer keeps the ps serving).
 DRAIN_SECS = 30.0
+# How long a MultiWorkerMirroredStrategy task that finished training waits for its peers.
+PEER_EXIT_WAIT_SECS = 60.0
+# How a MultiWorkerMirroredStrategy task names its strategy to the launcher (as Keras's).
+_ANNOUNCED_MWMS = "multi_worker_mirrored"
+
+
+def train_strategy_kind(estimator: Any) -> str | None:
+    """The kind of a `trainexec.estimator` RunConfig's `train_distribute`
+    (`trainexec.estimator_engine.strategy_checks`), or None: no strategy, or
+    tf.estimator's own RunConfig (whose strategies its distribute coordinator runs)."""
+    config = getattr(estimator, "config", None)
+    strategy = getattr(config, "train_distribute", None)
+    if strategy is None or not isinstance(config, RunConfig) or \
+            distribute_coordinator_mode(config):
+        return None
+    return strategy_kind(strategy)
+
+
+@contextlib.contextmanager
+def _leave_on_sigterm(task: str) -> Iterator[None]:
+    """Within the block, SIGTERM (a preemption) ends this MultiWorkerMirroredStrategy
+    task with the exit-code contract's `preempted` code, at its next Python line (between
+    steps), so that the launcher restarts its group, which resumes from the chief's last
+    checkpoint. TensorFlow's own handler, installed with the strategy's server, would
+    swallow it: the task would neither save nor leave. Nothing is saved (a save is a
+    step of every task, and the others are not stopping)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    code = ExitCodes.from_env().code_for(PREEMPTED)
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        del signum, frame
+        note_termination_requested()
+        logger.warning("%s got SIGTERM (a preemption): leaving with exit code %d; its "
+                       "group resumes from the chief's last checkpoint", task, code)
+        raise SystemExit(code)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 class EstimatorHooks(TrainerHooks):
@@ -54,6 +118,10 @@ class EstimatorHooks(TrainerHooks):
         self.estimator = estimator
         self.settings = settings
         self.model_dir = estimator.model_dir
+        self._all_reduces = (train_strategy_kind(estimator) == MULTI_WORKER_MIRRORED
+                             and settings.cluster.is_distributed
+                             and settings.cluster.task_type in settings.cluster.training_cluster)
+        self._peers_watch: FinishedTasks | None = None
         config = getattr(estimator, "config", None)
         throttle = getattr(settings.eval_spec, "throttle_secs", None)
         self.words = TrainerWords(
@@ -63,11 +131,30 @@ class EstimatorHooks(TrainerHooks):
                         f"save_checkpoints_secs={getattr(config, 'save_checkpoints_secs', None)}), "
                         f"at most every {throttle}s.")
 
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """A MultiWorkerMirroredStrategy task announces its restart group first, and
+        leaves on SIGTERM (`_leave_on_sigterm`)."""
+        if not self._all_reduces:
+            yield
+            return
+        cluster = self.settings.cluster
+        announce(RestartRule(cluster.task_name, cluster.training_tasks,
+                             strategy=_ANNOUNCED_MWMS, ends_by_itself=True))
+        with _leave_on_sigterm(cluster.task_name):
+            yield
+
     def start_server(self) -> Any:
         config = self.estimator.config
+        if self._all_reduces and serving_already(config):
+            logger.info("%s: the MultiWorkerMirroredStrategy built in this process already "
+                        "serves this task: no other server started",
+                        self.settings.cluster.task_name)
+            return None
         return start_standard_server(
             self.settings.cluster, getattr(config, "session_config", None),
-            self.settings.server_factory, getattr(config, "protocol", None))
+            self.settings.server_factory, getattr(config, "protocol", None),
+            server_config=server_config(config) if isinstance(config, RunConfig) else None)
 
     def before_training(self, plan: RolePlan) -> BeforeTraining:
         """A worker's staggered start (`WorkerDelay` with RunConfig's
@@ -96,6 +183,8 @@ class EstimatorHooks(TrainerHooks):
         can wait for a ps that was restarted under it (`trainexec.tasks.peer_watchdog`)."""
         cluster = self.settings.cluster
         watchdog = None
+        if self._all_reduces:
+            self._peers_watch = FinishedTasks.starting_now(self.model_dir, cluster.task_name)
         if not plan.writes_checkpoints and not plan.is_local and cluster.chief_task:
             watchdog = PeerWatchdog(
                 FinishedTasks.starting_now(self.model_dir, cluster.task_name),
@@ -122,6 +211,17 @@ class EstimatorHooks(TrainerHooks):
         return Trained(step=latest.step if latest else None,
                        checkpoint=latest.path if latest else None,
                        final_step=evaluating.ended_at_step if evaluating else None)
+
+    def after_records(self, plan: RolePlan, trained: Trained) -> None:
+        """A MultiWorkerMirroredStrategy task waits for its peers to finish too."""
+        if self._peers_watch is None:
+            return
+        cluster = self.settings.cluster
+        peers = frozenset(cluster.training_tasks) - {cluster.task_name}
+        logger.info("Waiting for %s to finish training before leaving",
+                    ", ".join(sorted(peers)))
+        wait_for_tasks_to_finish(self._peers_watch, peers, PEER_EXIT_WAIT_SECS,
+                                 clock=self.settings.clock)
 
     @contextlib.contextmanager
     def evaluation(self) -> Iterator[Evaluation]:

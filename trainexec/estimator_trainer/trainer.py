@@ -1,6 +1,7 @@
 """`EstimatorTrainer`: the `Trainer` for a `tf.estimator.Estimator`.
 
-The roles of `tf.estimator.train_and_evaluate` (between-graph replication):
+The roles of `tf.estimator.train_and_evaluate` (between-graph replication, also with a
+`trainexec.estimator` RunConfig's `train_distribute` ParameterServerStrategy):
 
 * chief / master: a standard server, no start delay, train (the master also
   evaluates after each checkpoint save); records completion;
@@ -9,6 +10,13 @@ The roles of `tf.estimator.train_and_evaluate` (between-graph replication):
 * ps: a standard server that serves until every training task has finished;
 * evaluator: the continuous evaluation loop;
 * local (no cluster): train, evaluating after checkpoint saves.
+
+With a `trainexec.estimator` RunConfig whose `train_distribute` is a
+MultiWorkerMirroredStrategy, the chief and every worker train in step (a standard server
+each, with the strategy's config; no start delay, no waiting for the chief: each
+initializes or restores its own copy), the chief writing checkpoints; an evaluator
+evaluates them. With either strategy a cluster of workers alone is taken, worker 0
+leading it, as tf.estimator took it.
 
 Under Google's own cluster environment (`TF_CONFIG.environment == "google"`)
 the training tasks' servers are started by the platform, not here (a ps
@@ -36,7 +44,8 @@ from trainexec.errors import ConfigError
 from trainexec.estimator_trainer.availability import check_trainable
 from trainexec.estimator_trainer.compat.run_config import distribute_coordinator_mode
 from trainexec.estimator_trainer.run_config_cluster import choose_cluster
-from trainexec.estimator_trainer.hooks import EstimatorHooks
+from trainexec.estimator_trainer.hooks import EstimatorHooks, train_strategy_kind
+from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED
 from trainexec.trainer import (EVALUATE, SERVE, TRAIN, TRAIN_AND_EVALUATE, JobSettings,
                                RolePlan, TrainerBase)
 
@@ -69,13 +78,15 @@ class EstimatorTrainer(TrainerBase):
     def plan_role(self, cluster: ClusterConfig) -> RolePlan:
         """The Estimator role of the task `cluster` describes (see the module doc)."""
         self._check_not_distribute_coordinator(cluster)
-        without_chief = (estimator_without_chief(cluster)
-                         if cluster.task_type in (CHIEF, MASTER, WORKER, PS) else None)
+        strategy = train_strategy_kind(self.estimator)
+        without_chief = (estimator_without_chief(cluster) if strategy is None
+                         and cluster.task_type in (CHIEF, MASTER, WORKER, PS) else None)
         if without_chief:
             raise ConfigError(f"TF_CONFIG ({cluster.task_name}): {without_chief} (see "
                               "`trainexec tfconfig`)")
         return role_plan(cluster.task_type, cluster.task_name,
-                         google_environment=cluster.is_google_environment)
+                         google_environment=cluster.is_google_environment,
+                         strategy=strategy, leads=cluster.is_chief)
 
     def task_hooks(self, plan: RolePlan, settings: JobSettings) -> EstimatorHooks:
         """How this Estimator does each step of `plan`'s sequence (`trainexec.tasks`)."""
@@ -86,7 +97,8 @@ class EstimatorTrainer(TrainerBase):
         """The plan of `task_type`'s role (None: a local run) whatever `cluster` says:
         the executor's `run_chief()`, `run_worker()`... as in `tf.estimator`."""
         task = "local" if task_type is None else f"{task_type}:{cluster.task_index or 0}"
-        return role_plan(task_type, task, cluster.is_google_environment)
+        return role_plan(task_type, task, cluster.is_google_environment,
+                         strategy=train_strategy_kind(self.estimator))
 
     def _check_not_distribute_coordinator(self, cluster: ClusterConfig) -> None:
         config = getattr(self.estimator, "config", None)
@@ -99,17 +111,26 @@ class EstimatorTrainer(TrainerBase):
                 "train_distribute unset for parameter-server (between-graph) training")
 
 
-def role_plan(task_type: str | None, task: str, google_environment: bool = False) -> RolePlan:
+def role_plan(task_type: str | None, task: str, google_environment: bool = False,
+              strategy: str | None = None, leads: bool | None = None) -> RolePlan:
     """The `RolePlan` of an Estimator task of `task_type` (None: a local run),
-    named `task` in the log (pure; see the module doc)."""
+    named `task` in the log (pure; see the module doc). `strategy`: the kind of the
+    RunConfig's `train_distribute` (`trainexec.estimator_engine.strategy_checks`), if
+    any; `leads`: whether the task writes the checkpoints (default: the chief or master)."""
     if task_type is None:
         return RolePlan(task, TRAIN_AND_EVALUATE, writes_checkpoints=True, is_local=True)
     if task_type == EVALUATOR:
         return RolePlan(task, EVALUATE)
+    how = _BETWEEN_GRAPH if strategy is None else f"{strategy}, {_BETWEEN_GRAPH}"
     if task_type == PS:
-        return RolePlan(task, SERVE, starts_server=True, strategy=_BETWEEN_GRAPH)
-    is_chief = task_type in (CHIEF, MASTER)
+        return RolePlan(task, SERVE, starts_server=True, strategy=how)
+    is_chief = task_type in (CHIEF, MASTER) if leads is None else leads
+    if strategy == MULTI_WORKER_MIRRORED:
+        return RolePlan(task, TRAIN, starts_server=not google_environment,
+                        writes_checkpoints=is_chief,
+                        strategy=f"{strategy}, synchronous all-reduce")
     return RolePlan(task, TRAIN_AND_EVALUATE if task_type == MASTER else TRAIN,
-                    starts_server=not google_environment, start_delay=task_type == WORKER,
+                    starts_server=not google_environment,
+                    start_delay=task_type == WORKER and not is_chief,
                     waits_for_chief=not is_chief, writes_checkpoints=is_chief,
-                    strategy=_BETWEEN_GRAPH)
+                    strategy=how)

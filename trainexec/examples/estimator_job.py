@@ -9,7 +9,10 @@ trains a custom `model_fn` (a 16-unit hidden layer, written with plain variables
 it runs under Keras 3 too) on trainexec's own Estimator (`trainexec.estimator`);
 `--engine tf` (the default on the 2.15 line) trains tf.estimator's DNNClassifier of
 the same shape. `--api tf` calls `tf.estimator.train_and_evaluate` instead of
-trainexec's drop-in, for side-by-side comparisons (2.15 line only).
+trainexec's drop-in, for side-by-side comparisons (2.15 line only). `--strategy` trains
+with a RunConfig `train_distribute` strategy (`STRATEGIES`): `mwms`
+(MultiWorkerMirroredStrategy: the chief and every worker train in step), `ps`
+(tf.compat.v1's ParameterServerStrategy) or `mirrored` (one machine).
 
     python -m trainexec.examples.estimator_job --model-dir /tmp/blobs --max-steps 300
 """
@@ -32,10 +35,11 @@ from trainexec.examples.blobs import CLASSES, FEATURES, make_data
 from trainexec.examples.report import report_result
 from trainexec.estimator_trainer.availability import estimator_problem, tf_estimator
 
-__all__ = ["ENGINES", "build_specs", "default_engine", "engine_module",
+__all__ = ["ENGINES", "STRATEGIES", "build_specs", "default_engine", "engine_module",
            "local_training_steps", "make_data", "make_estimator", "model_fn", "main"]
 
 ENGINES = ("native", "tf")
+STRATEGIES = ("mirrored", "mwms", "ps")
 HIDDEN_UNITS = 16
 LEARNING_RATE = 0.05
 
@@ -56,6 +60,20 @@ def engine_module(engine: str | None = None):
         return tf_estimator()
     import trainexec.estimator
     return trainexec.estimator
+
+
+def make_strategy(name: str | None):
+    """The `train_distribute` strategy named by `--strategy` (`STRATEGIES`), or None."""
+    if name is None:
+        return None
+    if name not in STRATEGIES:
+        raise ConfigError(f"--strategy {name!r}: choose one of {', '.join(STRATEGIES)}")
+    v1 = tf.compat.v1.distribute
+    if name == "mirrored":
+        return v1.MirroredStrategy()
+    if name == "mwms":  # as TensorFlow's multi-worker Estimator tutorial builds it
+        return tf.distribute.experimental.MultiWorkerMirroredStrategy()
+    return v1.experimental.ParameterServerStrategy()
 
 
 def model_fn(features, labels, mode, params):
@@ -169,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the chief sleeps this long first, like a chief pod "
                         "scheduled after its workers (for tests and benchmarks)")
     parser.add_argument("--api", choices=("trainexec", "tf"), default="trainexec")
+    parser.add_argument("--strategy", choices=STRATEGIES, default=None,
+                        help="the RunConfig's train_distribute (default: none, "
+                        "between-graph training)")
     parser.add_argument("--engine", choices=ENGINES, default=None,
                         help="native: trainexec.estimator (the default on TensorFlow 2.16+); "
                         "tf: tf.estimator (the default on 2.15, its only line)")
@@ -187,12 +208,19 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     tf.get_logger().setLevel(logging.ERROR)
 
-    estimator = make_estimator(args.model_dir, args.save_checkpoints_steps, engine=engine)
+    role = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {}).get("type", "local")
+    # The evaluator does not train: TensorFlow builds no MultiWorkerMirroredStrategy
+    # there (TF_CONFIG's cluster leaves the evaluator out). It evaluates with this
+    # machine's devices (which also lets it stand beside a cluster of workers alone).
+    distribute = {} if args.strategy is None else (
+        {"eval_distribute": make_strategy("mirrored")} if role == "evaluator"
+        else {"train_distribute": make_strategy(args.strategy)})
+    estimator = make_estimator(args.model_dir, args.save_checkpoints_steps, engine=engine,
+                               **distribute)
     counter = StepCounter()
     train_spec, eval_spec = build_specs(
         None if args.max_steps <= 0 else args.max_steps, args.start_delay_secs,
         args.throttle_secs, train_hooks=[counter], engine=engine)
-    role = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {}).get("type", "local")
     if role == "chief" and args.late_chief_secs > 0:
         time.sleep(args.late_chief_secs)
     started = time.monotonic()

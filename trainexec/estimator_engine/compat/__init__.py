@@ -1,20 +1,22 @@
-"""Every private Keras attribute the Estimator engine uses (the engine's TensorFlow is
-public only).
+"""Every private Keras or TensorFlow attribute the Estimator engine uses (outside this
+package, the engine's TensorFlow is public only).
 
 One module per concern, each opening with a table (attribute | the lines it was seen
 on | what trainexec does when it is missing) and holding the code that touches it;
 callers use the small named functions there:
 
 * `keras_names`: Keras 3's automatic layer names started afresh for each graph a
-  `model_fn` builds.
+  `model_fn` builds;
+* `loss_scaling`: the loss scaling tf.estimator switched on for `tf.compat.v1`
+  optimizers under a distribution strategy, and how it reduced the replicas' losses.
 
 `INVENTORY` lists them all as `trainexec.internals.Internal` records;
 tests/test_estimator_engine_compat.py checks, on each line, that those listed for it
 are still there.
 """
 
-from trainexec.estimator_engine.compat import keras_names
+from trainexec.estimator_engine.compat import keras_names, loss_scaling
 
 __all__ = ["INVENTORY"]
 
-INVENTORY = keras_names.INTERNALS
+INVENTORY = keras_names.INTERNALS + loss_scaling.INTERNALS
