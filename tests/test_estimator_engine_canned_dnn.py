@@ -11,6 +11,7 @@ import tensorflow as tf
 
 import canned_toy as toy
 import trainexec.estimator as te
+from trainexec.estimator_engine.canned import optimizers
 from trainexec.estimator_engine.canned.optimizers import keras2_optimizers
 
 pytestmark = pytest.mark.tf_line
@@ -135,3 +136,18 @@ def test_a_tf_estimator_checkpoint_evaluates_the_same_and_resumes_alike(tmp_path
     for name in toy.variables(theirs):
         np.testing.assert_array_equal(tf.train.load_variable(ours, name),
                                       tf.train.load_variable(theirs, name), err_msg=name)
+
+
+def test_without_keras2_optimizers_a_dnn_trains_with_the_v1_ones(tmp_path, monkeypatch):
+    # Keras 3 with no tf_keras installed: the model's names are tf.estimator's, the
+    # optimizer's slots are the v1 optimizer's own
+    monkeypatch.setattr(optimizers, "keras2_optimizers", lambda: None)
+    x, _, _ = toy.columns()
+    model = te.DNNClassifier([4], [x], model_dir=str(tmp_path))
+    model.train(toy.input_fn(), steps=3)
+    names = set(toy.variables(str(tmp_path)))
+    assert names == {"dnn/hiddenlayer_0/kernel", "dnn/hiddenlayer_0/bias",
+                     "dnn/logits/kernel", "dnn/logits/bias", "global_step",
+                     "dnn/hiddenlayer_0/kernel/Adagrad", "dnn/hiddenlayer_0/bias/Adagrad",
+                     "dnn/logits/kernel/Adagrad", "dnn/logits/bias/Adagrad"}
+    assert model.evaluate(toy.input_fn(), steps=1)["global_step"] == 3

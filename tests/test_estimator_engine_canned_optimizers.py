@@ -79,3 +79,25 @@ def test_an_optimizer_that_cannot_update_a_graph_is_refused_naming_the_fix():
         var = tf.compat.v1.get_variable("w", initializer=1.0)
         with pytest.raises(ValueError, match="tf.compat.v1.train optimizer"):
             optimizers.apply_updates(object(), var * var, [var], True)
+
+
+@pytest.mark.parametrize("name, v1_class", [
+    ("Adagrad", "AdagradOptimizer"), ("Adam", "AdamOptimizer"), ("Ftrl", "FtrlOptimizer"),
+    ("RMSProp", "RMSPropOptimizer"), ("SGD", "GradientDescentOptimizer")])
+def test_without_keras2_a_name_gives_the_v1_optimizer_with_keras_defaults(
+        monkeypatch, name, v1_class):
+    monkeypatch.setattr(optimizers, "keras2_optimizers", lambda: None)
+    with tf.Graph().as_default():
+        optimizer = optimizers.get_optimizer(name)
+        assert type(optimizer) is getattr(tf.compat.v1.train, v1_class)
+        var = tf.compat.v1.get_variable("w", initializer=1.0)
+        step = optimizers.apply_updates(optimizer, var, [var], False)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(step)
+            moved = 1.0 - session.run(var)  # d(var)/d(var) = 1: one step of the rate
+        first_step = {"SGD": 0.01, "Adam": 0.001, "Adagrad": 0.001 / 1.1 ** 0.5}
+        if name in first_step:  # Keras's default rate (Ftrl's and RMSProp's first
+            assert moved == pytest.approx(first_step[name], rel=1e-3)  # steps differ)
+        else:
+            assert moved > 0
