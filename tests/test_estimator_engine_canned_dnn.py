@@ -151,3 +151,18 @@ def test_without_keras2_optimizers_a_dnn_trains_with_the_v1_ones(tmp_path, monke
                      "dnn/hiddenlayer_0/kernel/Adagrad", "dnn/hiddenlayer_0/bias/Adagrad",
                      "dnn/logits/kernel/Adagrad", "dnn/logits/bias/Adagrad"}
     assert model.evaluate(toy.input_fn(), steps=1)["global_step"] == 3
+
+
+def test_a_classifier_exported_over_raw_inputs_keeps_predict_as_tf_estimator(tmp_path):
+    # Classify signatures need serialized tf.Examples: over raw float inputs they are
+    # left out, serving_default among them, and `predict` stays (tf.estimator's export)
+    x, _, _ = toy.columns()
+    model = te.DNNClassifier([3], [x], model_dir=str(tmp_path / "m"), n_classes=3)
+    model.train(toy.input_fn("multi"), steps=1)
+    raw = te.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.zeros([1, 2], tf.float32)})
+    path = model.export_saved_model(str(tmp_path / "export"), raw)
+    loaded = tf.saved_model.load(path.decode() if isinstance(path, bytes) else path)
+    assert set(loaded.signatures) == {"predict"}
+    out = loaded.signatures["predict"](x=tf.constant(toy.data(rows=2)["x"]))
+    assert out["probabilities"].shape == (2, 3)
