@@ -59,7 +59,9 @@ def test_the_premade_estimator_tutorial(monkeypatch, tmp_path, capsys, no_tf_con
 def test_the_linear_model_tutorial(monkeypatch, tmp_path, capsys, no_tf_config):
     found = check_linear(run_program("linear_model_tutorial.py", monkeypatch, tmp_path,
                                      capsys))
-    assert found["linear"]["accuracy"] > 0.6 and found["crossed"]["auc"] > 0.6
+    # fare and age unscaled, input shuffled: accuracy swings (0.53 to 0.67 seen), the
+    # ranking less (AUC 0.68 to 0.74); a model that learnt nothing has AUC 0.5
+    assert found["linear"]["auc"] > 0.6 and found["crossed"]["auc"] > 0.6
 
 
 @pytest.mark.estimator
@@ -70,8 +72,7 @@ def test_the_tutorials_print_what_they_printed_on_tf_estimator(monkeypatch, tmp_
     theirs = check_linear(run_program("linear_model_tutorial.py", monkeypatch,
                                       tmp_path / "theirs", capsys, ours=False))
     for which in ("linear", "crossed"):  # shuffled input: close, not equal
-        assert ours[which]["accuracy"] == pytest.approx(theirs[which]["accuracy"],
-                                                        abs=0.08)
+        assert ours[which]["auc"] == pytest.approx(theirs[which]["auc"], abs=0.1)
     ours_accuracy, _ = check_premade(run_program("premade_estimator.py", monkeypatch,
                                                  tmp_path / "ours2", capsys))
     theirs_accuracy, _ = check_premade(run_program("premade_estimator.py", monkeypatch,
