@@ -167,6 +167,7 @@ STAND_INS = {"quickstart": quickstart_stand_ins, "pytest-fixture": pytest_fixtur
              "estimator": estimator_stand_ins, "native-estimator": native_estimator_stand_ins,
              "numpy-inputs": lambda tmp_path: dict(model_dir=str(tmp_path / "run")),
              "heads": lambda tmp_path: dict(model_dir=str(tmp_path / "heads")),
+             "canned": lambda tmp_path: dict(model_dir=str(tmp_path / "canned")),
              "keras": keras_stand_ins,
              "keras-trainer": keras_trainer_stand_ins, "hand-written": hand_written_stand_ins,
              "custom-loop": custom_loop_stand_ins, "launch": launch_stand_ins,

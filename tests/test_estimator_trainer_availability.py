@@ -103,6 +103,7 @@ def test_estimator_job_program_exits_naming_the_fix(tmp_path):
     assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
     assert FIX in done.stderr, done.stderr[-2000:]
     assert "Estimators need TensorFlow 2.15 with tensorflow-estimator" in done.stderr
+    assert "trainexec.estimator" in done.stderr  # the way on without 2.15
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     assert not model_dir.exists()  # it failed before doing anything
 

@@ -80,6 +80,9 @@ MIRROR_EXEMPT = {
     "trainexec/estimator/__init__.py":
         "the Estimator line's public names: tests/test_public_api.py::"
         "test_public_names_resolve_without_tensorflow_estimator",
+    "trainexec/estimator_engine/canned/__init__.py":
+        "re-exports of the canned estimators: tests/test_estimator_engine_canned_dnn.py::"
+        "test_a_dnn_classifier_writes_tf_estimators_names_and_trains",
     "trainexec/estimator_trainer/compat/estimator_internals.py":
         "tests/test_estimator_trainer_compat.py::test_every_inventoried_attribute_is_still_there; "
         "its use in tests/test_estimator_trainer_persistent_eval.py::"

@@ -88,6 +88,15 @@ def test_heads_example(tmp_path, monkeypatch, no_tf_config):
     assert 0.0 < ns["metrics"]["precision/positive_threshold_0.3"] <= 1.0
 
 
+def test_canned_example(tmp_path, monkeypatch, no_tf_config):
+    import tensorflow as tf
+
+    ns = run_group("canned", tmp_path, monkeypatch)  # no Keras layers: every line alike
+    assert ns["metrics"]["global_step"] == 1000 and ns["metrics"]["accuracy"] > 0.8
+    names = {name for name, _ in tf.train.list_variables(ns["model_dir"])}
+    assert {"dnn/hiddenlayer_1/kernel", "linear/linear_model/city/weights"} <= names
+
+
 @pytest.mark.keras
 def test_keras_examples(tmp_path, monkeypatch):
     ns = run_group("keras", tmp_path, monkeypatch)

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_programs",
                        "custom_model_fn.py")
 TF215_PYTHON = os.environ.get("TRAINEXEC_TF215_PYTHON")
@@ -22,10 +23,17 @@ THEIRS = "from tensorflow import estimator"
 OURS = "import trainexec.estimator as estimator"
 
 
-def run(python, program, model_dir, max_steps, out):
-    done = subprocess.run([python, program, model_dir, str(max_steps), out],
+def run(python, program, model_dir, max_steps, out, first=()):
+    env = dict(os.environ)
+    if python != sys.executable:  # the 2.15 line has Keras 2 and no tf_keras
+        env.pop("TF_USE_LEGACY_KERAS", None)
+    done = subprocess.run([python, program, *first, model_dir, str(max_steps), out],
                           capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+                          env={**env, "TF_CPP_MIN_LOG_LEVEL": "3",
+                               # this tree's trainexec, whatever the environment installed
+                               "PYTHONPATH": os.pathsep.join(
+                                   [ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(
+                                       os.pathsep)})
     assert done.returncode == 0, done.stderr[-3000:]
     with open(out) as f:
         return json.load(f)

@@ -78,9 +78,12 @@ class Installation:
             return {"Estimator": f"not here: {missing}", "Keras": f"not here: {missing}"}
         notes = {}
         if _minor(self.tensorflow) >= (2, 16):
-            notes["Estimator"] = (f"not here: TensorFlow {self.tensorflow} has no "
-                                  'tf.estimator; pip install "trainexec[estimator]" '
-                                  "(TensorFlow 2.15) in another environment")
+            notes["Estimator"] = (f"not here: TensorFlow {self.tensorflow} "
+                                  "has no tf.estimator; trainexec.estimator runs "
+                                  "custom model_fns and the canned estimators here "
+                                  "(change the import), or pip install "
+                                  '"trainexec[estimator]" (TensorFlow 2.15) in another '
+                                  "environment")
         elif not self.estimator_installed:
             notes["Estimator"] = ("not here: tensorflow-estimator is not installed; "
                                   'pip install "trainexec[estimator]"')

@@ -3,7 +3,10 @@
 Change `tf.estimator` to `trainexec.estimator` and nothing else: `Estimator`,
 `EstimatorSpec`, `ModeKeys`, `RunConfig` (and `TaskType`, its task-type names),
 `WarmStartSettings`, `TrainSpec`, `EvalSpec`, `train_and_evaluate`, the exporters,
-`SessionRunHook` and the standard hooks, the heads (`BinaryClassHead`,
+`SessionRunHook` and the standard hooks, the canned estimators (`DNNClassifier`,
+`DNNRegressor`, `DNNEstimator`, `LinearClassifier`, `LinearRegressor`,
+`LinearEstimator`, `DNNLinearCombinedClassifier` / `Regressor` / `Estimator`,
+`BaselineClassifier` / `Regressor` / `Estimator`), the heads (`BinaryClassHead`,
 `MultiClassHead`, `MultiLabelHead`, `RegressionHead`, `PoissonRegressionHead`,
 `LogisticRegressionHead`, `MultiHead`, and `Head` to write one), `add_metrics`, `export` (serving input receivers and export
 outputs), `inputs` (`numpy_input_fn`, `pandas_input_fn`) and `experimental`
@@ -25,7 +28,7 @@ This package is the public face only (this module, `export`, `inputs` and
 `experimental`): it re-exports, and sits above everything it names. What it names lives below it:
 
 * `trainexec.estimator_engine`: the native `model_fn` engine (`Estimator`, `RunConfig`,
-  `EstimatorSpec`, the exporters, the hooks, the heads, `add_metrics`, `export`'s
+  `EstimatorSpec`, the exporters, the hooks, the canned estimators, the heads, `add_metrics`, `export`'s
   receivers and outputs, `inputs`' input functions);
 * `trainexec.estimator_trainer`: how trainexec runs any Estimator (the native one, and on
   the 2.15 line `tf.estimator.Estimator`) in each cluster role (`EstimatorTrainer`);
@@ -44,6 +47,18 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
     from trainexec.estimator import experimental as experimental
     from trainexec.estimator import export as export
     from trainexec.estimator import inputs as inputs
+    from trainexec.estimator_engine.canned import BaselineClassifier as BaselineClassifier
+    from trainexec.estimator_engine.canned import BaselineEstimator as BaselineEstimator
+    from trainexec.estimator_engine.canned import BaselineRegressor as BaselineRegressor
+    from trainexec.estimator_engine.canned import DNNClassifier as DNNClassifier
+    from trainexec.estimator_engine.canned import DNNEstimator as DNNEstimator
+    from trainexec.estimator_engine.canned import DNNLinearCombinedClassifier as DNNLinearCombinedClassifier
+    from trainexec.estimator_engine.canned import DNNLinearCombinedEstimator as DNNLinearCombinedEstimator
+    from trainexec.estimator_engine.canned import DNNLinearCombinedRegressor as DNNLinearCombinedRegressor
+    from trainexec.estimator_engine.canned import DNNRegressor as DNNRegressor
+    from trainexec.estimator_engine.canned import LinearClassifier as LinearClassifier
+    from trainexec.estimator_engine.canned import LinearEstimator as LinearEstimator
+    from trainexec.estimator_engine.canned import LinearRegressor as LinearRegressor
     from trainexec.estimator_engine.estimator import Estimator as Estimator
     from trainexec.estimator_engine.exporters import BestExporter as BestExporter
     from trainexec.estimator_engine.exporters import FinalExporter as FinalExporter
@@ -82,7 +97,20 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors (ne
 
 _HOOKS = "trainexec.estimator_engine.session_hooks"
 _HEADS = "trainexec.estimator_engine.heads"
+_CANNED = "trainexec.estimator_engine.canned"
 _EXPORTS = {
+    "BaselineClassifier": _CANNED,
+    "BaselineEstimator": _CANNED,
+    "BaselineRegressor": _CANNED,
+    "DNNClassifier": _CANNED,
+    "DNNEstimator": _CANNED,
+    "DNNLinearCombinedClassifier": _CANNED,
+    "DNNLinearCombinedEstimator": _CANNED,
+    "DNNLinearCombinedRegressor": _CANNED,
+    "DNNRegressor": _CANNED,
+    "LinearClassifier": _CANNED,
+    "LinearEstimator": _CANNED,
+    "LinearRegressor": _CANNED,
     "BestExporter": "trainexec.estimator_engine.exporters",
     "BinaryClassHead": _HEADS,
     "CheckpointSaverHook": _HOOKS,

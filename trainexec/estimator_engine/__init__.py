@@ -8,6 +8,9 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
 * `heads/`: the heads (`BinaryClassHead`, `MultiClassHead`, `RegressionHead`,
   `PoissonRegressionHead`, `LogisticRegressionHead`, `MultiLabelHead`, `MultiHead`) over
   their shared loss and metrics core;
+* `canned/`: the canned estimators (`DNNClassifier`, `LinearClassifier`,
+  `DNNLinearCombinedClassifier`, `BaselineClassifier`, their regressors and `*Estimator`
+  forms) over the heads;
 * `extenders`: `add_metrics`;
 * `run_config`: `RunConfig`, answering as tf.estimator's; `run_config_checks`: its
   value rules; `task_placement`: this task's place, read from TF_CONFIG by tf.estimator's

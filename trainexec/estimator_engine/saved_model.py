@@ -67,10 +67,12 @@ def signature_outputs(export_outputs: Mapping[str, ExportOutput] | None,
 
 def _signature_defs(outputs: Mapping[str, ExportOutput], receiver: Any) -> dict:
     """One SignatureDef per output and receiver; an output that cannot take a
-    receiver's inputs is left out with a warning, as tf.estimator did, but the
-    default signature must be there."""
+    receiver's inputs is left out with a warning, as tf.estimator did (the default one
+    too: a canned classifier over raw float inputs keeps `predict`, as there), but an
+    export with no signature at all is refused."""
     receivers = {None: receiver.receiver_tensors, **receiver.receiver_tensors_alternatives}
     defs = {}
+    default_problem: ValueError | None = None
     for alternative, tensors in receivers.items():
         for key, output in outputs.items():
             name = key if alternative is None else f"{alternative}:{key}"
@@ -78,8 +80,13 @@ def _signature_defs(outputs: Mapping[str, ExportOutput], receiver: Any) -> dict:
                 defs[name] = output.as_signature_def(tensors)
             except ValueError as why:  # e.g. a Classify output over raw float inputs
                 if name == DEFAULT_SIGNATURE:
-                    raise
+                    default_problem = why
                 logger.warning("Export: no signature %s: %s", name, why)
+    if default_problem is not None:
+        if not defs:
+            raise default_problem
+        logger.warning("Export includes no default signature (%s): serving it needs a "
+                       "signature named; %s", DEFAULT_SIGNATURE, ", ".join(sorted(defs)))
     return defs
 
 

@@ -23,8 +23,10 @@ __all__ = ["ESTIMATOR_FIX", "ESTIMATOR_MEMBERS", "TrainableModel", "check_traina
 # What trainexec needs of an Estimator, by name (`check_trainable`).
 ESTIMATOR_MEMBERS = ("config", "model_dir", "train", "evaluate", "latest_checkpoint")
 
-ESTIMATOR_FIX = ('Estimators need TensorFlow 2.15 with tensorflow-estimator: '
-                 'pip install "trainexec[estimator]"')
+ESTIMATOR_FIX = ('tf.estimator\'s Estimators need TensorFlow 2.15 with '
+                 'tensorflow-estimator: pip install "trainexec[estimator]"; or change '
+                 '`tf.estimator` to `trainexec.estimator` (custom model_fns and the canned '
+                 'estimators, on every TensorFlow line)')
 
 
 def estimator_problem() -> str | None:
