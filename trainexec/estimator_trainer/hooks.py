@@ -53,7 +53,8 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.peer_watchdog import PeerWatchdog
-from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
+from trainexec.tasks.serving import (PEER_EXIT_WAIT_SECS, ServingJob,
+                                     wait_for_training_peers)
 from trainexec.trainer import JobSettings, RolePlan
 
 __all__ = ["DRAIN_SECS", "EstimatorHooks", "PEER_EXIT_WAIT_SECS", "train_strategy_kind"]
@@ -65,7 +66,6 @@ logger = logging.getLogger(__name__)
 # not restarted no longer keeps the ps serving).
 DRAIN_SECS = 30.0
 # How long a MultiWorkerMirroredStrategy task that finished training waits for its peers.
-PEER_EXIT_WAIT_SECS = 60.0
 # How a MultiWorkerMirroredStrategy task names its strategy to the launcher (as Keras's).
 _ANNOUNCED_MWMS = "multi_worker_mirrored"
 
@@ -216,12 +216,7 @@ class EstimatorHooks(TrainerHooks):
         """A MultiWorkerMirroredStrategy task waits for its peers to finish too."""
         if self._peers_watch is None:
             return
-        cluster = self.settings.cluster
-        peers = frozenset(cluster.training_tasks) - {cluster.task_name}
-        logger.info("Waiting for %s to finish training before leaving",
-                    ", ".join(sorted(peers)))
-        wait_for_tasks_to_finish(self._peers_watch, peers, PEER_EXIT_WAIT_SECS,
-                                 clock=self.settings.clock)
+        wait_for_training_peers(self._peers_watch, self.settings.cluster, self.settings.clock)
 
     @contextlib.contextmanager
     def evaluation(self) -> Iterator[Evaluation]:

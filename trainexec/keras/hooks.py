@@ -43,7 +43,8 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.peer_watchdog import PeerWatchdog
-from trainexec.tasks.serving import ServingJob, wait_for_tasks_to_finish
+from trainexec.tasks.serving import (PEER_EXIT_WAIT_SECS, ServingJob,
+                                     wait_for_training_peers)
 from trainexec.trainer import JobSettings, RolePlan
 
 __all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "KerasSettings", "PEER_EXIT_WAIT_SECS"]
@@ -54,7 +55,6 @@ CHIEF_TASK = f"{CHIEF}:0"
 
 # How long a MultiWorkerMirroredStrategy task that finished training waits for its
 # peers to finish too before it leaves (an exited peer stalls the others' last steps).
-PEER_EXIT_WAIT_SECS = 60.0
 
 # The lines a KerasTrainer logs as it evaluates its own saves: trainexec's own.
 KERAS_WORDING = ON_SAVE_WORDING
@@ -200,12 +200,7 @@ class KerasHooks(TrainerHooks):
         if self._peers_watch is None or trained.stopped_early or trained.skipped:
             return
         # A peer's last `fit` steps still need this task's server: leave together.
-        cluster = self.strategy.cluster
-        peers = frozenset(cluster.training_tasks) - {cluster.task_name}
-        logger.info("Waiting for %s to finish training before leaving",
-                    ", ".join(sorted(peers)))
-        wait_for_tasks_to_finish(self._peers_watch, peers, PEER_EXIT_WAIT_SECS,
-                                 clock=self._clock)
+        wait_for_training_peers(self._peers_watch, self.strategy.cluster, self._clock)
 
     def _reporting_callbacks(self, plan: RolePlan, summaries: Any) -> list:
         """The chief's (or a local run's) progress reports: log lines (unless

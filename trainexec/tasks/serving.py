@@ -36,7 +36,7 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.records.run_state import ServingObservation, over_at_max_steps, serving_stop_reason
 
 __all__ = ["STILL_WAITING_LOG_SECS", "ServingJob", "serve_until_training_over",
-           "wait_for_tasks_to_finish"]
+           "wait_for_tasks_to_finish", "wait_for_training_peers", "PEER_EXIT_WAIT_SECS"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,19 @@ def _training_over(job: ServingJob, watch: FinishedTasks,
         return None, False
     return (f"the completion record and the latest checkpoint (step {step}) have reached "
             f"max_steps {job.max_steps}", False)
+
+
+# How long a MultiWorkerMirroredStrategy task waits for its peers once its training returned.
+PEER_EXIT_WAIT_SECS = 60.0
+
+
+def wait_for_training_peers(watch: FinishedTasks, cluster: Any, clock: Clock | None = None
+                            ) -> bool:
+    """This task's training peers (`cluster.training_tasks` but itself) awaited for up to
+    `PEER_EXIT_WAIT_SECS` (`wait_for_tasks_to_finish`), saying so."""
+    peers = frozenset(cluster.training_tasks) - {cluster.task_name}
+    logger.info("Waiting for %s to finish training before leaving", ", ".join(sorted(peers)))
+    return wait_for_tasks_to_finish(watch, peers, PEER_EXIT_WAIT_SECS, clock=clock)
 
 
 def wait_for_tasks_to_finish(watch: FinishedTasks, tasks: frozenset, timeout_secs: float,
