@@ -65,7 +65,6 @@ logger = logging.getLogger(__name__)
 # recorded finishing (a worker may be finishing its last step; one that crashed and was
 # not restarted no longer keeps the ps serving).
 DRAIN_SECS = 30.0
-# How long a MultiWorkerMirroredStrategy task that finished training waits for its peers.
 # How a MultiWorkerMirroredStrategy task names its strategy to the launcher (as Keras's).
 _ANNOUNCED_MWMS = "multi_worker_mirrored"
 

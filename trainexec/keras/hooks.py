@@ -53,9 +53,6 @@ logger = logging.getLogger(__name__)
 
 CHIEF_TASK = f"{CHIEF}:0"
 
-# How long a MultiWorkerMirroredStrategy task that finished training waits for its
-# peers to finish too before it leaves (an exited peer stalls the others' last steps).
-
 # The lines a KerasTrainer logs as it evaluates its own saves: trainexec's own.
 KERAS_WORDING = ON_SAVE_WORDING
 
