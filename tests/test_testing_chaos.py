@@ -270,6 +270,14 @@ def test_a_process_left_running_is_a_safety_violation():
     evidence = good_evidence(still_running=("demo-worker-1",))
     [violation] = check(evidence)
     assert violation.name == "processes-left" and not violation.liveness
+    # What the lingering pod's own lines cannot tell, in time order: the faults, the
+    # pods' starts and exits, the job's end (a CI failure then explains itself).
+    told = list(violation.evidence)
+    for words in (f"25.0s fault {SCHEDULE.faults[0].describe()}", "26.0s demo-worker-0 started",
+                  "57.0s a checkpoint at max_steps 1200 is whole",
+                  "60.0s job Succeeded: demo-chief-0 succeeded", "62.0s demo-worker-1 exited 0"):
+        assert any(line.startswith(words) for line in told), (words, told)
+    assert told.index("60.0s demo-chief-0 exited 0") < told.index("61.0s demo-worker-0 exited 0")
 
 
 def test_a_pod_ending_past_the_bound_is_a_liveness_violation():

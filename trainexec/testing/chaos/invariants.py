@@ -333,7 +333,26 @@ def _processes_left(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if not ev.still_running:
         return []
     return ((f"still running when the run was over: {', '.join(ev.still_running)}",
-             *[line for pod in ev.still_running[:2] for line in ev.tail(_task_of(pod), 4)]),)
+             *_timeline(ev),
+             *[line for pod in ev.still_running[:2] for line in ev.tail(_task_of(pod), 12)]),)
+
+
+def _timeline(ev: Evidence) -> list[str]:
+    """The job's end, each fault as applied, each pod's starts and exits, in time order
+    (timed from the job's start): what a lingering pod's own lines cannot tell."""
+    def at(secs: float) -> str:
+        return f"{secs - ev.started:.1f}s"
+
+    events = [(a.at, f"{at(a.at)} fault {a.fault.describe()}"
+               + ("" if a.applied else f": not applied ({a.detail})")) for a in ev.applied]
+    events += [(e.at, f"{at(e.at)} {e.pod} {e.what}") for e in ev.pod_events]
+    events += [(x.at, f"{at(x.at)} {x.pod} exited {x.code}") for x in ev.exits]
+    if ev.ended is not None:
+        events.append((ev.ended, f"{at(ev.ended)} job {ev.phase}: {ev.reason}"))
+    if ev.final_step_at is not None:
+        events.append((ev.final_step_at, f"{at(ev.final_step_at)} a checkpoint at "
+                       f"max_steps {ev.max_steps} is whole in model_dir"))
+    return [text for _, text in sorted(events, key=lambda pair: pair[0])]
 
 
 def _deadline(ev: Evidence, since: float) -> float:
