@@ -120,7 +120,10 @@ setup(
                  "google-cloud-storage>=2.10", "gcp-storage-emulator>=2026.7.19,<2027",
                  "cryptography>=41", "mypy>=2.4,<3", "pandas>=1.5",
                  # trainexec.testing.faultfs: the NFS-like views' faults (FUSE, libfuse2)
-                 "fusepy>=3.0"],
+                 "fusepy>=3.0",
+                 # scripts/test.sh runs the tests that start no cluster on both cores
+                 # (they are CPU-bound and independent); the cluster tests run alone.
+                 "pytest-xdist>=3.5"],
     },
     entry_points={"console_scripts": ["trainexec=trainexec.cli:main"]},
 )

@@ -11,8 +11,11 @@
 #      plumbing) cannot give another result there and runs once, in run 1.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
 # TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
+# Without arguments, each run is two pytest runs: the tests that start no cluster on
+# both cores (pytest-xdist, -n 2), then the cluster tests alone (they time processes).
 # Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
-# lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests).
+# lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the two
+# parts' own files are lineN-unit.* and lineN-cluster.*.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 LINES_TO_RUN="${TRAINEXEC_TEST_LINES:-1 2 3}"
@@ -26,13 +29,44 @@ run_line() {  # number, label, venv, [VAR=value...] -- pytest args
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  local log="$LOGS/line$number.log" code=0 started=$SECONDS
   echo "[tests] ===== $number. $label ====="
-  env "${envs[@]}" "$venv/bin/python" -m pytest --junitxml="$LOGS/line$number.xml" \
+  if [ "$#" -gt 0 ]; then  # the caller picks the tests: one run, as asked
+    run_part "$number" "$label" "" "${envs[@]}" -- "$@"
+    return
+  fi
+  # The tests that start no cluster are CPU-bound and independent: both cores
+  # (pytest-xdist). The cluster tests time processes and faults: alone, after.
+  run_part "$number" "$label, no cluster (2 processes)" unit "${envs[@]}" -- \
+    -m "not cluster" -n 2
+  run_part "$number" "$label, cluster" cluster "${envs[@]}" -- -m cluster
+  # One JUnit file, one log and one slowest list per line, as for a single run.
+  "$venv/bin/python" - "$LOGS/line$number" <<'MERGE'
+import sys, xml.etree.ElementTree as ET
+base = sys.argv[1]
+merged = ET.Element("testsuites")
+for part in ("unit", "cluster"):
+    try:
+        merged.extend(ET.parse(f"{base}-{part}.xml").getroot())
+    except (OSError, ET.ParseError):
+        pass
+ET.ElementTree(merged).write(f"{base}.xml", encoding="utf-8", xml_declaration=True)
+MERGE
+  cat "$LOGS/line$number-unit.log" "$LOGS/line$number-cluster.log" > "$LOGS/line$number.log"
+  cat "$LOGS/line$number-unit-slowest.txt" "$LOGS/line$number-cluster-slowest.txt" \
+    > "$LOGS/line$number-slowest.txt"
+}
+
+run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- pytest args
+  local number="$1" label="$2" name="line$1${3:+-$3}"; shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local log="$LOGS/$name.log" code=0 started=$SECONDS
+  env "${envs[@]}" "$venv/bin/python" -m pytest --junitxml="$LOGS/$name.xml" \
     -o junit_suite_name="line$number" "$@" \
     2>&1 | tee "$log" || code=$?
   # pytest's "slowest 40 durations" block (pytest.ini's --durations=40), kept apart.
-  sed -n '/slowest [0-9]* durations/,/^$/p' "$log" > "$LOGS/line$number-slowest.txt" || true
+  sed -n '/slowest [0-9]* durations/,/^$/p' "$log" > "$LOGS/$name-slowest.txt" || true
   # pytest's own closing line: "=== 230 passed, 12 skipped in 95.2s ===", or without
   # the rules under -q; none at all if pytest died first.
   local closing

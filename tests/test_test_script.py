@@ -36,3 +36,29 @@ def test_each_line_leaves_its_junit_file_log_and_slowest_tests(tmp_path):
     slowest = (reports / "line2-slowest.txt").read_text()
     assert "slowest 40 durations" in slowest and "tests/test_keras_compat.py::" in slowest
     assert f"JUnit files, logs and slowest tests in {reports}" in done.stdout
+
+
+@pytest.mark.skipif(
+    not (pathlib.Path(sys.prefix) / ".trainexec-installed").exists()
+    or pathlib.Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
+    reason="runs scripts/test.sh in this checkout's .venv, which scripts/env.sh made")
+def test_a_whole_line_runs_its_unit_tests_on_two_processes_then_its_cluster_tests(tmp_path):
+    # No arguments: the line's own split. PYTEST_ADDOPTS narrows both parts to one file
+    # that starts no cluster (the cluster part then selects nothing), a small run.
+    reports = tmp_path / "reports"
+    env = {**os.environ, "TRAINEXEC_TEST_LINES": "2", "TRAINEXEC_TEST_REPORTS": str(reports),
+           "PYTEST_ADDOPTS": "-p no:cacheprovider tests/test_keras_compat.py"}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "test.sh")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    unit = (reports / "line2-unit.log").read_text()
+    assert "created: 2/2 workers" in unit or "2 workers [" in unit, unit[-2000:]
+    parts = [ET.parse(reports / f"line2-{part}.xml").getroot().find("testsuite")
+             for part in ("unit", "cluster")]
+    merged = ET.parse(reports / "line2.xml").getroot().findall("testsuite")
+    assert [int(s.get("tests")) for s in merged] == [int(s.get("tests")) for s in parts]
+    assert int(parts[0].get("tests")) > 0 and all(s.get("name") == "line2" for s in merged)
+    summary = done.stdout[done.stdout.index("===== summary"):]
+    assert "no cluster (2 processes):" in summary and "tf_keras (Keras 2), cluster:" in summary
+    assert (reports / "line2.log").read_text().startswith(unit)
