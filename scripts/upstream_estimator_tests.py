@@ -28,12 +28,21 @@ of every head's metrics and predictions) and the test helpers of `head_utils`
 builds a canned estimator (`dnn.DNNEstimatorV2`, `dnn_testing_utils`) is reported apart,
 as one that needs the canned estimators.
 
+`--suite canned` runs the v2 canned estimators' test files (`canned/baseline_test.py`,
+`linear_test.py`, `dnn_test_fc_v2.py`, `dnn_linear_combined_test.py` and their
+`*_estimator_test.py`) against `trainexec.estimator`'s canned estimators (the shim names
+them as tf.estimator's modules do: `linear.LinearClassifierV2`, ...). Most of their tests
+are methods of base classes in tf.estimator's testing utils (`linear_testing_utils.py`,
+`dnn_testing_utils.py`), which run as they are, read from the checkout, their imports
+pointed at the shim; a test counts as public when neither it nor the class's helpers
+and module functions it reaches read a private name (`linear._linear_model_fn`, ...).
+
 Each test gets `--timeout` seconds (default 300, SIGALRM in the run's conftest): a test
 that hangs (one waiting on a cluster address that is never there) fails, named.
 
 Usage:
     python scripts/upstream_estimator_tests.py --source /path/to/tensorflow/estimator \\
-        [--suite estimator|heads] [--ref v2.15.0] [--json results.json] [--keep DIR] \\
+        [--suite estimator|heads|canned] [--ref v2.15.0] [--json results.json] [--keep DIR] \\
         [-- PYTEST_ARGS...]
 
 `--source` is a git checkout (files are read at `--ref`) or a directory holding the
@@ -96,7 +105,28 @@ HEAD_PUBLIC = frozenset({"MetricKeys", "PredictionKeys", "_initialize_variables"
                          "_assert_simple_summaries", "_assert_no_hooks",
                          "_DEFAULT_SERVING_KEY"})
 CANNED_MODULES = frozenset({"dnn", "dnn_testing_utils"})
-_MODULE_NAMES = frozenset(m.rsplit("/", 1)[-1] for m in SHIM_MODULES + HEAD_SHIM_MODULES)
+# The canned suite: the v2 canned estimators' test files; their base classes live in
+# tf.estimator's own testing utils, which run as they are (read from the checkout, their
+# imports pointed at the shim like the tests').
+CANNED_FILES = tuple(f"canned/{name}.py" for name in (
+    "baseline_test", "baseline_estimator_test", "linear_test", "linear_estimator_test",
+    "dnn_test_fc_v2", "dnn_estimator_test", "dnn_linear_combined_test",
+    "dnn_linear_combined_estimator_test"))
+CANNED_HELPERS = ("canned/linear_testing_utils.py", "canned/dnn_testing_utils.py")
+CANNED_SHIM_MODULES = ("estimator", "model_fn", "mode_keys", "export/export",
+                       "inputs/numpy_io", "inputs/pandas_io", "canned/baseline",
+                       "canned/linear", "canned/dnn", "canned/dnn_linear_combined",
+                       "canned/metric_keys", "canned/prediction_keys", "head/base_head",
+                       "head/binary_class_head", "head/multi_class_head",
+                       "head/regression_head", "head/head_utils")
+# tf.estimator's v2 class names (`tf.estimator.DNNClassifier` is `dnn.DNNClassifierV2`).
+CANNED_V2 = ("BaselineClassifier", "BaselineRegressor", "BaselineEstimator",
+             "LinearClassifier", "LinearRegressor", "LinearEstimator", "DNNClassifier",
+             "DNNRegressor", "DNNEstimator", "DNNLinearCombinedClassifier",
+             "DNNLinearCombinedRegressor", "DNNLinearCombinedEstimator")
+CANNED_PUBLIC = frozenset(f"{name}V2" for name in CANNED_V2)
+_MODULE_NAMES = frozenset(m.rsplit("/", 1)[-1] for m in
+                          SHIM_MODULES + HEAD_SHIM_MODULES + CANNED_SHIM_MODULES)
 _SHIM_BODY = '''"""Re-exports trainexec.estimator's names where tf.estimator's tests import them."""
 import trainexec.estimator as _estimator
 from trainexec.estimator import *  # noqa: F401,F403
@@ -214,6 +244,11 @@ sys.modules[__name__] = importlib.import_module("{upstream}.{module}")
 
 
 def _shim_text(module: str, suite: str) -> str:
+    if suite == "canned":
+        extra = "".join(f"{name}V2 = _estimator.{name}\n" for name in CANNED_V2)
+        name = module.rsplit("/", 1)[-1]
+        return (_SHIM_BODY + _HEAD_SHIM_EXTRA + extra
+                + (_HEAD_UTILS if name == "head_utils" else ""))
     if suite != "heads":
         return _SHIM_BODY
     name = module.rsplit("/", 1)[-1]
@@ -226,7 +261,8 @@ def write_shim(root: str, against: str = "trainexec", suite: str = "estimator") 
     """The shim package: trainexec.estimator's names under every upstream module name,
     or (`against="tf.estimator"`, TF 2.15) tf.estimator's own modules, for a reference
     count made the same way."""
-    modules = HEAD_SHIM_MODULES if suite == "heads" else SHIM_MODULES
+    modules = {"heads": HEAD_SHIM_MODULES, "canned": CANNED_SHIM_MODULES}.get(
+        suite, SHIM_MODULES)
     for module in modules:
         path = os.path.join(root, SHIM, "python", "estimator", module + ".py")
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -277,6 +313,104 @@ def private_names(text: str, public: frozenset = PUBLIC_NAMES) -> dict[str, list
     return found
 
 
+class _Module:
+    """One parsed file: the estimator modules it imports (by local name), its classes
+    and module-level functions, the TensorFlow-internal names it imports."""
+
+    def __init__(self, text: str) -> None:
+        self.tree = ast.parse(text)
+        self.aliases: dict[str, str] = {}  # local name -> module name (linear, dnn, ...)
+        self.internal: set[str] = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "tensorflow_estimator"):
+                for alias in node.names:
+                    self.aliases[alias.asname or alias.name] = alias.name
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "tensorflow.python"):
+                self.internal.update(alias.asname or alias.name for alias in node.names)
+        self.classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        self.functions = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def inherited_private_names(texts: dict[str, str], helpers: dict[str, str],
+                            public: frozenset) -> dict[str, list[str]]:
+    """`private_names` for test classes whose tests live in base classes of tf.estimator's
+    testing utils (`helpers`): each test, found through its class's bases, with what it
+    reads that is not public, and what the module-level helpers it calls read (to a
+    fixed point)."""
+    modules = {os.path.basename(n)[:-3]: _Module(t) for n, t in {**helpers, **texts}.items()}
+    memo: dict[tuple[str, str], set[str]] = {}
+
+    def reads(module: _Module, where: str, fn: ast.AST, seen: set,
+              methods: dict | None = None) -> set[str]:
+        found = set()
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "self" and methods and node.attr in methods
+                    and ("self", node.attr) not in seen):
+                owner_name, method = methods[node.attr]  # a helper method of the class
+                found |= reads(modules[owner_name], owner_name, method,
+                               seen | {("self", node.attr)}, methods)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                owner = module.aliases.get(node.value.id)
+                if owner in modules and owner != where:  # a testing utils' helper
+                    helper = modules[owner]
+                    if node.attr in helper.functions:
+                        found |= function(owner, node.attr, seen)
+                elif owner in _MODULE_NAMES and node.attr not in public:
+                    found.add(node.attr)
+            elif isinstance(node, ast.Name) and node.id in module.functions:
+                found |= function(where, node.id, seen)
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "object" and node.args
+                    and isinstance(node.args[0], ast.Name)
+                    and node.args[0].id in module.internal):
+                found.add(f"patches tensorflow.python's {node.args[0].id}")
+        return found
+
+    def function(where: str, name: str, seen: set) -> set[str]:
+        key = (where, name)
+        if key in memo:
+            return memo[key]
+        if key in seen:
+            return set()
+        module = modules[where]
+        memo[key] = reads(module, where, module.functions[name], seen | {key})
+        return memo[key]
+
+    def methods_of(where: str, cls: ast.ClassDef) -> dict[str, tuple[str, ast.AST]]:
+        found: dict[str, tuple[str, ast.AST]] = {}
+        for base in reversed(cls.bases):  # the first base's methods win, as in Python
+            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                owner = modules[where].aliases.get(base.value.id)
+                if owner in modules and base.attr in modules[owner].classes:
+                    found.update(methods_of(owner, modules[owner].classes[base.attr]))
+            elif isinstance(base, ast.Name) and base.id in modules[where].classes:
+                found.update(methods_of(where, modules[where].classes[base.id]))
+        found.update({fn.name: (where, fn) for fn in cls.body
+                      if isinstance(fn, ast.FunctionDef)})
+        return found
+
+    result = {}
+    for name in texts:
+        where = os.path.basename(name)[:-3]
+        for cls in modules[where].classes.values():
+            methods = methods_of(where, cls)
+            helpers_of = {n: m for n, m in methods.items() if not n.startswith("test")}
+            for test, (owner, fn) in methods.items():
+                if not test.startswith("test"):
+                    continue
+                private = reads(modules[owner], owner, fn, set(), helpers_of)
+                # the class's own __init__/setUp: how it builds the estimator under test
+                for own in cls.body:
+                    if isinstance(own, ast.FunctionDef) and own.name in ("__init__",
+                                                                          "setUp"):
+                        private |= reads(modules[where], where, own, set(), helpers_of)
+                result[f"{cls.name}::{test}"] = sorted(private)
+    return result
+
+
 def outcomes(junit: str) -> dict[str, tuple[str, str]]:
     """{file::Class::test: (passed/failed/skipped, first line of why)} from pytest's XML."""
     found = {}
@@ -297,12 +431,28 @@ def outcomes(junit: str) -> dict[str, tuple[str, str]]:
     return found
 
 
+def _parameterized(results: dict[str, tuple[str, str]], key: str,
+                   methods: set[str]) -> tuple[str, str]:
+    """The outcome of an absl-parameterized test (`test_x` runs as `test_x0`,
+    `test_x_basic`, ...): its cases that no other method of the class names exactly,
+    the worst of them; ("not run", "") if none ran."""
+    cases = [state for name, state in results.items() if name.startswith(key)
+             and name != key and name not in methods
+             and not any(m != key and m.startswith(key) and name.startswith(m)
+                         for m in methods)]
+    if not cases:
+        return ("not run", "")
+    failed = [case for case in cases if case[0] == "failed"]
+    return failed[0] if failed else cases[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", required=True, help="a tensorflow/estimator checkout")
     parser.add_argument("--ref", default="v2.15.0")
-    parser.add_argument("--suite", choices=("estimator", "heads"), default="estimator",
-                        help="which test files: the Estimator's (default) or the heads'")
+    parser.add_argument("--suite", choices=("estimator", "heads", "canned"),
+                        default="estimator", help="which test files: the Estimator's "
+                        "(default), the heads' or the v2 canned estimators'")
     parser.add_argument("--json", help="write every test's outcome here")
     parser.add_argument("--keep", help="run in this directory (kept) instead of a temporary one")
     parser.add_argument("--against", choices=("trainexec", "tf.estimator"),
@@ -314,12 +464,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="which public tests to list (default: the failing ones)")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args(argv)
-    heads = args.suite == "heads"
-    texts = read_sources(args.source, args.ref, HEAD_FILES if heads else FILES)
-    public = PUBLIC_NAMES | HEAD_PUBLIC if heads else PUBLIC_NAMES
+    heads, canned_suite = args.suite == "heads", args.suite == "canned"
+    texts = read_sources(args.source, args.ref, HEAD_FILES if heads else
+                         CANNED_FILES if canned_suite else FILES)
+    public = (PUBLIC_NAMES | HEAD_PUBLIC if heads else
+              PUBLIC_NAMES | HEAD_PUBLIC | CANNED_PUBLIC if canned_suite else PUBLIC_NAMES)
+    helpers = read_sources(args.source, args.ref, CANNED_HELPERS) if canned_suite else {}
     root = args.keep or tempfile.mkdtemp(prefix="upstream-estimator-")
     os.makedirs(os.path.join(root, "tests"), exist_ok=True)
     write_shim(root, args.against, args.suite)
+    for name, text in helpers.items():  # tf.estimator's own testing utils, imports pointed
+        with open(os.path.join(root, SHIM, "python", "estimator", name), "w") as f:
+            f.write(point_imports(text))
     with open(os.path.join(root, "tests", "conftest.py"), "w") as f:
         f.write(_TIMEOUT_CONFTEST.format(timeout=args.timeout))
     for name, text in texts.items():
@@ -331,14 +487,19 @@ def main(argv: list[str] | None = None) -> int:
                       os.environ.get("PYTHONPATH")])))
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    "--rootdir", root, "-o", "addopts=", f"--junitxml={junit}",
+                    "--rootdir", root, "-o", "addopts=", "-o", "python_files=*.py",
+                    "--continue-on-collection-errors",
+                    f"--junitxml={junit}",
                     os.path.join(root, "tests"), *args.pytest_args], cwd=root, env=env)
     results = outcomes(junit)
     rows = []
     for name, text in texts.items():
         base = os.path.basename(name)
-        for test, private in private_names(text, public).items():
-            state, why = results.get(f"{base}::{test}", ("not run", ""))
+        found = (inherited_private_names({name: text}, helpers, public) if canned_suite
+                 else private_names(text, public))
+        for test, private in found.items():
+            state, why = results.get(f"{base}::{test}") or _parameterized(
+                results, f"{base}::{test}", {f"{base}::{t}" for t in found})
             needs_canned = bool(private) and all(p.startswith("canned: ") for p in private)
             rows.append({"test": f"{name}::{test}", "public": not private,
                          "needs_canned": needs_canned, "private_names": private,

@@ -33,6 +33,31 @@ def test_linear_columns_take_dense_and_categorical_ones():
         inputs.check_linear_columns([x, 3])
 
 
+def test_a_tensorflow_v1_feature_column_is_refused_in_tf_estimators_words():
+    # tf.estimator's v2 canned estimators refuse v1 columns with these words, which its
+    # own tests match; v1 columns are made by TensorFlow's v1 module (underscored
+    # methods), and tf.compat.v1.feature_column's shared_embedding_columns.
+    from tensorflow.python.feature_column import feature_column as v1_columns
+
+    v1_numeric = v1_columns._numeric_column("x")
+    for check in (inputs.check_dense_columns, inputs.check_linear_columns):
+        with pytest.raises(ValueError, match="Received a feature column from TensorFlow "
+                           "v1 in feature_columns: _NumericColumn.*tf.feature_column"):
+            check([toy.columns()[0], v1_numeric])
+    with tf.Graph().as_default():
+        shared = tf.compat.v1.feature_column.shared_embedding_columns(
+            [toy.columns()[1], tf.feature_column.categorical_column_with_identity("d", 4)],
+            2)
+        with pytest.raises(ValueError, match="from TensorFlow v1"):
+            inputs.check_dense_columns(shared)
+        v2_shared = tf.feature_column.shared_embeddings(
+            [tf.feature_column.categorical_column_with_identity(k, 4) for k in "ef"], 2)
+        assert inputs.check_dense_columns(v2_shared) == v2_shared
+    # every v2 column kind (and tf.compat.v1.feature_column's numeric_column, a v2 one)
+    assert inputs.check_linear_columns([tf.compat.v1.feature_column.numeric_column("z"),
+                                        *toy.columns()])
+
+
 @pytest.mark.parametrize("combiner, ok", [("sum", True), ("mean", True),
                                           ("sqrtn", True), ("max", False), (None, False)])
 def test_sparse_combiners(combiner, ok):

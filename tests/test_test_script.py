@@ -12,12 +12,13 @@ import pytest
 pytestmark = pytest.mark.any_line
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-@pytest.mark.skipif(
+IN_THIS_CHECKOUTS_VENV = pytest.mark.skipif(
     not (pathlib.Path(sys.prefix) / ".trainexec-installed").exists()
     or pathlib.Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
     reason="runs scripts/test.sh in this checkout's .venv, which scripts/env.sh made")
+
+
+@IN_THIS_CHECKOUTS_VENV
 def test_each_line_leaves_its_junit_file_log_and_slowest_tests(tmp_path):
     reports = tmp_path / "reports"
     env = {**os.environ, "TRAINEXEC_TEST_LINES": "2", "TRAINEXEC_TEST_REPORTS": str(reports)}
@@ -38,10 +39,7 @@ def test_each_line_leaves_its_junit_file_log_and_slowest_tests(tmp_path):
     assert f"JUnit files, logs and slowest tests in {reports}" in done.stdout
 
 
-@pytest.mark.skipif(
-    not (pathlib.Path(sys.prefix) / ".trainexec-installed").exists()
-    or pathlib.Path(sys.prefix).resolve() != (ROOT / ".venv").resolve(),
-    reason="runs scripts/test.sh in this checkout's .venv, which scripts/env.sh made")
+@IN_THIS_CHECKOUTS_VENV
 def test_a_whole_line_runs_its_unit_tests_on_two_processes_then_its_cluster_tests(tmp_path):
     # No arguments: the line's own split. PYTEST_ADDOPTS narrows both parts to one file
     # that starts no cluster (the cluster part then selects nothing), a small run.

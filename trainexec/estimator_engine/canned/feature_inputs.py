@@ -45,7 +45,21 @@ def _as_list(feature_columns: Any, argument: str) -> list:
     if not columns:
         raise ValueError(f"{argument} must not be empty. Give the model at least one "
                          "feature column, e.g. tf.feature_column.numeric_column('x')")
+    for column in columns:
+        if _is_v1_only(column):
+            raise ValueError(
+                f"Received a feature column from TensorFlow v1 in {argument}: {column!r}. "
+                "trainexec.estimator's canned estimators are tf.estimator's v2 classes "
+                "and read v2 feature columns: build this one with tf.feature_column "
+                "(tf.compat.v1.estimator's v1 classes are not in trainexec.estimator)")
     return columns
+
+
+def _is_v1_only(column: Any) -> bool:
+    """A TensorFlow v1 feature column (its methods underscored, `_parse_example_spec`),
+    which no v2 column class also is (they have `parse_example_spec`)."""
+    return (hasattr(type(column), "_parse_example_spec")
+            and not hasattr(type(column), "parse_example_spec"))
 
 
 def check_dense_columns(feature_columns: Any, argument: str = "feature_columns") -> list:
