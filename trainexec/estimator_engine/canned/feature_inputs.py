@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from trainexec.estimator_engine.compat.feature_columns import is_v1_feature_column
+
 __all__ = ["SPARSE_COMBINERS", "check_dense_columns", "check_features", "check_linear_columns",
            "check_sparse_combiner", "dense_input", "linear_logits", "weight_column_key"]
 
@@ -46,20 +48,13 @@ def _as_list(feature_columns: Any, argument: str) -> list:
         raise ValueError(f"{argument} must not be empty. Give the model at least one "
                          "feature column, e.g. tf.feature_column.numeric_column('x')")
     for column in columns:
-        if _is_v1_only(column):
+        if is_v1_feature_column(column):
             raise ValueError(
                 f"Received a feature column from TensorFlow v1 in {argument}: {column!r}. "
                 "trainexec.estimator's canned estimators are tf.estimator's v2 classes "
                 "and read v2 feature columns: build this one with tf.feature_column "
                 "(tf.compat.v1.estimator's v1 classes are not in trainexec.estimator)")
     return columns
-
-
-def _is_v1_only(column: Any) -> bool:
-    """A TensorFlow v1 feature column (its methods underscored, `_parse_example_spec`),
-    which no v2 column class also is (they have `parse_example_spec`)."""
-    return (hasattr(type(column), "_parse_example_spec")
-            and not hasattr(type(column), "parse_example_spec"))
 
 
 def check_dense_columns(feature_columns: Any, argument: str = "feature_columns") -> list:

@@ -7,6 +7,7 @@ callers use the small named functions there:
 
 * `keras_names`: Keras 3's automatic layer names started afresh for each graph a
   `model_fn` builds;
+* `feature_columns`: a TensorFlow v1 feature column told from a v2 one;
 * `loss_scaling`: the loss scaling tf.estimator switched on for `tf.compat.v1`
   optimizers under a distribution strategy, and how it reduced the replicas' losses.
 
@@ -15,8 +16,8 @@ tests/test_estimator_engine_compat.py checks, on each line, that those listed fo
 are still there.
 """
 
-from trainexec.estimator_engine.compat import keras_names, loss_scaling
+from trainexec.estimator_engine.compat import feature_columns, keras_names, loss_scaling
 
 __all__ = ["INVENTORY"]
 
-INVENTORY = keras_names.INTERNALS + loss_scaling.INTERNALS
+INVENTORY = feature_columns.INTERNALS + keras_names.INTERNALS + loss_scaling.INTERNALS
