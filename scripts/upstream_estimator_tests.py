@@ -24,9 +24,9 @@ left out: trainexec has no RNN heads) against `trainexec.estimator`'s heads. The
 metric and prediction keys (`MetricKeys`, `PredictionKeys`: their strings are the keys
 of every head's metrics and predictions) and the test helpers of `head_utils`
 (`_initialize_variables`, `_assert_simple_summaries`, `_assert_no_hooks`,
-`_DEFAULT_SERVING_KEY`, served by the shim's own versions) count as public; a test that
-builds a canned estimator (`dnn.DNNEstimatorV2`, `dnn_testing_utils`) is reported apart,
-as one that needs the canned estimators.
+`_DEFAULT_SERVING_KEY`, served by the shim's own versions) count as public, and so do
+the four tests that train a `dnn.DNNEstimatorV2` (trainexec's `DNNEstimator`) or call
+`dnn_testing_utils.assert_close` (tf.estimator's testing utils, from the checkout).
 
 `--suite canned` runs the v2 canned estimators' test files (`canned/baseline_test.py`,
 `linear_test.py`, `dnn_test_fc_v2.py`, `dnn_linear_combined_test.py` and their
@@ -99,7 +99,7 @@ HEAD_SHIM_MODULES = ("canned/metric_keys", "canned/prediction_keys", "canned/dnn
                      "canned/dnn_testing_utils", "head/base_head", "head/binary_class_head",
                      "head/head_utils", "head/multi_class_head", "head/multi_head",
                      "head/multi_label_head", "head/regression_head", "mode_keys",
-                     "model_fn", "inputs/numpy_io")
+                     "model_fn", "inputs/numpy_io", "estimator")
 # Public in the head suite (module doc), and what needs the canned estimators.
 HEAD_PUBLIC = frozenset({"MetricKeys", "PredictionKeys", "_initialize_variables",
                          "_assert_simple_summaries", "_assert_no_hooks",
@@ -252,8 +252,10 @@ def _shim_text(module: str, suite: str) -> str:
     if suite != "heads":
         return _SHIM_BODY
     name = module.rsplit("/", 1)[-1]
-    if name in CANNED_MODULES:  # no canned estimators yet: their names are missing
-        return '"""The canned estimators: not in trainexec yet."""\n'
+    if name == "dnn":  # trainexec's canned estimators, under tf.estimator's v2 names
+        return _shim_text(module, "canned")
+    if name in CANNED_MODULES:  # tf.estimator's own testing utils, written in `main`
+        return '"""tf.estimator testing utils: replaced by the checkout copy."""\n'
     return _SHIM_BODY + _HEAD_SHIM_EXTRA + (_HEAD_UTILS if name == "head_utils" else "")
 
 
@@ -469,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                          CANNED_FILES if canned_suite else FILES)
     public = (PUBLIC_NAMES | HEAD_PUBLIC if heads else
               PUBLIC_NAMES | HEAD_PUBLIC | CANNED_PUBLIC if canned_suite else PUBLIC_NAMES)
-    helpers = read_sources(args.source, args.ref, CANNED_HELPERS) if canned_suite else {}
+    helpers = read_sources(args.source, args.ref, CANNED_HELPERS if canned_suite else
+                           ("canned/dnn_testing_utils.py",) if heads else ())
     root = args.keep or tempfile.mkdtemp(prefix="upstream-estimator-")
     os.makedirs(os.path.join(root, "tests"), exist_ok=True)
     write_shim(root, args.against, args.suite)
@@ -500,6 +503,10 @@ def main(argv: list[str] | None = None) -> int:
         for test, private in found.items():
             state, why = results.get(f"{base}::{test}") or _parameterized(
                 results, f"{base}::{test}", {f"{base}::{t}" for t in found})
+            # What a head test reads of the canned estimators' modules: their v2 classes
+            # and tf.estimator's testing utils are public there, as in the canned suite.
+            private = [p for p in private if not (p.startswith("canned: ") and (
+                p[len("canned: "):] in CANNED_PUBLIC or p == "canned: assert_close"))]
             needs_canned = bool(private) and all(p.startswith("canned: ") for p in private)
             rows.append({"test": f"{name}::{test}", "public": not private,
                          "needs_canned": needs_canned, "private_names": private,
