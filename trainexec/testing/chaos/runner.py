@@ -285,8 +285,13 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
             remaining = max(0.0, timeout_secs - (clock() - run.started))
             # The job may end before the faults are due: they then go on, as they
             # would on a cluster, and count against the pods' ends.
-            outcome = run.wait(timeout=remaining,
-                               settle_secs=bound + player.left_secs() + grace_secs)
+            settle_secs = bound + player.left_secs() + grace_secs
+            outcome = run.wait(timeout=remaining, settle_secs=0.0)
+            if not (faults and outcome.phase != SUCCEEDED and player.disk_was_full()):
+                outcome = run.wait(timeout=0.0, settle_secs=settle_secs)
+            # else a full disk stopped the job: its user deletes it and submits it
+            # again, so the pods it left (the evaluator waits for checkpoints) are
+            # not waited for, and not judged: the resubmission's are.
             return _Attempt(outcome, log_path, run.still_running(),
                             {p.name: p.restarts for p in run.pods})
 
