@@ -23,7 +23,7 @@ import tensorflow as tf
 
 from trainexec.examples.arguments import job_parser
 from trainexec.examples.blobs import CLASSES, FEATURES
-from trainexec.examples.estimator_job import StepCounter, build_specs
+from trainexec.examples.estimator_job import StepCounter, build_specs, engine_module
 from trainexec.examples.report import report_result
 
 __all__ = ["MODELS", "main", "make_canned_estimator"]
@@ -33,18 +33,25 @@ HIDDEN_UNITS = [16]
 
 
 def make_canned_estimator(model_dir: str, save_checkpoints_steps: int = 50,
-                          model: str = "wide_deep", **run_config: Any):
-    """The blobs classifier as the canned estimator `model` (one of `MODELS`)."""
-    import trainexec.estimator as estimator
-
+                          model: str = "wide_deep", engine: str = "native",
+                          dnn_optimizer: Any = None, linear_optimizer: Any = None,
+                          **run_config: Any):
+    """The blobs classifier as the canned estimator `model` (one of `MODELS`), on
+    trainexec's engine (`engine="native"`) or on tf.estimator's (`"tf"`, TensorFlow
+    2.15: the same estimator, for comparisons). Its optimizers: v1 Adam (0.05) for the
+    DNN, v1 Ftrl (0.3) for the linear part, unless given (tf.estimator 2.15's canned
+    estimators take Keras optimizers or their names, e.g. "Adam", "Ftrl")."""
+    estimator = engine_module(engine)
     config = estimator.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps,
         save_summary_steps=50, log_step_count_steps=50, keep_checkpoint_max=20,
         **run_config)
     x = tf.feature_column.numeric_column("x", shape=(FEATURES,))
     buckets = tf.feature_column.bucketized_column(x, boundaries=[-1.0, 0.0, 1.0])
-    dnn_optimizer = lambda: tf.compat.v1.train.AdamOptimizer(0.05)  # noqa: E731
-    linear_optimizer = lambda: tf.compat.v1.train.FtrlOptimizer(0.3)  # noqa: E731
+    if dnn_optimizer is None:
+        dnn_optimizer = lambda: tf.compat.v1.train.AdamOptimizer(0.05)  # noqa: E731
+    if linear_optimizer is None:
+        linear_optimizer = lambda: tf.compat.v1.train.FtrlOptimizer(0.3)  # noqa: E731
     if model == "dnn":
         return estimator.DNNClassifier(HIDDEN_UNITS, [x], n_classes=CLASSES,
                                        optimizer=dnn_optimizer, config=config)
