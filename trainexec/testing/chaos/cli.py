@@ -27,8 +27,9 @@ from trainexec.testing.chaos import suite
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
                                             run_schedule)
-from trainexec.testing.chaos.schedule import (ALL_KINDS, KINDS, MODES, STORAGE_KINDS, STORAGES,
-                                              Schedule, parse_seeds)
+from trainexec.testing.chaos.schedule import (ALL_KINDS, DRAWN_MODES, KINDS, MODES,
+                                              STORAGE_KINDS, STORAGES, Schedule,
+                                              parse_seeds)
 
 __all__ = ["format_table", "main", "schedules_from"]
 
@@ -69,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
                        help="print what the default set covers (modes, fault kinds, roles, "
                        "storages) on this line, and run nothing")
     p.add_argument("--modes", help=f"jobs to draw from: {', '.join(MODES)} (default: "
-                   f"those that run on this TensorFlow line)")
+                   f"those of {', '.join(DRAWN_MODES)} that run on this TensorFlow line)")
     p.add_argument("--storage", default="local", help="local, nfs, gs, or several: "
                    "local,nfs,gs")
     p.add_argument("--faults", default="2-4", help="faults per schedule, LOW-HIGH")
@@ -105,7 +106,7 @@ def schedules_from(args: argparse.Namespace) -> list[Schedule]:
                              f"{', '.join(REGRESSIONS)}")
         return [REGRESSIONS[n] for n in names]
     modes = (_names(args.modes, MODES, "modes") if args.modes
-             else tuple(m for m in MODES if mode_unavailable(m) is None))
+             else tuple(m for m in DRAWN_MODES if mode_unavailable(m) is None))
     if not modes:
         raise ValueError("no mode runs on this TensorFlow line: "
                          + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))

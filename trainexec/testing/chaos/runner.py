@@ -98,7 +98,7 @@ def mode_unavailable(mode: str) -> str | None:
 
 def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) -> TFJobSpec:
     """The packaged demo job of the schedule's mode and shape as a TFJob
-    (`trainexec.examples.keras_job` or `estimator_job`)."""
+    (`trainexec.examples.keras_job`, `estimator_job` or `canned_job`)."""
     replicas = {"Chief": Replicas(1)}
     if schedule.workers:
         replicas["Worker"] = Replicas(schedule.workers)
@@ -117,6 +117,11 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
                    "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
                    "--throttle-secs", "5", "--worker-delay-secs", "2",
                    "--result-file", paths.result_file]
+    elif schedule.mode == "canned":
+        command = [sys.executable, "-m", "trainexec.examples.canned_job",
+                   "--model", "wide_deep", "--model-dir", paths.model_dir,
+                   "--max-steps", str(max_steps), "--throttle-secs", "5",
+                   "--worker-delay-secs", "2", "--result-file", paths.result_file]
     else:
         command = [sys.executable, "-m", "trainexec.examples.keras_job",
                    "--model-dir", paths.model_dir, "--max-steps", str(max_steps),

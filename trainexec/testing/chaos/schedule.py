@@ -32,7 +32,7 @@ import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["ALL_KINDS", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "STORAGE_FAULTS",
+__all__ = ["ALL_KINDS", "DRAWN_MODES", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "STORAGE_FAULTS",
            "STORAGE_KINDS", "TRAINING_SECS", "Fault", "Schedule", "parse_seeds"]
 
 KINDS = ("kill", "sigterm", "freeze", "cut")  # of a pod
@@ -48,9 +48,13 @@ _DETAILS = {("gs", "storage-errors"): ("503", "429", "500"),
             ("nfs", "storage-errors"): ("EIO", "ESTALE"),
             ("gs", "storage-slow"): ("1s",), ("nfs", "storage-slow"): ("0.05s",)}
 # MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
-# TF 2.15 line) and trainexec.estimator's own engine (the current line).
-MODES = ("mwms", "pss", "estimator", "native-estimator")
-PS_MODES = ("pss", "estimator", "native-estimator")
+# TF 2.15 line), trainexec.estimator's own engine (the current line), and a canned
+# estimator on it (`trainexec.examples.canned_job`: a DNNLinearCombinedClassifier).
+MODES = ("mwms", "pss", "estimator", "native-estimator", "canned")
+PS_MODES = ("pss", "estimator", "native-estimator", "canned")
+# What `generate` draws from unless told: the modes its seeds were first drawn over
+# (adding one would change what every kept seed means). "canned" is asked for by name.
+DRAWN_MODES = MODES[:4]
 STORAGES = ("local", "nfs", "gs")
 # What `generate` draws from unless told: the storages its seeds were first drawn over
 # (adding one would change what every kept seed means). "gs" is asked for by name.
@@ -277,7 +281,7 @@ class Schedule:
                    name, max_steps)
 
     @classmethod
-    def generate(cls, seed: int, *, modes: Sequence[str] = MODES,
+    def generate(cls, seed: int, *, modes: Sequence[str] = DRAWN_MODES,
                  storages: Sequence[str] = DRAWN_STORAGES, faults: tuple[int, int] = (2, 4),
                  workers: int = 2, evaluator: bool = True,
                  kinds: Sequence[str] = KINDS,

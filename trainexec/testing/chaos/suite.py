@@ -85,6 +85,10 @@ DEFAULT_SET: tuple[SuiteEntry, ...] = (
                         "disk-full storage:0 at 16s for 8s"],
         "mwms on nfs, a stall, EIO, a full disk"),
         "NFS-like storage stalled, failing, then full (the job resubmitted)"),
+    SuiteEntry("canned-ps-killed", Schedule.explicit(
+        "canned", ["kill ps:0 at 3s", "sigterm worker:1 at 6s"],
+        name="canned wide-and-deep, its ps killed, a worker preempted"),
+        "a canned estimator (trainexec.estimator's DNNLinearCombinedClassifier) as a job"),
     SuiteEntry("estimator-seed-117", Schedule.generate(117, modes=("estimator",)),
                "tf.estimator's chief cut off (a restarted ps once ended 30 s late)"),
     SuiteEntry("estimator-gs-storage", _storage_faults(
