@@ -92,9 +92,12 @@ def current_line() -> str:
 
 
 def resolve(path: str) -> Any:
-    """The object at import path `path` (a module, or attributes under one);
-    ImportError or AttributeError saying which part is missing."""
+    """The object at import path `path` (a module, or attributes under one; a public
+    alias such as `tensorflow.distribute.Strategy` too, where a module of that name
+    exists but the alias is an attribute of its parent); ImportError or AttributeError
+    saying which part is missing (the longest module that imports)."""
     parts = path.split(".")
+    first_error: AttributeError | None = None
     for split in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:split]))
@@ -102,12 +105,16 @@ def resolve(path: str) -> Any:
             if split == 1:
                 raise
             continue
-        for index, part in enumerate(parts[split:], start=split):
-            if not hasattr(obj, part):
-                raise AttributeError(f"{'.'.join(parts[:index])} has no {part!r}")
-            obj = getattr(obj, part)
+        try:
+            for index, part in enumerate(parts[split:], start=split):
+                if not hasattr(obj, part):
+                    raise AttributeError(f"{'.'.join(parts[:index])} has no {part!r}")
+                obj = getattr(obj, part)
+        except AttributeError as err:
+            first_error = first_error or err
+            continue
         return obj
-    raise ImportError(path)  # not reached: split == 1 raised
+    raise first_error or ImportError(path)
 
 
 def _sources(owner: Any) -> list[str]:

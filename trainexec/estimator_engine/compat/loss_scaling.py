@@ -2,8 +2,8 @@
 
 | attribute | seen on | when it is missing |
 | --- | --- | --- |
-| `tensorflow.python.distribute.distribute_lib.StrategyBase._scale_loss_for_estimator_enabled` (the context in which `tf.compat.v1.train.Optimizer` divides a mean-reduced loss by the replicas in sync) | 2.15, 2.21 Keras 3, 2.21 tf_keras | no scaling: with more than one replica in sync, each replica's gradient is summed, not averaged, and training differs from tf.estimator's |
-| `Graph._is_loss_scaled_by_optimizer`, assigned by `tensorflow.python.training.optimizer.Optimizer` when it scaled the loss | 2.15, 2.21 Keras 3, 2.21 tf_keras | the loss logged and summarized is the replicas' sum, as for a loss no optimizer scaled |
+| `tf.distribute.Strategy._scale_loss_for_estimator_enabled` (defined on its base class; the context in which `tf.compat.v1.train.Optimizer` divides a mean-reduced loss by the replicas in sync) | 2.15, 2.21 Keras 3, 2.21 tf_keras | no scaling: with more than one replica in sync, each replica's gradient is summed, not averaged, and training differs from tf.estimator's |
+| `Graph._is_loss_scaled_by_optimizer`, assigned by `tf.compat.v1.train.Optimizer` when it scaled the loss | 2.15, 2.21 Keras 3, 2.21 tf_keras | the loss logged and summarized is the replicas' sum, as for a loss no optimizer scaled |
 
 tf.estimator trained a `model_fn` under a strategy in this context: a
 `tf.compat.v1.train.Optimizer` then divides a loss the `model_fn` reduced by mean (any
@@ -35,11 +35,11 @@ _SCALING = "_scale_loss_for_estimator_enabled"
 _SCALED = "_is_loss_scaled_by_optimizer"
 
 INTERNALS = (
-    Internal(owner="tensorflow.python.distribute.distribute_lib.StrategyBase",
+    Internal(owner="tensorflow.distribute.Strategy",
              attribute=_SCALING, lines=LINES,
              when_missing="no loss scaling: with several replicas in sync the gradients "
                           "are summed, not averaged, unlike tf.estimator's"),
-    Internal(owner="tensorflow.python.training.optimizer.Optimizer", attribute=_SCALED,
+    Internal(owner="tensorflow.compat.v1.train.Optimizer", attribute=_SCALED,
              lines=LINES, kind=ASSIGNED,
              when_missing="the loss logged is the replicas' sum"),
 )
