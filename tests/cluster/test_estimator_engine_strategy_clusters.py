@@ -42,13 +42,15 @@ MAX_STEPS = 100
 
 
 def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0,
-         chief=True):
+         chief=True, api="trainexec"):
     """Runs the example job as chief, worker, evaluator (and `ps` ps tasks; without
-    `chief`, two workers);
+    `chief`, two workers), through trainexec.train_and_evaluate on trainexec.estimator
+    (`api="tf"`: tf.estimator.train_and_evaluate on tf.estimator, TensorFlow 2.15);
     `fault(cluster, model_dir)` is called once every task has started. Returns
     (model_dir, output lines, the evaluator's result, the launcher's result)."""
     model_dir = str(tmp_path / "model")
-    command = [sys.executable, "-m", "trainexec.examples.estimator_job", "--engine", "native",
+    engine = ["--api", "tf"] if api == "tf" else ["--engine", "native"]
+    command = [sys.executable, "-m", "trainexec.examples.estimator_job", *engine,
                "--strategy", strategy, "--model-dir", model_dir,
                "--max-steps", str(max_steps), "--throttle-secs", "1",
                "--worker-delay-secs", "1", "--result-file", str(tmp_path / "result.json")]
@@ -71,7 +73,9 @@ def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0
     for task in result.tasks:
         assert task.exit == "0", result.summary()
     assert [pid for pid in pids if alive(pid)] == []
-    evaluated = json.loads((tmp_path / "result.json").read_text())
+    # tf.estimator's train_and_evaluate returns nothing under a strategy: no result.
+    evaluated = (None if api == "tf"
+                 else json.loads((tmp_path / "result.json").read_text()))
     return model_dir, lines, evaluated, result
 
 
@@ -158,21 +162,52 @@ def test_tf_estimator_reads_the_clusters_checkpoint_to_the_same_metrics(tmp_path
     """TensorFlow 2.15: the checkpoint a strategy's cluster wrote evaluates to the same
     metrics under tf.estimator's Estimator of the same model_fn as under
     trainexec.estimator's, each with and without a MirroredStrategy to evaluate."""
+    model_dir, _, evaluated, _ = _run(tmp_path, strategy, ps=ps)
+    _both_engines_evaluate_alike(model_dir, evaluated)
+
+
+@pytest.mark.estimator
+def test_trainexec_reads_what_tf_estimator_trained_under_the_strategy(tmp_path):
+    """TensorFlow 2.15: the checkpoint tf.estimator's own train_and_evaluate wrote on a
+    MultiWorkerMirroredStrategy cluster (chief, worker, evaluator, through its
+    distribute coordinator) evaluates to the same metrics under trainexec.estimator's Estimator as
+    under tf.estimator's, each with and without a MirroredStrategy to evaluate (the job
+    trains tf.estimator's DNNClassifier: trainexec's DNNClassifier reads it)."""
+    model_dir, _, _, _ = _run(tmp_path, "mwms", ps=0, api="tf")
+    assert tf.train.load_variable(model_dir, "global_step") == MAX_STEPS
+    _both_engines_evaluate_alike(model_dir, None, build=_dnn_classifier)
+
+
+def _custom(api, engine, config):
+    """The job's own model_fn, on `api`'s Estimator (what trainexec's job trains)."""
+    return api.Estimator(estimator_job.model_fn, config=config, params={"engine": engine})
+
+
+def _dnn_classifier(api, engine, config):
+    """The job's DNNClassifier (what the job trains on tf.estimator), on `api`'s."""
+    return api.DNNClassifier(
+        hidden_units=[estimator_job.HIDDEN_UNITS], n_classes=estimator_job.CLASSES,
+        feature_columns=[tf.feature_column.numeric_column(
+            "x", shape=(estimator_job.FEATURES,))], config=config)
+
+
+def _both_engines_evaluate_alike(model_dir, evaluated, build=_custom):
     from trainexec.estimator_trainer.availability import tf_estimator
 
-    model_dir, _, evaluated, _ = _run(tmp_path, strategy, ps=ps)
     _, eval_spec = build_specs(MAX_STEPS, engine="native")
     checkpoint = tf.train.latest_checkpoint(model_dir)
     for evaluate in (None, tf.distribute.MirroredStrategy()):
         results = []
         for engine, api in (("tf", tf_estimator()), ("native", te)):
             config = api.RunConfig(model_dir=model_dir, eval_distribute=evaluate)
-            estimator = api.Estimator(estimator_job.model_fn, config=config,
-                                      params={"engine": engine})
+            estimator = build(api, engine, config)
             results.append(estimator.evaluate(eval_spec.input_fn, checkpoint_path=checkpoint,
                                               name=engine))
         theirs, ours = results
         assert set(ours) == set(theirs)
         for key in theirs:
             assert ours[key] == pytest.approx(theirs[key], abs=1e-5), key
-        assert ours["accuracy"] == pytest.approx(evaluated["metrics"]["accuracy"], abs=1e-5)
+        assert ours["global_step"] == MAX_STEPS
+        if evaluated is not None:  # and as the cluster's evaluator found
+            assert ours["accuracy"] == pytest.approx(evaluated["metrics"]["accuracy"],
+                                                     abs=1e-5)
