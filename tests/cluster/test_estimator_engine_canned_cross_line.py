@@ -22,43 +22,54 @@ PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_pr
                        "canned_estimators.py")
 
 
-def _run(python, program, kind, model_dir, steps, out):
-    return run(python, program, model_dir, steps, out, first=[kind])
+KINDS = ("dnn", "linear", "wide_deep")
 
 
-def _same_metrics(got, expected):
-    assert set(got) == set(expected)
+def _run(python, program, model_dir, steps, out):
+    """The program on `python`, every kind in one process (each in model_dir/KIND)."""
+    return run(python, program, model_dir, steps, out, first=[",".join(KINDS)])
+
+
+def _same_metrics(got, expected, kind):
+    assert set(got) == set(expected), kind
     for key, value in expected.items():
-        assert got[key] == pytest.approx(value, abs=1e-5), key
+        assert got[key] == pytest.approx(value, abs=1e-5), f"{kind}: {key}"
 
 
 @pytest.mark.skipif(not TF215_PYTHON, reason="TRAINEXEC_TF215_PYTHON is not set: "
                     "./scripts/test.sh sets it to the TensorFlow 2.15 environment's python")
-@pytest.mark.parametrize("kind", ["dnn", "linear", "wide_deep"])
-def test_canned_checkpoints_cross_lines_both_ways(tmp_path, kind):
+def test_canned_checkpoints_cross_lines_both_ways(tmp_path):
+    """Each of DNNClassifier, LinearClassifier and DNNLinearCombinedClassifier (the
+    kinds run one after another in each process: a process per step, not per kind)."""
     source = open(PROGRAM).read()
     assert source.count(THEIRS) == 1
     changed = tmp_path / "canned_estimators.py"
     changed.write_text(source.replace(THEIRS, OURS))
     theirs_dir, ours_dir = str(tmp_path / "theirs"), str(tmp_path / "ours")
-    theirs = _run(TF215_PYTHON, PROGRAM, kind, theirs_dir, 20, str(tmp_path / "t1.json"))
-    assert theirs["tensorflow"].startswith("2.15") and theirs["metrics"]["global_step"] == 20
-    # tf.estimator's checkpoint, read here: the same numbers
+    theirs = _run(TF215_PYTHON, PROGRAM, theirs_dir, 20, str(tmp_path / "t1.json"))
+    assert theirs["tensorflow"].startswith("2.15")
+    # tf.estimator's checkpoints, read here: the same numbers
     shutil.copytree(theirs_dir, ours_dir)
-    ours = _run(sys.executable, str(changed), kind, ours_dir, 20, str(tmp_path / "o1.json"))
+    ours = _run(sys.executable, str(changed), ours_dir, 20, str(tmp_path / "o1.json"))
     assert ours["estimator"] == "trainexec.estimator" and ours["tensorflow"] == tf.__version__
-    _same_metrics(ours["metrics"], theirs["metrics"])
-    np.testing.assert_allclose(ours["probabilities"], theirs["probabilities"], atol=1e-5)
+    for kind in KINDS:
+        assert theirs[kind]["metrics"]["global_step"] == 20, kind
+        _same_metrics(ours[kind]["metrics"], theirs[kind]["metrics"], kind)
+        np.testing.assert_allclose(ours[kind]["probabilities"], theirs[kind]["probabilities"],
+                                   atol=1e-5, err_msg=kind)
     # resumed on both lines: the same variables, optimizer slots included
-    theirs = _run(TF215_PYTHON, PROGRAM, kind, theirs_dir, 30, str(tmp_path / "t2.json"))
-    ours = _run(sys.executable, str(changed), kind, ours_dir, 30, str(tmp_path / "o2.json"))
-    assert ours["metrics"]["global_step"] == theirs["metrics"]["global_step"] == 30
-    assert set(ours["variables"]) == set(theirs["variables"])
-    for name, value in theirs["variables"].items():
-        np.testing.assert_allclose(ours["variables"][name], value, atol=1e-5,
-                                   err_msg=name)
+    theirs = _run(TF215_PYTHON, PROGRAM, theirs_dir, 30, str(tmp_path / "t2.json"))
+    ours = _run(sys.executable, str(changed), ours_dir, 30, str(tmp_path / "o2.json"))
+    for kind in KINDS:
+        assert ours[kind]["metrics"]["global_step"] == 30, kind
+        assert theirs[kind]["metrics"]["global_step"] == 30, kind
+        assert set(ours[kind]["variables"]) == set(theirs[kind]["variables"]), kind
+        for name, value in theirs[kind]["variables"].items():
+            np.testing.assert_allclose(ours[kind]["variables"][name], value, atol=1e-5,
+                                       err_msg=f"{kind}: {name}")
     # what trainexec wrote, read by tf.estimator 2.15: the same numbers
     back_dir = str(tmp_path / "back")
     shutil.copytree(ours_dir, back_dir)
-    back = _run(TF215_PYTHON, PROGRAM, kind, back_dir, 30, str(tmp_path / "b.json"))
-    _same_metrics(back["metrics"], ours["metrics"])
+    back = _run(TF215_PYTHON, PROGRAM, back_dir, 30, str(tmp_path / "b.json"))
+    for kind in KINDS:
+        _same_metrics(back[kind]["metrics"], ours[kind]["metrics"], kind)
