@@ -14,7 +14,8 @@ from trainexec.testing.chaos.suite import (DEFAULT_SET, coverage, for_line, form
 
 pytestmark = pytest.mark.any_line
 
-LINES = {"current TensorFlow": ("mwms", "pss", "native-estimator", "canned"),
+LINES = {"current TensorFlow": ("mwms", "pss", "native-estimator", "canned",
+                                 "estimator-mwms"),
          "TensorFlow 2.15": ("estimator",)}
 
 
@@ -62,7 +63,7 @@ def test_the_command_prints_what_the_default_set_covers(monkeypatch):
     out = io.StringIO()
     assert cli.main(["--coverage"], out=out) == 0
     text = out.getvalue()
-    assert "modes: mwms, pss, native-estimator, canned" in text
+    assert "modes: mwms, pss, native-estimator, canned, estimator-mwms" in text
     assert "pss-gs-storage" in text and "MISSING" not in text
     for value in (*ALL_KINDS, *TASK_TYPES, *STORAGES):
         assert f"  {value}: " in text

@@ -55,7 +55,7 @@ from trainexec.contract.exit_deadline import DEFAULT_SECS as DEFAULT_DEADLINE_SE
 from trainexec.contract.exit_deadline import deadline_secs, end_within
 from trainexec.contract.storage_faults import storage_fault
 from trainexec.contract.termination import termination_requested
-from trainexec.errors import ConfigError
+from trainexec.errors import ConfigError, PeerLostError
 
 __all__ = [
     "CAUSES",
@@ -231,11 +231,14 @@ def classify(error: BaseException, in_cluster: bool = True,
 
 
 def _is_peer_error(error: BaseException) -> bool:
-    """A TensorFlow error that says a peer is gone: by type or by words; or a status
+    """trainexec's `PeerLostError`; a TensorFlow error that says a peer is gone: by type
+    or by words; or a status
     TensorFlow's C++ side raised through pybind11, which arrives as a plain
     RuntimeError whose message starts with the status' name ("UnavailableError:
     Socket closed", from the coordination service)."""
     text = str(error)
+    if isinstance(error, PeerLostError):
+        return True
     if is_tensorflow_error(error):
         return (type(error).__name__ in _PEER_ERROR_NAMES
                 or any(words in text.lower() for words in _PEER_WORDS))

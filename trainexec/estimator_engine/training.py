@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator, Sequence
 import tensorflow as tf
 
 from trainexec.cluster.config import MASTER, WORKER
-from trainexec.estimator_engine.collective_hooks import collective_hooks
+from trainexec.estimator_engine.collective_hooks import OneSession, collective_hooks
 from trainexec.estimator_engine.compat.loss_scaling import estimator_loss_scaling
 from trainexec.estimator_engine.graph import build_graph, saver_for
 from trainexec.estimator_engine.model_spec import ModeKeys
@@ -310,8 +310,10 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
             # Every task initializes (or restores) its own copy and saves in step.
             all_hooks = collective_hooks(config, estimator.model_dir, scaffold, worker_hooks,
                                          spec.training_chief_hooks, list(saving_listeners))
-            creator: Any = ChiefSessionCreator(scaffold, config.master, session_config,
-                                               estimator.model_dir, distributed=False)
+            creator: Any = OneSession(
+                ChiefSessionCreator(scaffold, config.master, session_config,
+                                    estimator.model_dir, distributed=False),
+                f"{config.task_type}:{config.task_id}")
         elif config.is_chief:
             # In tf.estimator's order: the chief's own hooks first (so the final checkpoint
             # is saved before a user hook's end() runs), the summaries, every task's.

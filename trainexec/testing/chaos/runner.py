@@ -111,8 +111,9 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
     env = {"TF_CPP_MIN_LOG_LEVEL": "2",
            "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
            **paths.env}
-    if schedule.mode in ("estimator", "native-estimator"):
-        command = [sys.executable, "-m", "trainexec.examples.estimator_job",
+    if schedule.mode in ("estimator", "native-estimator", "estimator-mwms"):
+        strategy = ["--strategy", "mwms"] if schedule.mode == "estimator-mwms" else []
+        command = [sys.executable, "-m", "trainexec.examples.estimator_job", *strategy,
                    "--engine", "tf" if schedule.mode == "estimator" else "native",
                    "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
                    "--throttle-secs", "5", "--worker-delay-secs", "2",

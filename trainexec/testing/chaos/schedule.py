@@ -48,12 +48,14 @@ _DETAILS = {("gs", "storage-errors"): ("503", "429", "500"),
             ("nfs", "storage-errors"): ("EIO", "ESTALE"),
             ("gs", "storage-slow"): ("1s",), ("nfs", "storage-slow"): ("0.05s",)}
 # MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
-# TF 2.15 line), trainexec.estimator's own engine (the current line), and a canned
-# estimator on it (`trainexec.examples.canned_job`: a DNNLinearCombinedClassifier).
-MODES = ("mwms", "pss", "estimator", "native-estimator", "canned")
+# TF 2.15 line), trainexec.estimator's own engine (the current line), a canned
+# estimator on it (`trainexec.examples.canned_job`: a DNNLinearCombinedClassifier), and
+# its Estimator under `RunConfig(train_distribute=MultiWorkerMirroredStrategy())`.
+MODES = ("mwms", "pss", "estimator", "native-estimator", "canned", "estimator-mwms")
 PS_MODES = ("pss", "estimator", "native-estimator", "canned")
 # What `generate` draws from unless told: the modes its seeds were first drawn over
-# (adding one would change what every kept seed means). "canned" is asked for by name.
+# (adding one would change what every kept seed means). The later ones are asked for
+# by name.
 DRAWN_MODES = MODES[:4]
 STORAGES = ("local", "nfs", "gs")
 # What `generate` draws from unless told: the storages its seeds were first drawn over

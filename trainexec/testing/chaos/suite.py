@@ -89,6 +89,10 @@ DEFAULT_SET: tuple[SuiteEntry, ...] = (
         "canned", ["kill ps:0 at 3s", "sigterm worker:1 at 6s"],
         name="canned wide-and-deep, its ps killed, a worker preempted"),
         "a canned estimator (trainexec.estimator's DNNLinearCombinedClassifier) as a job"),
+    SuiteEntry("estimator-mwms-worker-killed", Schedule.explicit(
+        "estimator-mwms", ["kill worker:1 at 3s"],
+        name="Estimator under MultiWorkerMirroredStrategy, a worker killed"),
+        "trainexec.estimator's MWMS group restarting together"),
     SuiteEntry("estimator-seed-117", Schedule.generate(117, modes=("estimator",)),
                "tf.estimator's chief cut off (a restarted ps once ended 30 s late)"),
     SuiteEntry("estimator-gs-storage", _storage_faults(
