@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from trainexec.estimator_engine.graph import build_graph
 from trainexec.examples.canned_job import MODELS, make_canned_estimator
+from trainexec.examples.estimator_job import build_specs
 
 pytestmark = pytest.mark.tf_line
 
@@ -27,7 +28,6 @@ def test_every_variable_lives_on_a_ps_and_the_steps_run_on_the_training_task(
         {"cluster": CLUSTER, "task": {"type": task_type, "index": index}}))
     estimator = make_canned_estimator(str(tmp_path), model=model)
     assert estimator.config.num_ps_replicas == 2
-    from trainexec.examples.estimator_job import build_specs
     train_spec, _ = build_specs(None)
     graph = tf.Graph()
     with graph.as_default():
@@ -41,9 +41,7 @@ def test_every_variable_lives_on_a_ps_and_the_steps_run_on_the_training_task(
     assert not off_ps, off_ps
     assert {device for device in devices.values()} == {"/job:ps/task:0", "/job:ps/task:1"}
     assert devices["global_step"].startswith("/job:ps/")
-    slots = [name for name in devices if name.rpartition("/")[2] in (
-        "Adam", "Adam_1", "Ftrl", "Ftrl_1", "m", "v", "accumulator", "linear")
-        or "/Adam" in name or "/Ftrl" in name]
+    slots = [name for name in devices if "/Adam" in name or "/Ftrl" in name]
     assert slots, sorted(devices)  # the optimizers' slots are among them
     # The forward and backward passes run here; only the updates run on the ps.
     here = f"/job:{task_type}/task:{index}"

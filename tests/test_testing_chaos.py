@@ -10,7 +10,7 @@ import pytest
 
 from trainexec.testing.chaos import (KINDS, REGRESSIONS, Evidence, Fault, Schedule, check,
                                      parse_seeds)
-from trainexec.testing.chaos.schedule import ALL_KINDS
+from trainexec.testing.chaos.schedule import ALL_KINDS, MODES
 from trainexec.testing.chaos import cli
 from trainexec.testing.chaos.invariants import (BOUND_SECS, LIVENESS, SAFETY, AppliedFault,
                                                 Evaluated, ExportDir, LogLine, PodEvent,
@@ -454,3 +454,19 @@ def test_schedules_scale_to_the_jobs_training(training_secs):
 def test_training_secs_must_be_positive():
     with pytest.raises(ValueError, match="training_secs=0"):
         Schedule.generate(1, training_secs=0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_job_mode_runs_a_packaged_job_with_its_paths(mode):
+    import importlib.util
+
+    from trainexec.testing.chaos.runner import demo_job
+    from trainexec.testing.chaos.storages import JobPaths
+
+    spec = demo_job(Schedule.explicit(mode, []), JobPaths("/m", "/r.json"), 777)
+    module = spec.command[spec.command.index("-m") + 1]
+    assert module.startswith("trainexec.examples.")
+    assert importlib.util.find_spec(module) is not None
+    text = " ".join(spec.command)
+    assert "--model-dir /m --max-steps 777" in text and text.endswith("--result-file /r.json")
+    assert ("--strategy mwms" in text) == (mode == "estimator-mwms")

@@ -96,6 +96,17 @@ def mode_unavailable(mode: str) -> str | None:
     return None
 
 
+# Each job mode's packaged job (`trainexec.examples.<module>`) and its own arguments.
+_JOBS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mwms": ("keras_job", ()),
+    "pss": ("keras_job", ()),
+    "estimator": ("estimator_job", ("--engine", "tf")),
+    "native-estimator": ("estimator_job", ("--engine", "native")),
+    "canned": ("canned_job", ("--model", "wide_deep")),
+    "estimator-mwms": ("estimator_job", ("--strategy", "mwms", "--engine", "native")),
+}
+
+
 def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) -> TFJobSpec:
     """The packaged demo job of the schedule's mode and shape as a TFJob
     (`trainexec.examples.keras_job`, `estimator_job` or `canned_job`)."""
@@ -111,22 +122,14 @@ def demo_job(schedule: Schedule, paths: JobPaths, max_steps: int = MAX_STEPS) ->
     env = {"TF_CPP_MIN_LOG_LEVEL": "2",
            "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])),
            **paths.env}
-    if schedule.mode in ("estimator", "native-estimator", "estimator-mwms"):
-        strategy = ["--strategy", "mwms"] if schedule.mode == "estimator-mwms" else []
-        command = [sys.executable, "-m", "trainexec.examples.estimator_job", *strategy,
-                   "--engine", "tf" if schedule.mode == "estimator" else "native",
-                   "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
-                   "--throttle-secs", "5", "--worker-delay-secs", "2",
-                   "--result-file", paths.result_file]
-    elif schedule.mode == "canned":
-        command = [sys.executable, "-m", "trainexec.examples.canned_job",
-                   "--model", "wide_deep", "--model-dir", paths.model_dir,
-                   "--max-steps", str(max_steps), "--throttle-secs", "5",
-                   "--worker-delay-secs", "2", "--result-file", paths.result_file]
-    else:
-        command = [sys.executable, "-m", "trainexec.examples.keras_job",
-                   "--model-dir", paths.model_dir, "--max-steps", str(max_steps),
-                   "--save-checkpoints-steps", "100", "--result-file", paths.result_file]
+    module, own = _JOBS[schedule.mode]
+    # The Keras job checkpoints every 100 steps; the Estimator jobs evaluate at most
+    # every 5 s, and their workers start 2 s after the chief.
+    timing = (("--save-checkpoints-steps", "100") if module == "keras_job"
+              else ("--throttle-secs", "5", "--worker-delay-secs", "2"))
+    command = [sys.executable, "-m", f"trainexec.examples.{module}", *own,
+               "--model-dir", paths.model_dir, "--max-steps", str(max_steps), *timing,
+               "--result-file", paths.result_file]
     return TFJobSpec("demo", replicas, command=command, env=env)
 
 
