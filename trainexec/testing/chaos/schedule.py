@@ -32,8 +32,9 @@ import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["ALL_KINDS", "DRAWN_MODES", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES", "STORAGE_FAULTS",
-           "STORAGE_KINDS", "TRAINING_SECS", "Fault", "Schedule", "parse_seeds"]
+__all__ = ["ALL_KINDS", "DRAWN_MODES", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES",
+           "STORAGE_FAULTS", "STORAGE_KINDS", "TRAINING_SECS", "Fault", "Schedule",
+           "parse_seeds"]
 
 KINDS = ("kill", "sigterm", "freeze", "cut")  # of a pod
 # Of the storage model_dir is on (task "storage:0"): errors for a while (an object store's
