@@ -1,0 +1,109 @@
+"""TensorFlow's "Multi-worker training with Estimator" tutorial program
+(tests/estimator_programs/multi_worker_estimator.py), with its one estimator import
+changed to trainexec.estimator, trains on a two-worker `trainexec launch` cluster on this
+line under tf_keras, as the unchanged program does on tf.estimator 2.15 (its own virtual
+environment, `TRAINEXEC_TF215_PYTHON`, which ./scripts/test.sh sets): both end after one
+pass over each worker's 30,000-image shard (step 469), and the training loss each logs
+for TensorBoard falls alike, step for step. (No seed is set, as in the tutorial: the two
+runs start from different weights, so it is the fall from the first logged loss that is
+compared, to a tolerance.)"""
+
+import glob
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROGRAM = os.path.join(ROOT, "tests", "estimator_programs", "multi_worker_estimator.py")
+TF215_PYTHON = os.environ.get("TRAINEXEC_TF215_PYTHON")
+THEIRS = "from tensorflow import estimator"
+OURS = "import trainexec.estimator as estimator"
+LAST_STEP = 469  # ceil(30,000 / 64): each worker's shard, batched, once
+LOGGED = [1, 101, 201, 301, 401]  # RunConfig's default save_summary_steps (100)
+# Measured on this machine, 2026-11-29 (4 runs of each): the first logged loss is
+# 2.29-2.34 (ln 10 = 2.30: ten classes, weights not yet trained; no seed, so each run
+# starts elsewhere), and by step 401 it has fallen 0.07-0.13 at the tutorial's learning
+# rate (1e-4), the two programs' falls 0.004-0.04 apart at each logged step. A gradient
+# summed instead of averaged over the two workers (twice the step) would fall about
+# twice as far; one worker's gradient alone, as far with twice the noise.
+FIRST_LOSS = (2.15, 2.45)
+FALLS_AT_LEAST = 0.03
+FALLS_ALIKE_WITHIN = 0.06
+
+
+def launch(python, program, model_dir, legacy_keras):
+    """Starts `trainexec launch --workers 2 --no-chief` of `program` under `python`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
+    if legacy_keras:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    env.update(TF_CPP_MIN_LOG_LEVEL="3",  # this tree's trainexec in both environments
+               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(
+                   os.pathsep))
+    return subprocess.Popen([python, "-m", "trainexec", "launch", "--workers", "2",
+                             "--no-chief", "--", python, program, model_dir],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+
+
+def succeeded(job):
+    try:
+        output, _ = job.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        job.terminate()  # the launcher stops its tasks on SIGTERM
+        output, _ = job.communicate(timeout=60)
+        pytest.fail(f"the job did not end in 600 s:\n{output[-4000:]}")
+    assert job.returncode == 0, output[-4000:]
+    assert "job succeeded" in output
+
+
+def logged_losses(model_dir):
+    """{step: loss} from the chief's (worker 0's) TensorBoard events."""
+    losses = {}
+    for path in glob.glob(os.path.join(model_dir, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == "loss":
+                    losses[event.step] = float(value.simple_value if value.HasField(
+                        "simple_value") else tf.make_ndarray(value.tensor))
+    return losses
+
+
+@pytest.mark.skipif(not TF215_PYTHON, reason="TRAINEXEC_TF215_PYTHON is not set: "
+                    "./scripts/test.sh sets it to the TensorFlow 2.15 environment's python")
+@pytest.mark.skipif(importlib.util.find_spec("tf_keras") is None,
+                    reason="tf_keras is not installed: the tutorial's Keras layers run in "
+                    "the Estimator's graph under tf_keras on this line")
+def test_the_multi_worker_estimator_tutorial_trains_as_on_tf_estimator(tmp_path):
+    source = open(PROGRAM).read()
+    assert source.count(THEIRS) == 1
+    changed = tmp_path / "multi_worker_estimator.py"
+    changed.write_text(source.replace(THEIRS, OURS))
+
+    # The two clusters run side by side (four processes on this machine's two cores: each
+    # trains slower, the test ends sooner); nothing here is timed.
+    theirs_job = launch(TF215_PYTHON, PROGRAM, str(tmp_path / "theirs"), legacy_keras=False)
+    ours_job = launch(sys.executable, str(changed), str(tmp_path / "ours"), legacy_keras=True)
+    succeeded(theirs_job)
+    succeeded(ours_job)
+
+    for run in ("theirs", "ours"):
+        latest = tf.train.latest_checkpoint(str(tmp_path / run))
+        assert latest is not None and latest.endswith(f"model.ckpt-{LAST_STEP}"), (run, latest)
+    theirs, ours = logged_losses(str(tmp_path / "theirs")), logged_losses(str(tmp_path / "ours"))
+    print(f"logged training loss by step: tf.estimator 2.15 {theirs}; "
+          f"trainexec.estimator {tf.__version__} {ours}")
+    assert sorted(theirs) == sorted(ours) == LOGGED
+    for run, losses in (("tf.estimator", theirs), ("trainexec.estimator", ours)):
+        assert FIRST_LOSS[0] < losses[LOGGED[0]] < FIRST_LOSS[1], (run, losses)
+        assert losses[LOGGED[-1]] < losses[LOGGED[0]] - FALLS_AT_LEAST, (run, losses)
+    for step in LOGGED[1:]:
+        fell_theirs = theirs[LOGGED[0]] - theirs[step]
+        fell_ours = ours[LOGGED[0]] - ours[step]
+        assert fell_ours == pytest.approx(fell_theirs, abs=FALLS_ALIKE_WITHIN), (
+            step, theirs, ours)
