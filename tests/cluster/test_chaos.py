@@ -26,8 +26,7 @@ import pytest
 from trainexec.testing import gcs
 from trainexec.testing import storage as storage_views
 from trainexec.testing.chaos import Schedule, parse_seeds, run_schedule
-from trainexec.testing.chaos.schedule import DRAWN_MODES
-from trainexec.testing.chaos.suite import for_line, full_matrix, line_modes
+from trainexec.testing.chaos.suite import drawn_line_modes, for_line, full_matrix, line_modes
 from trainexec.testing.netns import unavailable
 
 WHY_NOT = unavailable()
@@ -53,8 +52,7 @@ def pytest_generate_tests(metafunc):
                    for e in full_matrix(modes)]
     if "chaos" in wanted:
         for seed in parse_seeds(os.environ.get("TRAINEXEC_CHAOS_SEEDS", "1-20")):
-            schedule = Schedule.generate(  # the modes seeds are drawn over
-                seed, modes=[m for m in modes if m in DRAWN_MODES])
+            schedule = Schedule.generate(seed, modes=drawn_line_modes())
             params.append(_param(f"{schedule.mode}-seed-{seed}", schedule,
                                  pytest.mark.chaos))
     metafunc.parametrize("schedule", params)

@@ -106,7 +106,7 @@ def schedules_from(args: argparse.Namespace) -> list[Schedule]:
                              f"{', '.join(REGRESSIONS)}")
         return [REGRESSIONS[n] for n in names]
     modes = (_names(args.modes, MODES, "modes") if args.modes
-             else tuple(m for m in DRAWN_MODES if mode_unavailable(m) is None))
+             else suite.drawn_line_modes())
     if not modes:
         raise ValueError("no mode runs on this TensorFlow line: "
                          + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))

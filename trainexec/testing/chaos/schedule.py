@@ -57,7 +57,7 @@ PS_MODES = ("pss", "estimator", "native-estimator", "canned")
 # What `generate` draws from unless told: the modes its seeds were first drawn over
 # (adding one would change what every kept seed means). The later ones are asked for
 # by name.
-DRAWN_MODES = MODES[:4]
+DRAWN_MODES = ("mwms", "pss", "estimator", "native-estimator")
 STORAGES = ("local", "nfs", "gs")
 # What `generate` draws from unless told: the storages its seeds were first drawn over
 # (adding one would change what every kept seed means). "gs" is asked for by name.

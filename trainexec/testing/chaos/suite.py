@@ -28,11 +28,12 @@ from typing import Iterable, Sequence
 
 from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import mode_unavailable
-from trainexec.testing.chaos.schedule import (ALL_KINDS, KINDS, MODES, STORAGE_FAULTS,
-                                              STORAGES, TASK_TYPES, Schedule)
+from trainexec.testing.chaos.schedule import (ALL_KINDS, DRAWN_MODES, KINDS, MODES,
+                                              STORAGE_FAULTS, STORAGES, TASK_TYPES,
+                                              Schedule)
 
-__all__ = ["DEFAULT_SET", "SuiteEntry", "coverage", "for_line", "format_coverage",
-           "full_matrix", "line_modes"]
+__all__ = ["DEFAULT_SET", "SuiteEntry", "coverage", "drawn_line_modes", "for_line",
+           "format_coverage", "full_matrix", "line_modes"]
 
 # How long a one-fault schedule's freeze or cut lasts, and when it starts: two seconds
 # after training began, when the first checkpoints are down and training goes on.
@@ -112,6 +113,12 @@ DEFAULT_SET: tuple[SuiteEntry, ...] = (
 def line_modes() -> tuple[str, ...]:
     """The job modes whose packaged job runs on this TensorFlow line."""
     return tuple(m for m in MODES if mode_unavailable(m) is None)
+
+
+def drawn_line_modes() -> tuple[str, ...]:
+    """The modes seeds are drawn over (`schedule.DRAWN_MODES`) whose job runs on this
+    TensorFlow line."""
+    return tuple(m for m in DRAWN_MODES if mode_unavailable(m) is None)
 
 
 def for_line(modes: Sequence[str], entries: Iterable[SuiteEntry] = DEFAULT_SET
