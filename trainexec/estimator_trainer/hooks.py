@@ -53,11 +53,10 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
 from trainexec.tasks.peer_watchdog import PeerWatchdog
-from trainexec.tasks.serving import (PEER_EXIT_WAIT_SECS, ServingJob,
-                                     wait_for_training_peers)
+from trainexec.tasks.serving import ServingJob, wait_for_training_peers
 from trainexec.trainer import JobSettings, RolePlan
 
-__all__ = ["DRAIN_SECS", "EstimatorHooks", "PEER_EXIT_WAIT_SECS", "train_strategy_kind"]
+__all__ = ["DRAIN_SECS", "EstimatorHooks", "train_strategy_kind"]
 
 logger = logging.getLogger(__name__)
 

@@ -43,11 +43,10 @@ from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.specs import EvalSpec
 from trainexec.tasks.hooks import ON_SAVE_WORDING, Evaluation, Trained, TrainerHooks
 from trainexec.tasks.peer_watchdog import PeerWatchdog
-from trainexec.tasks.serving import (PEER_EXIT_WAIT_SECS, ServingJob,
-                                     wait_for_training_peers)
+from trainexec.tasks.serving import ServingJob, wait_for_training_peers
 from trainexec.trainer import JobSettings, RolePlan
 
-__all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "KerasSettings", "PEER_EXIT_WAIT_SECS"]
+__all__ = ["CHIEF_TASK", "KERAS_WORDING", "KerasHooks", "KerasSettings"]
 
 logger = logging.getLogger(__name__)
 
