@@ -18,6 +18,8 @@ import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLE = Path(__file__).resolve().parent / "launch_programs" / "role.py"
+TF_ESTIMATOR_IMPORT = "from tensorflow import estimator"
+TRAINEXEC_ESTIMATOR_IMPORT = "import trainexec.estimator as estimator"
 
 
 def child_env(**extra: str) -> dict:
@@ -25,6 +27,28 @@ def child_env(**extra: str) -> dict:
     helpers: this checkout first on its path, TensorFlow's C++ start-up lines off."""
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
                 TF_CPP_MIN_LOG_LEVEL="2", **extra)
+
+
+def line_keras_env(legacy_keras: bool) -> dict:
+    """`child_env()` for a program of its own (no TF_CONFIG) whose `tf.keras` is tf_keras
+    (`TF_USE_LEGACY_KERAS=1`) when `legacy_keras`, else the Keras its TensorFlow has,
+    whatever this process was given."""
+    env = {k: v for k, v in child_env().items()
+           if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
+    if legacy_keras:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    return env
+
+
+def with_trainexec_estimator(program: str, directory) -> str:
+    """A copy, in `directory`, of tf.estimator program `program` whose one estimator import
+    line (`from tensorflow import estimator`) is trainexec.estimator's: its path."""
+    source = Path(program).read_text(encoding="utf-8")
+    assert source.count(TF_ESTIMATOR_IMPORT) == 1, program
+    changed = Path(directory) / Path(program).name
+    changed.write_text(source.replace(TF_ESTIMATOR_IMPORT, TRAINEXEC_ESTIMATOR_IMPORT),
+                       encoding="utf-8")
+    return str(changed)
 
 
 def wait_until(predicate, timeout: float = 15.0, what: str = "condition") -> None:

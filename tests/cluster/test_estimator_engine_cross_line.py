@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from processes import with_trainexec_estimator
+
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_programs",
                        "custom_model_fn.py")
 TF215_PYTHON = os.environ.get("TRAINEXEC_TF215_PYTHON")
-THEIRS = "from tensorflow import estimator"
-OURS = "import trainexec.estimator as estimator"
 
 
 def run(python, program, model_dir, max_steps, out, first=()):
@@ -45,13 +45,10 @@ def test_a_tf_estimator_program_with_one_import_changed_gives_the_same_numbers(t
     theirs = run(TF215_PYTHON, PROGRAM, str(tmp_path / "theirs"), 100,
                  str(tmp_path / "theirs.json"))
     assert theirs["tensorflow"].startswith("2.15") and theirs["global_step"] == 100
-    source = open(PROGRAM).read()
-    assert source.count(THEIRS) == 1
-    changed = tmp_path / "custom_model_fn.py"
-    changed.write_text(source.replace(THEIRS, OURS))
+    changed = with_trainexec_estimator(PROGRAM, tmp_path)
     # The user's run goes on from tf.estimator's checkpoints, here, on this line.
     shutil.copytree(tmp_path / "theirs", tmp_path / "ours")
-    ours = run(sys.executable, str(changed), str(tmp_path / "ours"), 150,
+    ours = run(sys.executable, changed, str(tmp_path / "ours"), 150,
                str(tmp_path / "ours.json"))
     assert ours["estimator"] == "trainexec.estimator" and ours["tensorflow"] == tf.__version__
     assert ours["global_step"] == 150  # resumed at 100

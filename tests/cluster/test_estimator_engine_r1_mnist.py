@@ -16,12 +16,12 @@ import sys
 import pytest
 import tensorflow as tf
 
+from processes import line_keras_env, with_trainexec_estimator
+
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(ROOT, "tests", "estimator_programs", "r1_mnist.py")
-THEIRS = "from tensorflow import estimator"
-OURS = "import trainexec.estimator as estimator"
 TF215_PYTHON = os.environ.get("TRAINEXEC_TF215_PYTHON") or (
     sys.executable if importlib.util.find_spec("tensorflow_estimator") else None)
 CURRENT_LINE = tuple(int(p) for p in tf.__version__.split(".")[:2]) >= (2, 16)
@@ -33,30 +33,22 @@ LAST_LOSS_AT_MOST = 0.1
 
 
 def start(python, program, model_dir, result_file, legacy_keras):
-    env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
-    if legacy_keras:
-        env["TF_USE_LEGACY_KERAS"] = "1"
-    env.update(TF_CPP_MIN_LOG_LEVEL="3",  # this tree's trainexec in every environment
-               PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(
-                   os.pathsep))
     return subprocess.Popen(
         [python, program, "--distribution_strategy", "mirrored", "--model_dir", model_dir,
          "--train_epochs", "2", "--result_file", result_file],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=line_keras_env(legacy_keras))
 
 
 @pytest.mark.skipif(TF215_PYTHON is None, reason="TRAINEXEC_TF215_PYTHON is not set: "
                     "./scripts/test.sh sets it to the TensorFlow 2.15 environment's python")
 def test_r1_mnist_with_a_mirrored_strategy_trains_and_evaluates_as_on_tf_estimator(tmp_path):
-    source = open(PROGRAM).read()
-    assert source.count(THEIRS) == 1
-    changed = tmp_path / "r1_mnist.py"
-    changed.write_text(source.replace(THEIRS, OURS))
+    changed = with_trainexec_estimator(PROGRAM, tmp_path)
     runs = {"tf.estimator 2.15": (TF215_PYTHON, PROGRAM, False),
-            f"trainexec.estimator {tf.__version__}": (sys.executable, str(changed), False)}
+            f"trainexec.estimator {tf.__version__}": (sys.executable, changed, False)}
     if CURRENT_LINE and importlib.util.find_spec("tf_keras"):
         runs[f"trainexec.estimator {tf.__version__}, tf_keras"] = (
-            sys.executable, str(changed), True)
+            sys.executable, changed, True)
     jobs = {}
     for i, (name, (python, program, legacy)) in enumerate(runs.items()):
         jobs[name] = (start(python, program, str(tmp_path / f"model{i}"),
