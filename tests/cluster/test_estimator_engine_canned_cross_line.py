@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from test_estimator_engine_cross_line import OURS, THEIRS, TF215_PYTHON, run
+from processes import with_trainexec_estimator
+from test_estimator_engine_cross_line import TF215_PYTHON, run
 
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 
@@ -41,16 +42,13 @@ def _same_metrics(got, expected, kind):
 def test_canned_checkpoints_cross_lines_both_ways(tmp_path):
     """Each of DNNClassifier, LinearClassifier and DNNLinearCombinedClassifier (the
     kinds run one after another in each process: a process per step, not per kind)."""
-    source = open(PROGRAM).read()
-    assert source.count(THEIRS) == 1
-    changed = tmp_path / "canned_estimators.py"
-    changed.write_text(source.replace(THEIRS, OURS))
+    changed = with_trainexec_estimator(PROGRAM, tmp_path)
     theirs_dir, ours_dir = str(tmp_path / "theirs"), str(tmp_path / "ours")
     theirs = _run(TF215_PYTHON, PROGRAM, theirs_dir, 20, str(tmp_path / "t1.json"))
     assert theirs["tensorflow"].startswith("2.15")
     # tf.estimator's checkpoints, read here: the same numbers
     shutil.copytree(theirs_dir, ours_dir)
-    ours = _run(sys.executable, str(changed), ours_dir, 20, str(tmp_path / "o1.json"))
+    ours = _run(sys.executable, changed, ours_dir, 20, str(tmp_path / "o1.json"))
     assert ours["estimator"] == "trainexec.estimator" and ours["tensorflow"] == tf.__version__
     for kind in KINDS:
         assert theirs[kind]["metrics"]["global_step"] == 20, kind
@@ -59,7 +57,7 @@ def test_canned_checkpoints_cross_lines_both_ways(tmp_path):
                                    atol=1e-5, err_msg=kind)
     # resumed on both lines: the same variables, optimizer slots included
     theirs = _run(TF215_PYTHON, PROGRAM, theirs_dir, 30, str(tmp_path / "t2.json"))
-    ours = _run(sys.executable, str(changed), ours_dir, 30, str(tmp_path / "o2.json"))
+    ours = _run(sys.executable, changed, ours_dir, 30, str(tmp_path / "o2.json"))
     for kind in KINDS:
         assert ours[kind]["metrics"]["global_step"] == 30, kind
         assert theirs[kind]["metrics"]["global_step"] == 30, kind
