@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 from typing import Sequence, TextIO
@@ -152,6 +153,10 @@ def _unavailable(schedules: Sequence[Schedule]) -> str | None:
     return why
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser().parse_args(argv)
     if args.coverage:
@@ -173,6 +178,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if why:
         print(f"chaos: cannot run here: {why}", file=sys.stderr)
         return 2
+    # SIGTERM (a `kill`, a CI timeout) ends the run as Ctrl-C does: the run in progress
+    # leaves through its context managers, which remove its hosts, mounts and links.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     workdir = args.workdir or tempfile.mkdtemp(prefix="trainexec-chaos-")
     reports: list[ChaosReport] = []
     for i, schedule in enumerate(schedules):
