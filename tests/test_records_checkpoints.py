@@ -55,6 +55,17 @@ def test_no_state_file_is_no_checkpoint(tmp_path):
     assert latest_checkpoint(str(tmp_path / "not-there")) is None
 
 
+def test_checkpoints_listed_without_a_state_file_are_found(tmp_path, caplog):
+    # An NFS client that found the state file absent before the first save keeps saying
+    # so for up to a minute; the checkpoints themselves are listed.
+    _save(tmp_path, [100, 200])
+    os.remove(tmp_path / "checkpoint")
+    with caplog.at_level(logging.INFO, logger=checkpoints.__name__):
+        found = latest_checkpoint(str(tmp_path), sleep=Pauses())
+    assert found == CheckpointInfo(str(tmp_path / "ckpt-200"), 200)
+    assert "a listing finds checkpoints" in caplog.text
+
+
 def test_a_state_file_naming_a_checkpoint_whose_index_is_not_there_names_none(tmp_path):
     # As tf.train.latest_checkpoint: the state names model.ckpt-5, no such files.
     (tmp_path / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-5"\n')

@@ -387,8 +387,8 @@ def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.slee
         except tf.errors.OpError as err:  # the storage could not answer now
             error = err
         else:
-            if state is None:
-                return None
+            if state is None:  # no state file seen: a listing may still find checkpoints
+                return _newest_listed_without_state(directory)
             return CheckpointInfo.from_path(state.latest) if _exists(state.latest) else None
         if pause is not None:
             sleep(pause)
@@ -398,6 +398,32 @@ def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.slee
                    STATE_FILE, len(_STATE_RETRY_SECS) + 1, error,
                    listed[-1].path if listed else "none")
     return listed[-1] if listed else None
+
+
+def _newest_listed_without_state(directory: str) -> CheckpointInfo | None:
+    """The newest listed checkpoint of a directory whose state file was not found.
+
+    An NFS client caches a name it found absent (lookupcache=all, up to acdirmax: 60 s by
+    default), so a task that looked for the state file before the first save, and a task
+    restarted on that host, can find no state file while the checkpoints are there; a
+    listing reads the directory itself. Seen on the bed (chaos seed 8, NFS-like views): a
+    MultiWorkerMirroredStrategy worker restarted after the job had finished did not skip
+    training as a task that sees the final checkpoint does, and waited for peers that had
+    left. That host had looked for the state file 7 s in, before the first save, and
+    its view keeps a name found absent for 60 s: the likely cause (not proven from the
+    log)."""
+    listed = listed_checkpoints(directory)
+    if not listed:
+        return None
+    if directory not in _LISTED_WITHOUT_STATE:  # said once per directory, not every poll
+        _LISTED_WITHOUT_STATE.add(directory)
+        logger.info("No %s/%s found, but a listing finds checkpoints (newest %s): the "
+                    "directory's checkpoints are found by listing while that lasts",
+                    str(directory).rstrip("/"), STATE_FILE, listed[-1].path)
+    return listed[-1]
+
+
+_LISTED_WITHOUT_STATE: set[str] = set()
 
 
 def _exists(prefix: str) -> bool:
