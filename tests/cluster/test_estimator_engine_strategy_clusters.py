@@ -163,7 +163,7 @@ def test_tf_estimator_reads_the_clusters_checkpoint_to_the_same_metrics(tmp_path
     metrics under tf.estimator's Estimator of the same model_fn as under
     trainexec.estimator's, each with and without a MirroredStrategy to evaluate."""
     model_dir, _, evaluated, _ = _run(tmp_path, strategy, ps=ps)
-    _both_engines_evaluate_alike(model_dir, evaluated)
+    _both_engines_evaluate_alike(model_dir, evaluated, exact=strategy == "mwms")
 
 
 @pytest.mark.estimator
@@ -191,7 +191,7 @@ def _dnn_classifier(api, engine, config):
             "x", shape=(estimator_job.FEATURES,))], config=config)
 
 
-def _both_engines_evaluate_alike(model_dir, evaluated, build=_custom):
+def _both_engines_evaluate_alike(model_dir, evaluated, build=_custom, exact=True):
     from trainexec.estimator_trainer.availability import tf_estimator
 
     _, eval_spec = build_specs(MAX_STEPS, engine="native")
@@ -207,7 +207,12 @@ def _both_engines_evaluate_alike(model_dir, evaluated, build=_custom):
         assert set(ours) == set(theirs)
         for key in theirs:
             assert ours[key] == pytest.approx(theirs[key], abs=1e-5), key
-        assert ours["global_step"] == MAX_STEPS
+        # The final checkpoint: at max_steps under MultiWorkerMirroredStrategy (every
+        # task takes every step); between-graph ps training can pass it by the step the
+        # other training task had in flight (101 seen in a rehearsal), as under
+        # tf.estimator: here one chief and one worker, so by one at most.
+        assert (ours["global_step"] == MAX_STEPS if exact
+                else MAX_STEPS <= ours["global_step"] <= MAX_STEPS + 1), ours
         if evaluated is not None:  # and as the cluster's evaluator found
             assert ours["accuracy"] == pytest.approx(evaluated["metrics"]["accuracy"],
                                                      abs=1e-5)

@@ -5,8 +5,9 @@ line under tf_keras, as the unchanged program does on tf.estimator 2.15 (its own
 environment, `TRAINEXEC_TF215_PYTHON`, which ./scripts/test.sh sets): both end after one
 pass over each worker's 30,000-image shard (step 469), and the training loss each logs
 for TensorBoard falls alike. (No seed is set, as in the tutorial: the two
-runs start from different weights and one batch's loss is noisy, so it is the mean of the
-last logged losses that is compared, to a tolerance.)"""
+runs start from different weights and one batch's loss is noisy, so it is how far the
+mean of the last logged losses falls below the mean of the first that is compared, to a
+tolerance.)"""
 
 import glob
 import importlib.util
@@ -26,16 +27,19 @@ PROGRAM = os.path.join(ROOT, "tests", "estimator_programs", "multi_worker_estima
 TF215_PYTHON = os.environ.get("TRAINEXEC_TF215_PYTHON")
 LAST_STEP = 469  # ceil(30,000 / 64): each worker's shard, batched, once
 LOGGED = [1, 101, 201, 301, 401]  # RunConfig's default save_summary_steps (100)
-LATE = LOGGED[2:]
-# Measured on this machine, 2026-11-29 (7 runs of each): the first logged loss is
-# 2.29-2.34 (ln 10 = 2.30: ten classes, weights not yet trained; no seed, so each run
-# starts elsewhere); one batch's loss is noisy (the same run's falls by step 401 ranged
-# 0.07-0.17), so the trend compared is the mean of the last three logged losses
-# (steps 201-401): 2.21-2.28 on either engine, 0.05-0.10 below the run's first, the two
-# programs' means 0.008-0.05 apart.
+EARLY, LATE = LOGGED[:2], LOGGED[2:]
+# Measured on this machine, 2026-11-29 (8 runs of each): the first logged loss is
+# 2.28-2.34 (ln 10 = 2.30: ten classes, weights not yet trained; no seed, so each run
+# starts elsewhere, and that offset stays: comparing the losses themselves failed once,
+# 2.28 against 2.19 by the end), and one batch's loss is noisy (one run's fall by step 401
+# alone was 0.175, the other's 0.094). So what is compared is how far each run falls:
+# the mean of its last three logged losses (steps 201-401) below the mean of its first
+# two (steps 1 and 101): 0.042-0.096 on either engine at the tutorial's learning rate
+# (1e-4), the two programs' falls 0.004-0.033 apart. A gradient summed instead of
+# averaged over the two workers (twice the step) would fall about twice as far.
 FIRST_LOSS = (2.15, 2.45)
 FALLS_AT_LEAST = 0.02
-LATE_MEANS_WITHIN = 0.08
+FALLS_ALIKE_WITHIN = 0.05
 
 
 def launch(python, program, model_dir, legacy_keras):
@@ -94,10 +98,11 @@ def test_the_multi_worker_estimator_tutorial_trains_as_on_tf_estimator(tmp_path)
     print(f"logged training loss by step: tf.estimator 2.15 {theirs}; "
           f"trainexec.estimator {tf.__version__} {ours}")
     assert sorted(theirs) == sorted(ours) == LOGGED
-    late = {}
+    fell = {}
     for run, losses in (("tf.estimator", theirs), ("trainexec.estimator", ours)):
         assert FIRST_LOSS[0] < losses[LOGGED[0]] < FIRST_LOSS[1], (run, losses)
-        late[run] = sum(losses[step] for step in LATE) / len(LATE)
-        assert late[run] < losses[LOGGED[0]] - FALLS_AT_LEAST, (run, losses)
-    assert late["trainexec.estimator"] == pytest.approx(late["tf.estimator"],
-                                                        abs=LATE_MEANS_WITHIN), (theirs, ours)
+        fell[run] = (sum(losses[s] for s in EARLY) / len(EARLY)
+                     - sum(losses[s] for s in LATE) / len(LATE))
+        assert fell[run] > FALLS_AT_LEAST, (run, losses)
+    assert fell["trainexec.estimator"] == pytest.approx(fell["tf.estimator"],
+                                                        abs=FALLS_ALIKE_WITHIN), (theirs, ours)

@@ -359,7 +359,9 @@ def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.slee
     """The newest checkpoint of `directory`, or None when it has none.
 
     On a file system it is the prefix the state file names, when that
-    checkpoint's index is there (as `tf.train.latest_checkpoint` answers). The
+    checkpoint's index is there (as `tf.train.latest_checkpoint` answers); where no
+    state file is found, the newest checkpoint a listing finds (an NFS client can
+    hold "no such file" for a minute: `_newest_listed_without_state`). The
     state file is read whole (`read_checkpoint_state`), and one that does not
     parse is never taken for "no checkpoint": it is read again
     (`_STATE_RETRY_SECS` apart), and if it still does not parse, the newest
@@ -406,12 +408,10 @@ def _newest_listed_without_state(directory: str) -> CheckpointInfo | None:
     An NFS client caches a name it found absent (lookupcache=all, up to acdirmax: 60 s by
     default), so a task that looked for the state file before the first save, and a task
     restarted on that host, can find no state file while the checkpoints are there; a
-    listing reads the directory itself. Seen on the bed (chaos seed 8, NFS-like views): a
-    MultiWorkerMirroredStrategy worker restarted after the job had finished did not skip
-    training as a task that sees the final checkpoint does, and waited for peers that had
-    left. That host had looked for the state file 7 s in, before the first save, and
-    its view keeps a name found absent for 60 s: the likely cause (not proven from the
-    log)."""
+    listing reads the directory itself. Chaos seed 8 (NFS-like views): a MWMS worker
+    restarted after its job had finished did not skip training and waited for peers that
+    had left; its host had looked for the state file 7 s in, before the first save (the
+    likely cause, not proven from the log)."""
     listed = listed_checkpoints(directory)
     if not listed:
         return None
