@@ -374,7 +374,8 @@ def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.slee
     directory whose checkpoints carry no step number in their names is read
     from the state file there.
     """
-    if "://" in str(directory):
+    on_object_storage = "://" in str(directory)
+    if on_object_storage:
         listed = listed_checkpoints(directory)
         if listed:
             return listed[-1]
@@ -390,7 +391,7 @@ def latest_checkpoint(directory: str, sleep: Callable[[float], None] = time.slee
             error = err
         else:
             if state is None:  # no state file seen: a listing may still find checkpoints
-                return _newest_listed_without_state(directory)
+                return None if on_object_storage else _newest_listed_without_state(directory)
             return CheckpointInfo.from_path(state.latest) if _exists(state.latest) else None
         if pause is not None:
             sleep(pause)
