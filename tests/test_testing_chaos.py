@@ -127,7 +127,8 @@ def test_bad_schedules_are_refused_saying_why(make, words):
 
 def test_describe_reads_as_one_line():
     line = REGRESSIONS["seed-3"].describe()
-    assert line == ("regression seed 3: mwms (chief, 2 workers, evaluator) on local: "
+    assert line == ("regression seed 3: mwms (chief, 2 workers, evaluator) on local, "
+                    "2400 steps: "
                     "cut chief:0 at 7.7s for 12.9s; sigterm worker:0 at 7.7s "
                     "(1 overlapping)")
 

@@ -122,3 +122,20 @@ def test_the_test_reads_the_backing_directory_of_what_pods_wrote_on_the_view():
 ])
 def test_a_pods_line_names_its_task_once(line, shown):
     assert log_line("chief:0", line) == shown
+
+
+@pytest.mark.parametrize("phase, restarted", [("Running", True), ("Succeeded", False),
+                                              ("Failed", False)])
+def test_a_pod_ending_after_the_job_ended_is_not_restarted(phase, restarted):
+    # Chaos seed 3 (CI): a SIGTERM landed on worker:0 just after the chief succeeded;
+    # the bed restarted it (exit 143, ExitCode) and its new program was left running.
+    run = TFJobRun(JOB, bed=None, restart_delay_secs=60.0)
+    run.phase = phase
+    pod = run.pod("worker", 0)
+    try:
+        run._ended(pod, 143)
+        assert (pod.restarts == 1) is restarted
+        assert any(e.what == "restarting" for e in run.events) is restarted
+    finally:
+        for timer in run._timers:
+            timer.cancel()

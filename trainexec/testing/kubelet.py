@@ -5,7 +5,7 @@ kubelet for one TFJob: one pod per replica, each on its own host of a
 `trainexec.testing.netns.TestBed`, reachable as `<job>-<type>-<i>.<namespace>.svc`,
 with the TF_CONFIG the operator writes (every replica type in `cluster`, the
 evaluator too, `"environment": "cloud"`, port 2222). When a pod's program ends
-it applies the replica's `restartPolicy`:
+it applies the replica's `restartPolicy` while the job runs (none after it ended):
 
 * `ExitCode`: 1-127 are permanent (the job fails), 128-255 and death by a
   signal (reported as 128 + the signal, as a container's exit code is) are
@@ -14,10 +14,9 @@ it applies the replica's `restartPolicy`:
 
 The job succeeds as the operator decides (`successPolicy` ""): when the chief
 (the master; worker 0 without either) exits 0; with `AllWorkers`, when every
-worker has. Pods still running then are left running (`cleanPodPolicy: None`,
-the default): `pods_running_after(success)` tells whether any still ran 10 s
-later. Faults: `kill` (a signal), `freeze` (SIGSTOP, then SIGCONT) and
-`partition` (the pod's host cut off the bridge for a while).
+worker has. Pods still running then are left running (`cleanPodPolicy: None`):
+`still_running()` names them. Faults: `kill` (a signal), `freeze` (SIGSTOP, then
+SIGCONT) and `partition` (the pod's host cut off the bridge for a while).
 
 With a bed made with `shared_dir` (`trainexec.testing.storage.SharedDir`), the
 pods share a directory as a cluster's hosts share NFS: give them a model_dir on
@@ -408,7 +407,8 @@ class TFJobRun:
     def _ended(self, pod: Pod, code: int) -> None:
         pod.ended, pod.exit_code = time.monotonic(), code
         self._event(pod, "exited", f"exit code {code}", code)
-        if code != 0 and self._restarts(pod.restart_policy, code):
+        # Once the job has succeeded or failed the operator restarts nothing.
+        if code != 0 and self.phase == RUNNING and self._restarts(pod.restart_policy, code):
             pod.restarts += 1
             self._event(pod, "restarting", f"restart {pod.restarts} ({pod.restart_policy})")
             self._later(self.restart_delay_secs, lambda: self._restart(pod))
