@@ -34,11 +34,11 @@ def test_the_deadline_ends_the_process_with_its_code_after_the_bound():
     slept, exited, alarms, watched = [], [], [], []
     deadline = ExitDeadline(7.0, 143, "worker:0", exit_fn=exited.append,
                             sleep=slept.append, alarm=alarms.append,
-                            watch=lambda secs, task: watched.append((secs, task)))
+                            watch=lambda secs, task, code: watched.append((secs, task, code)))
     deadline.run()
     assert slept == [7.0] and exited == [143] and deadline.fired
     deadline.start()  # no kernel backstop: a watchdog outside, OUTSIDE_MARGIN_SECS later
-    assert alarms == [] and watched == [(7.0 + OUTSIDE_MARGIN_SECS, "worker:0")]
+    assert alarms == [] and watched == [(7.0 + OUTSIDE_MARGIN_SECS, "worker:0", 143)]
     ExitDeadline(7.0, 143, exit_fn=exited.append, sleep=slept.append,
                  alarm=alarms.append, backstop=True, watch=None).start()
     assert alarms == [12]  # asked for (a retryable code): 5 s after the bound, rounded up

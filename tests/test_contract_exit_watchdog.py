@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from trainexec.contract.exit_watchdog import WATCHDOG, start_time, watch_from_outside
+from trainexec.contract.exit_watchdog import (WATCHDOG, read_outside_exit, start_time,
+                                              watch_from_outside)
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 
 pytestmark = pytest.mark.any_line
 
@@ -51,3 +53,20 @@ def test_a_process_that_only_has_the_tasks_pid_is_left_alone():
         assert other.poll() is None  # still alive
     finally:
         other.kill()
+
+
+def test_under_a_launcher_the_watchdog_records_the_code_the_task_was_ending_with(tmp_path):
+    task = _sleeper()
+    try:
+        watchdog = watch_from_outside(0.5, "worker:1", code=0, pid=task.pid,
+                                      environ={LAUNCH_DIR_ENV: str(tmp_path)})
+        assert watchdog is not None and watchdog.wait(timeout=30) is not None
+        assert task.wait(timeout=10) == -9
+        assert read_outside_exit(str(tmp_path), "worker:1", task.pid) == 0
+        # another run of the task (another pid), or no launcher: nothing to count
+        assert read_outside_exit(str(tmp_path), "worker:1", task.pid + 1) is None
+        assert read_outside_exit(None, "worker:1", task.pid) is None
+        assert not list(tmp_path.glob("exits/*.tmp"))  # written whole, then renamed
+    finally:
+        task.kill()
+

@@ -8,6 +8,7 @@ tests/cluster/test_launch_supervisor.py."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import signal
@@ -16,6 +17,7 @@ import time
 import pytest
 
 from launch_fakes import RUNS, Exit, FakeClock, FakeProcesses
+from trainexec.contract.exit_watchdog import EXITS_DIR
 from trainexec.contract.restart_announcements import RestartRule, task_file_name
 from trainexec.launch.supervisor import Supervisor
 from trainexec.launch.task import Task
@@ -44,6 +46,7 @@ class Row:
     interrupt_at: float | None = None
     grace: float = 5.0
     still_running: tuple = ()
+    watchdog_records: tuple = ()  # (task, pid, code) its exit deadline's watchdog wrote
 
 
 ROWS = {
@@ -167,7 +170,36 @@ ROWS = {
         timeline=["0 start chief:0", "0 start worker:0", "1 exit chief:0 0",
                   "1 exit worker:0 170", "1 stop_all"],
         ok=False, reason="every task has ended but not worker:0"),
+    "a task its exit deadline's watchdog killed, its role over, counts its own code": Row(
+        # TensorFlow's shutdown held worker:0 (its run is pid 102) past its deadline
+        script={"worker:0": [Exit(1, -9)], "chief:0": [Exit(2, 0)]},
+        watchdog_records=(("worker:0", 102, 0),),
+        timeline=["0 start chief:0", "0 start worker:0", "1 exit worker:0 -9",
+                  "2 exit chief:0 0", "2 stop_all"],
+        ok=True, reason="chief:0 finished successfully"),
+    "a watchdog's record of another run of the task changes nothing": Row(
+        script={"worker:0": [Exit(1, -9)], "chief:0": [RUNS]},
+        watchdog_records=(("worker:0", 7, 0),),
+        timeline=["0 start chief:0", "0 start worker:0", "1 exit worker:0 -9",
+                  "1 stop_all", "1 stop chief:0 grace 5", "1 SIGTERM chief:0"],
+        ok=False, reason="worker:0 was killed by SIGKILL", failed_task="worker:0"),
 }
+
+
+def _launch_dir(row: Row, path) -> str | None:
+    """A launcher's directory holding what the row's tasks announced and their
+    watchdogs recorded (None when they said nothing)."""
+    if not (row.announced or row.watchdog_records):
+        return None
+    os.makedirs(path, exist_ok=True)
+    for rule in row.announced:
+        with open(os.path.join(path, task_file_name(rule.task)), "w") as f:
+            f.write(rule.to_json())
+    for task, pid, code in row.watchdog_records:
+        os.makedirs(os.path.join(path, EXITS_DIR), exist_ok=True)
+        with open(os.path.join(path, EXITS_DIR, task_file_name(task)), "w") as f:
+            json.dump({"task": task, "pid": pid, "code": code}, f)
+    return str(path)
 
 
 def run_job(row: Row, launch_dir: str | None):
@@ -195,12 +227,7 @@ def run_job(row: Row, launch_dir: str | None):
 
 @pytest.mark.parametrize("row", ROWS.values(), ids=ROWS.keys())
 def test_supervisor_table(row, tmp_path):
-    launch_dir = None
-    if row.announced:
-        launch_dir = str(tmp_path)
-        for rule in row.announced:
-            (tmp_path / task_file_name(rule.task)).write_text(rule.to_json())
-    result, timeline, tasks = run_job(row, launch_dir)
+    result, timeline, tasks = run_job(row, _launch_dir(row, tmp_path))
     assert timeline == row.timeline
     assert result.ok is row.ok, result.reason
     assert result.reason.startswith(row.reason), result.reason
@@ -229,12 +256,5 @@ def test_outcomes_count_each_task_s_restarts_and_run_time():
 def test_the_table_runs_in_well_under_a_second(tmp_path):
     start = time.perf_counter()
     for i, row in enumerate(ROWS.values()):
-        launch_dir = None
-        if row.announced:
-            launch_dir = str(tmp_path / str(i))
-            os.makedirs(launch_dir)
-            for rule in row.announced:
-                with open(os.path.join(launch_dir, task_file_name(rule.task)), "w") as f:
-                    f.write(rule.to_json())
-        run_job(row, launch_dir)
+        run_job(row, _launch_dir(row, tmp_path / str(i)))
     assert time.perf_counter() - start < 0.5

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import threading
 import time
 
@@ -177,4 +178,32 @@ def test_interrupt_stops_the_job_like_a_signal(make_cluster):
         assert cluster.wait() is result
     assert not result.ok and result.signal == signal.SIGTERM and result.exit_status == 143
     assert "interrupted by SIGTERM" in result.reason and result.still_running == ("chief:0",)
+    assert_no_survivors(started_pids(cluster))
+
+
+HELD_AT_EXIT = """
+import atexit, json, os, sys, time
+from trainexec.contract.exit_deadline import end_within_at_exit
+task = json.loads(os.environ["TF_CONFIG"])["task"]
+if task["type"] == "chief":
+    time.sleep(8)  # still training when the worker is killed
+    sys.exit(0)
+end_within_at_exit(1.0, 0, "worker:0")
+# As TensorFlow's C++ shutdown can: one long call into C that holds the interpreter's
+# lock, so the deadline's own thread never runs and its watchdog kills the task (137).
+atexit.register(lambda: sum(range(10 ** 14)))
+print("role over", flush=True)
+"""
+
+
+def test_a_task_its_watchdog_killed_once_its_role_was_over_does_not_fail_the_job(
+        make_cluster):
+    # No restarts allowed (the default): the worker's 137 alone would fail the job.
+    with make_cluster([sys.executable, "-c", HELD_AT_EXIT], workers=1,
+                      wait_for=["chief", "worker"]) as cluster:
+        result = cluster.wait(timeout=60)
+    worker = cluster.task("worker:0")
+    assert result.ok, result.reason
+    assert worker.returncode == 0 and not worker.stopped and worker.restarts == 0
+    assert any("its exit deadline unable to run" in line for line in worker.output_lines())
     assert_no_survivors(started_pids(cluster))

@@ -15,7 +15,7 @@ shutdown holding the interpreter's lock, as when its coordination service waits 
 peer that has left, or for as long as its heartbeat fails), a watchdog process
 outside the interpreter (`trainexec.contract.exit_watchdog`) ends it with SIGKILL
 `OUTSIDE_MARGIN_SECS` (3 s) later: 137, retried, and its restart ends at once since training
-is complete. `end_within(..., backstop=True)` adds the kernel's
+is complete (under `trainexec launch`, which it tells, the code it was ending with). `end_within(..., backstop=True)` adds the kernel's
 SIGALRM `BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a
 preempted task's save: `trainexec.keras.faults.preemption`).
 
@@ -75,7 +75,7 @@ class ExitDeadline:
                  sleep: Callable[[float], None] = time.sleep,
                  alarm: Callable[[int], object] | None = None,
                  since: str = "its role was over", backstop: bool = False,
-                 watch: Callable[[float, str], object] | None = watch_from_outside
+                 watch: Callable[[float, str, int], object] | None = watch_from_outside
                  ) -> None:
         self.secs = secs
         self.code = code
@@ -92,7 +92,7 @@ class ExitDeadline:
         if self.backstop:
             self._alarm(int(self.secs + BACKSTOP_SECS + 0.999))
         elif self._watch is not None:  # where this thread cannot run: from outside
-            self._watch(self.secs + OUTSIDE_MARGIN_SECS, self.task)
+            self._watch(self.secs + OUTSIDE_MARGIN_SECS, self.task, self.code)
         threading.Thread(target=self.run, name="trainexec-exit-deadline",
                          daemon=True).start()
         return self

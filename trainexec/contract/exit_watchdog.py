@@ -9,11 +9,14 @@ starts, `watch_from_outside` also starts a small process of its own (no TensorFl
 lock of this interpreter) that, if the task is still alive `secs` later, says so on the
 task's stderr and ends it with SIGKILL.
 
-The task then ends with 137, which TFJob's ExitCode policy and `trainexec launch`
-retry. That is safe: the task's role was over (its records written), so its restart
-finds training complete and ends at once with 0 (a Keras task skips training before it
-builds its strategy when the newest checkpoint is at `max_steps`; a ps or an evaluator
-sees the run over). No code of this process can be chosen once its lock is held: a
+The task then ends with 137, which TFJob's ExitCode policy retries. That is safe: the
+task's role was over (its records written), so its restart finds training complete and
+ends at once with 0 (a Keras task skips training before it builds its strategy when the
+newest checkpoint is at `max_steps`; a ps or an evaluator sees the run over). Under
+`trainexec launch` (`TRAINEXEC_LAUNCH_DIR` set) the watchdog first writes
+`exits/<task_type>-<index>.json` there (the task, its pid, the code it was ending with),
+and the launcher counts that code for the run it names (`read_outside_exit`) instead of
+a failure that its restart budget (none by default) would have to absorb. No code of this process can be chosen once its lock is held: a
 signal handler of Python's needs it, and the kernel's SIGALRM would end it with 142,
 which is retried the same way without saying why.
 
@@ -23,23 +26,32 @@ task's process group, so that whatever ends the task's group ends it too.
 
 Example:
     ```python
-    watch_from_outside(10.0, "worker:1")   # killed 10 s from now if still alive
+    watch_from_outside(10.0, "worker:1", code=0)  # killed 10 s from now if still alive
     ```
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from typing import Mapping
 
-__all__ = ["WATCHDOG", "start_time", "watch_from_outside"]
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
+from trainexec.records.layout import task_file_name
+
+__all__ = ["EXITS_DIR", "WATCHDOG", "read_outside_exit", "start_time", "watch_from_outside"]
+
+EXITS_DIR = "exits"  # under TRAINEXEC_LAUNCH_DIR: what the watchdog ended, and how
 
 # The watchdog's program, run with `python -I -S -c` (nothing imported but the standard
-# library): argv = pid, start time (clock ticks since boot), seconds, task name.
+# library): argv = pid, start time (clock ticks since boot), seconds, task name, and
+# optionally the code the task was ending with and the record to write before the kill.
 WATCHDOG = r"""
-import os, signal, sys, time
+import json, os, signal, sys, time
 pid, start, secs, task = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
+code, record = (int(sys.argv[5]), sys.argv[6]) if len(sys.argv) > 6 else (None, "")
 def alive():
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -59,6 +71,14 @@ if alive():
         f"interpreter): ending it (SIGKILL, exit 137); its restart finds training "
         f"complete and ends at once\n")
     sys.stderr.flush()
+    if record:
+        try:
+            os.makedirs(os.path.dirname(record), exist_ok=True)
+            with open(record + ".tmp", "w") as f:
+                json.dump({"task": task, "pid": pid, "code": code}, f)
+            os.replace(record + ".tmp", record)
+        except OSError:
+            pass  # the launcher then sees 137, retried: as without a launcher
     os.kill(pid, signal.SIGKILL)
 """
 
@@ -72,17 +92,43 @@ def start_time(pid: int) -> str | None:
         return None
 
 
-def watch_from_outside(secs: float, task: str, pid: int | None = None
+def _record_path(launch_dir: str, task: str) -> str:
+    return os.path.join(launch_dir, EXITS_DIR, task_file_name(task))
+
+
+def watch_from_outside(secs: float, task: str, code: int = 0, pid: int | None = None,
+                       environ: Mapping[str, str] | None = None
                        ) -> subprocess.Popen | None:
     """Starts the watchdog of `pid` (default: this process) for `secs`; None where
-    /proc is missing (not Linux) or no process can be started."""
+    /proc is missing (not Linux) or no process can be started. `code`: the code the
+    task was ending with, recorded for a launcher (`TRAINEXEC_LAUNCH_DIR` in
+    `environ`) before the kill."""
     pid = os.getpid() if pid is None else pid
     started = start_time(pid)
     if started is None:
         return None
+    launch_dir = (os.environ if environ is None else environ).get(LAUNCH_DIR_ENV)
+    told = [str(code), _record_path(launch_dir, task)] if launch_dir else []
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", WATCHDOG, str(pid), started, f"{secs:g}",
-             task], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, close_fds=True)
+             task, *told], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            close_fds=True)
     except OSError:
         return None
+
+
+def read_outside_exit(launch_dir: str | None, task: str, pid: int | None) -> int | None:
+    """The code `task`'s run `pid` was ending with when its watchdog killed it, or None:
+    no launcher directory, no record, a record of another run (pid) or a malformed one."""
+    if not launch_dir or pid is None:
+        return None
+    try:
+        with open(_record_path(launch_dir, task)) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("pid") != pid:
+        return None
+    code = record.get("code")
+    return code if isinstance(code, int) and not isinstance(code, bool) else None

@@ -15,10 +15,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import signal
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import ExitCodes
+from trainexec.contract.exit_watchdog import read_outside_exit
 from trainexec.launch import policy
 from trainexec.contract.restart_announcements import read_rules
 from trainexec.contract.task_status import read_statuses
@@ -138,7 +140,7 @@ class Supervisor:
         signal that interrupted the job, if one did."""
         for task in self._tasks:  # newly ended tasks: recorded, not reaped
             if task.running and self._actions.poll(task) is not None:
-                code = task.returncode
+                code = self._counted_exit(task)
                 if task.stopped or code == 0:  # its group lives on until the task is stopped
                     self._actions.join_output(task)
                     logger.info("%s exited with code %s", task.name, code)
@@ -178,6 +180,23 @@ class Supervisor:
             unfinished = ", ".join(f"{name} ({exit_text(t.returncode, t.stopped)})"
                                    for name in decision.tasks for t in [self._task(name)])
             return self._finish(False, f"every task has ended but not {unfinished}")
+
+    def _counted_exit(self, task: Task) -> int | None:
+        """The code a newly ended task counts with: its own, except for a task its exit
+        deadline's watchdog killed once its role was over (TensorFlow's shutdown held
+        it), which counts with the code it was ending with, as the watchdog recorded
+        (`trainexec.contract.exit_watchdog`)."""
+        code = task.returncode
+        if task.stopped or code not in (-signal.SIGKILL, 128 + signal.SIGKILL):
+            return code
+        ending = read_outside_exit(self.launch_dir, task.name, task.pid)
+        if ending is None:
+            return code
+        logger.warning("%s was killed by its exit deadline's watchdog once its role was "
+                       "over (TensorFlow's shutdown held it); it was ending with %s: "
+                       "counted as exit %s", task.name, ending, ending)
+        task.returncode = ending
+        return ending
 
     def _announced_rules(self, names: list[str]) -> dict:
         """The restart rules tasks announced, read again only when the launch
