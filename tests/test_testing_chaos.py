@@ -5,6 +5,7 @@ tests/cluster/test_chaos.py runs schedules on the multi-host bed."""
 import dataclasses
 import io
 import json
+import signal
 
 import pytest
 
@@ -376,6 +377,41 @@ def test_the_cli_replays_one_seed_and_the_regressions():
     runnable = [s for s in REGRESSIONS.values() if mode_unavailable(s.mode) is None]
     assert out.getvalue().splitlines() == [s.describe() for s in runnable]
     assert runnable  # every line runs some: MWMS ones on current TF, estimator-48 on 2.15
+
+
+class _RunWithoutFaults:
+    """What the CLI reads of a report (`ChaosReport`), for a run that never started."""
+
+    def __init__(self, schedule):
+        self.violations, self.safety, self.liveness, self.not_judged = [], [], [], {}
+        self.run_secs, self.restarts_by_fault, self.schedule = 0.0, {}, schedule
+
+    def row(self):
+        return {c: "-" for c in cli.COLUMNS} | {"seed": self.schedule.label()}
+
+
+def test_the_cli_ends_on_sigterm_while_it_runs_and_gives_back_the_callers_handler(
+        monkeypatch, tmp_path):
+    handlers = []
+
+    def run(schedule, run_dir, **kwargs):
+        handlers.append(signal.getsignal(signal.SIGTERM))
+        return _RunWithoutFaults(schedule)
+
+    monkeypatch.setattr(cli, "run_schedule", run)
+    monkeypatch.setattr(cli, "_unavailable", lambda schedules: None)
+
+    def mine(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        code = cli.main(["--seed", "2", "--modes", "pss", "--workdir", str(tmp_path)],
+                        out=io.StringIO())
+        assert code == 0 and handlers == [cli._exit_on_sigterm]
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -9,7 +9,6 @@ runs start from different weights and one batch's loss is noisy, so it is how fa
 mean of the last logged losses falls below the mean of the first that is compared, to a
 tolerance.)"""
 
-import glob
 import importlib.util
 import os
 import subprocess
@@ -18,6 +17,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+from event_files import scalars
 from processes import line_keras_env, with_trainexec_estimator
 
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
@@ -63,14 +63,7 @@ def succeeded(job):
 
 def logged_losses(model_dir):
     """{step: loss} from the chief's (worker 0's) TensorBoard events."""
-    losses = {}
-    for path in glob.glob(os.path.join(model_dir, "events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(path):
-            for value in event.summary.value:
-                if value.tag == "loss":
-                    losses[event.step] = float(value.simple_value if value.HasField(
-                        "simple_value") else tf.make_ndarray(value.tensor))
-    return losses
+    return scalars(model_dir)["loss"]
 
 
 @pytest.mark.skipif(not TF215_PYTHON, reason="TRAINEXEC_TF215_PYTHON is not set: "

@@ -157,6 +157,35 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def _run_all(schedules: Sequence[Schedule], args: argparse.Namespace, workdir: str,
+             out: TextIO) -> list[ChaosReport]:
+    """Runs each schedule in turn under `workdir`, printing its row (and appending it
+    to `--json`) as soon as it has run."""
+    reports: list[ChaosReport] = []
+    for i, schedule in enumerate(schedules):
+        run_dir = os.path.join(workdir, f"{i:03d}-" + schedule.label().replace(" ", "-"))
+        report = run_schedule(schedule, run_dir, max_steps=args.max_steps,
+                              baseline=args.baseline)
+        reports.append(report)
+        row = report.row()
+        print(f"{row['seed']}: {row['outcome']} in {row['wall']}, {row['restarts']} "
+              f"restarts, violations: {row['violations']} ({report.run_secs:.0f}s; "
+              f"{run_dir})", file=out, flush=True)
+        for violation in report.violations:
+            print(f"  {violation.describe()}", file=out)
+        for name, why in report.not_judged.items():
+            print(f"  not judged: {name}: {why}", file=out)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps({
+                    "row": row, "schedule": schedule.to_dict(), "run_secs": report.run_secs,
+                    "restarts_by_fault": report.restarts_by_fault,
+                    "violations": [{"name": v.name, "seed": v.seed, "evidence": v.evidence,
+                                    "liveness": v.liveness} for v in report.violations],
+                    "workdir": run_dir}) + "\n")
+    return reports
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser().parse_args(argv)
     if args.coverage:
@@ -180,30 +209,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         return 2
     # SIGTERM (a `kill`, a CI timeout) ends the run as Ctrl-C does: the run in progress
     # leaves through its context managers, which remove its hosts, mounts and links.
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     workdir = args.workdir or tempfile.mkdtemp(prefix="trainexec-chaos-")
-    reports: list[ChaosReport] = []
-    for i, schedule in enumerate(schedules):
-        run_dir = os.path.join(workdir, f"{i:03d}-" + schedule.label().replace(" ", "-"))
-        report = run_schedule(schedule, run_dir, max_steps=args.max_steps,
-                              baseline=args.baseline)
-        reports.append(report)
-        row = report.row()
-        print(f"{row['seed']}: {row['outcome']} in {row['wall']}, {row['restarts']} "
-              f"restarts, violations: {row['violations']} ({report.run_secs:.0f}s; "
-              f"{run_dir})", file=out, flush=True)
-        for violation in report.violations:
-            print(f"  {violation.describe()}", file=out)
-        for name, why in report.not_judged.items():
-            print(f"  not judged: {name}: {why}", file=out)
-        if args.json:
-            with open(args.json, "a") as f:
-                f.write(json.dumps({
-                    "row": row, "schedule": schedule.to_dict(), "run_secs": report.run_secs,
-                    "restarts_by_fault": report.restarts_by_fault,
-                    "violations": [{"name": v.name, "seed": v.seed, "evidence": v.evidence,
-                                    "liveness": v.liveness} for v in report.violations],
-                    "workdir": run_dir}) + "\n")
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        reports = _run_all(schedules, args, workdir, out)
+    finally:  # a caller's own handler (main called in-process) is back afterwards
+        signal.signal(signal.SIGTERM, previous)
     print(file=out)
     print(format_table([r.row() for r in reports]), file=out)
     safety = [v for r in reports for v in r.safety]
