@@ -143,7 +143,7 @@ def accepts_here(host: str, port: int) -> bool:
         return False
 
 
-@pytest.mark.keras
+# Run 1 only (any_line): what it checks is the launcher's network, whatever the Keras.
 def test_during_the_demo_no_task_server_accepts_a_connection_from_outside_its_namespace(
         tmp_path):
     with outsider() as probe:
