@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from trainexec.contract.exit_watchdog import (WATCHDOG, read_outside_exit, start_time,
+from trainexec.contract.exit_watchdog import (WATCHDOG, start_time, take_outside_exit,
                                               watch_from_outside)
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 
@@ -62,11 +62,48 @@ def test_under_a_launcher_the_watchdog_records_the_code_the_task_was_ending_with
                                       environ={LAUNCH_DIR_ENV: str(tmp_path)})
         assert watchdog is not None and watchdog.wait(timeout=30) is not None
         assert task.wait(timeout=10) == -9
-        assert read_outside_exit(str(tmp_path), "worker:1", task.pid) == 0
-        # another run of the task (another pid), or no launcher: nothing to count
-        assert read_outside_exit(str(tmp_path), "worker:1", task.pid + 1) is None
-        assert read_outside_exit(None, "worker:1", task.pid) is None
-        assert not list(tmp_path.glob("exits/*.tmp"))  # written whole, then renamed
+        # another run of the task (another pid) finds nothing to count
+        assert take_outside_exit(str(tmp_path), "worker:1", task.pid + 1) is None
+        assert take_outside_exit(str(tmp_path), "worker:1", task.pid) == 0
+        # read once: the record spoke of that run only
+        assert take_outside_exit(str(tmp_path), "worker:1", task.pid) is None
+        assert not list(tmp_path.glob("exits/*"))  # written whole (renamed), then taken
     finally:
         task.kill()
 
+
+def test_a_shell_that_started_the_task_is_matched_by_the_tasks_process_group(tmp_path):
+    # `bash -c "python ..."` without exec: the launcher started the shell (its pid leads
+    # the process group), the watchdog watches the interpreter.
+    shell = subprocess.Popen(["bash", "-c", f"{sys.executable} -c 'import time; "
+                              "time.sleep(60)'; exit $?"], start_new_session=True)
+    try:
+        wait_until = time.monotonic() + 10
+        children = []
+        while not children and time.monotonic() < wait_until:
+            with open(f"/proc/{shell.pid}/task/{shell.pid}/children") as f:
+                children = [int(c) for c in f.read().split()]
+            time.sleep(0.05)
+        assert children, "the shell started its program"
+        watchdog = watch_from_outside(0.3, "worker:0", code=0, pid=children[0],
+                                      environ={LAUNCH_DIR_ENV: str(tmp_path)})
+        assert watchdog is not None and watchdog.wait(timeout=30) is not None
+        assert shell.wait(timeout=10) == 137  # the shell passes its program's SIGKILL on
+        assert take_outside_exit(str(tmp_path), "worker:0", shell.pid) == 0
+    finally:
+        shell.kill()
+
+
+def test_without_a_launcher_the_watchdog_only_kills(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    task = _sleeper()
+    try:
+        watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHDOG,
+                                     str(task.pid), start_time(task.pid), "0.3", "worker:1"],
+                                    stderr=subprocess.PIPE, text=True)
+        _, said = watchdog.communicate(timeout=30)
+        assert task.wait(timeout=10) == -9
+        assert "its restart finds training complete" in said
+        assert not list(tmp_path.rglob("*"))  # no record anywhere it could have gone
+    finally:
+        task.kill()

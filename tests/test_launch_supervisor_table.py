@@ -177,6 +177,20 @@ ROWS = {
         timeline=["0 start chief:0", "0 start worker:0", "1 exit worker:0 -9",
                   "2 exit chief:0 0", "2 stop_all"],
         ok=True, reason="chief:0 finished successfully"),
+    "the same through a container's code for SIGKILL (137)": Row(
+        script={"worker:0": [Exit(1, 137)], "chief:0": [Exit(2, 0)]},
+        watchdog_records=(("worker:0", 102, 0),),
+        timeline=["0 start chief:0", "0 start worker:0", "1 exit worker:0 137",
+                  "2 exit chief:0 0", "2 stop_all"],
+        ok=True, reason="chief:0 finished successfully"),
+    "a task killed as it was ending preempted counts 143: its group restarts gently": Row(
+        script={"worker:0": [Exit(1, -9)], "chief:0": [RUNS, Exit(1, 0)]}, max_restarts=1,
+        groups=(("chief:0", "worker:0"),), watchdog_records=(("worker:0", 102, 143),),
+        timeline=["0 start chief:0", "0 start worker:0", "1 exit worker:0 -9",
+                  "1 stop chief:0 grace 5", "1 SIGTERM chief:0", "1 start chief:0",
+                  "1 start worker:0", "2 exit chief:0 0", "2 stop_all",
+                  "2 stop worker:0 grace 5", "2 SIGTERM worker:0"],
+        ok=True, reason="chief:0 finished successfully", restarts=1),
     "a watchdog's record of another run of the task changes nothing": Row(
         script={"worker:0": [Exit(1, -9)], "chief:0": [RUNS]},
         watchdog_records=(("worker:0", 7, 0),),

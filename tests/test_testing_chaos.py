@@ -5,6 +5,7 @@ tests/cluster/test_chaos.py runs schedules on the multi-host bed."""
 import dataclasses
 import io
 import json
+import os
 import signal
 
 import pytest
@@ -392,23 +393,25 @@ class _RunWithoutFaults:
 
 def test_the_cli_ends_on_sigterm_while_it_runs_and_gives_back_the_callers_handler(
         monkeypatch, tmp_path):
-    handlers = []
+    def mine(signum, frame):
+        pass
 
     def run(schedule, run_dir, **kwargs):
-        handlers.append(signal.getsignal(signal.SIGTERM))
+        assert signal.getsignal(signal.SIGTERM) is cli._exit_on_sigterm
+        if schedule.seed == 3:  # a `kill` of the CLI while it runs its second schedule
+            os.kill(os.getpid(), signal.SIGTERM)
         return _RunWithoutFaults(schedule)
 
     monkeypatch.setattr(cli, "run_schedule", run)
     monkeypatch.setattr(cli, "_unavailable", lambda schedules: None)
-
-    def mine(signum, frame):
-        pass
-
     before = signal.signal(signal.SIGTERM, mine)
     try:
-        code = cli.main(["--seed", "2", "--modes", "pss", "--workdir", str(tmp_path)],
-                        out=io.StringIO())
-        assert code == 0 and handlers == [cli._exit_on_sigterm]
+        argv = ["--modes", "pss", "--workdir", str(tmp_path)]
+        assert cli.main(["--seed", "2", *argv], out=io.StringIO()) == 0
+        assert signal.getsignal(signal.SIGTERM) is mine
+        with pytest.raises(SystemExit) as ended:
+            cli.main(["--seeds", "2-4", *argv], out=io.StringIO())
+        assert ended.value.code == 143  # as a shell reports a process ended by SIGTERM
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, before)

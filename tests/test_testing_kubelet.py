@@ -139,3 +139,17 @@ def test_a_pod_ending_after_the_job_ended_is_not_restarted(phase, restarted):
     finally:
         for timer in run._timers:
             timer.cancel()
+
+
+def test_a_pod_waiting_to_restart_stays_down_when_the_job_ends_meanwhile():
+    run = TFJobRun(JOB, bed=None, restart_delay_secs=60.0)
+    pod = run.pod("worker", 0)
+    try:
+        run._ended(pod, 137)  # restart due in 60 s
+        assert pod.restarts == 1 and not pod.done
+        run.phase = "Succeeded"  # the chief succeeded meanwhile
+        run._restart(pod)  # the timer fires: nothing is started (bed=None would fail)
+        assert pod.done and pod.proc is None
+    finally:
+        for timer in run._timers:
+            timer.cancel()

@@ -184,9 +184,10 @@ class TrainingExecutor:
         bound = deadline_secs()
         try:
             result = self._run_plan(plan)
-        except SystemExit as stop:  # preempted: the code it ends with
-            end_within_at_exit(bound, stop.code if isinstance(stop.code, int) else 1,
-                               self.cluster.task_name)
+        except SystemExit as stop:  # preempted: the code it ends with, as Python's
+            code = (0 if stop.code is None else int(stop.code)  # exit reads SystemExit
+                    if isinstance(stop.code, int) else 1)
+            end_within_at_exit(bound, code, self.cluster.task_name)
             raise
         end_within_at_exit(bound, 0, self.cluster.task_name)
         return result

@@ -14,10 +14,11 @@ code the process was ending with). Where that thread cannot run (TensorFlow's C+
 shutdown holding the interpreter's lock, as when its coordination service waits for a
 peer that has left, or for as long as its heartbeat fails), a watchdog process
 outside the interpreter (`trainexec.contract.exit_watchdog`) ends it with SIGKILL
-`OUTSIDE_MARGIN_SECS` (3 s) later: 137, retried, and its restart ends at once since training
-is complete (under `trainexec launch`, which it tells, the code it was ending with). `end_within(..., backstop=True)` adds the kernel's
-SIGALRM `BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a
-preempted task's save: `trainexec.keras.faults.preemption`).
+`OUTSIDE_MARGIN_SECS` (3 s) later: 137, retried, and its restart ends at once since
+training is complete (`trainexec launch`, which the watchdog tells, counts the code it
+was ending with). `end_within(..., backstop=True)` adds the kernel's SIGALRM
+`BACKSTOP_SECS` later, for a deadline whose code is retryable anyway (a preempted
+task's save: `trainexec.keras.faults.preemption`).
 
 `TRAINEXEC_EXIT_DEADLINE_SECS` changes the bound (default `DEFAULT_SECS`; 0 turns it
 off). The executor arms it for every task of a cluster (`trainexec.executor`) and the

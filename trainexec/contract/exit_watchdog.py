@@ -14,9 +14,10 @@ task's role was over (its records written), so its restart finds training comple
 ends at once with 0 (a Keras task skips training before it builds its strategy when the
 newest checkpoint is at `max_steps`; a ps or an evaluator sees the run over). Under
 `trainexec launch` (`TRAINEXEC_LAUNCH_DIR` set) the watchdog first writes
-`exits/<task_type>-<index>.json` there (the task, its pid, the code it was ending with),
-and the launcher counts that code for the run it names (`read_outside_exit`) instead of
-a failure that its restart budget (none by default) would have to absorb. No code of this process can be chosen once its lock is held: a
+`exits/<task_type>-<index>.json` there (the task, its pid and process group, the code
+it was ending with), and the launcher counts that code for the run it names
+(`take_outside_exit`) instead of a failure its restart budget (none by default) would
+have to absorb. No code of this process can be chosen once its lock is held: a
 signal handler of Python's needs it, and the kernel's SIGALRM would end it with 142,
 which is retried the same way without saying why.
 
@@ -32,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -41,7 +43,7 @@ from typing import Mapping
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.records.layout import task_file_name
 
-__all__ = ["EXITS_DIR", "WATCHDOG", "read_outside_exit", "start_time", "watch_from_outside"]
+__all__ = ["EXITS_DIR", "WATCHDOG", "start_time", "take_outside_exit", "watch_from_outside"]
 
 EXITS_DIR = "exits"  # under TRAINEXEC_LAUNCH_DIR: what the watchdog ended, and how
 
@@ -65,20 +67,24 @@ while time.monotonic() < deadline:
         sys.exit(0)
     time.sleep(0.2)
 if alive():
-    sys.stderr.write(
-        f"[{task}] trainexec: {task} is still running {secs:.0f}s after its role was "
-        f"over, its exit deadline unable to run (TensorFlow's shutdown holds the "
-        f"interpreter): ending it (SIGKILL, exit 137); its restart finds training "
-        f"complete and ends at once\n")
-    sys.stderr.flush()
-    if record:
+    told = False
+    if record:  # before the kill: the launcher reads it once it sees the exit
         try:
             os.makedirs(os.path.dirname(record), exist_ok=True)
             with open(record + ".tmp", "w") as f:
-                json.dump({"task": task, "pid": pid, "code": code}, f)
+                json.dump({"task": task, "pid": pid, "pgid": os.getpgid(pid),
+                           "code": code}, f)
             os.replace(record + ".tmp", record)
+            told = True
         except OSError:
             pass  # the launcher then sees 137, retried: as without a launcher
+    then = (f"the launcher counts the exit code it was ending with ({code})" if told else
+            "its restart finds training complete and ends at once")
+    sys.stderr.write(
+        f"[{task}] trainexec: {task} is still running {secs:.0f}s after its role was "
+        f"over, its exit deadline unable to run (TensorFlow's shutdown holds the "
+        f"interpreter): ending it (SIGKILL, exit 137); {then}\n")
+    sys.stderr.flush()
     os.kill(pid, signal.SIGKILL)
 """
 
@@ -108,27 +114,36 @@ def watch_from_outside(secs: float, task: str, code: int = 0, pid: int | None = 
     if started is None:
         return None
     launch_dir = (os.environ if environ is None else environ).get(LAUNCH_DIR_ENV)
-    told = [str(code), _record_path(launch_dir, task)] if launch_dir else []
+    report = [str(int(code)), _record_path(launch_dir, task)] if launch_dir else []
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", WATCHDOG, str(pid), started, f"{secs:g}",
-             task, *told], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+             task, *report], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             close_fds=True)
     except OSError:
         return None
 
 
-def read_outside_exit(launch_dir: str | None, task: str, pid: int | None) -> int | None:
-    """The code `task`'s run `pid` was ending with when its watchdog killed it, or None:
-    no launcher directory, no record, a record of another run (pid) or a malformed one."""
-    if not launch_dir or pid is None:
+def take_outside_exit(launch_dir: str | None, task: str, run_pid: int | None
+                      ) -> int | None:
+    """The code `task`'s run `run_pid` (the process the launcher started: the task's
+    interpreter, or a shell that started it) was ending with when its watchdog killed
+    it, or None: no launcher directory, no record, a record of another run or a
+    malformed one. A record that answers is removed: it speaks of that run only."""
+    if not launch_dir or run_pid is None:
         return None
+    path = _record_path(launch_dir, task)
     try:
-        with open(_record_path(launch_dir, task)) as f:
+        with open(path) as f:
             record = json.load(f)
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or record.get("pid") != pid:
+    if not isinstance(record, dict) or run_pid not in (record.get("pid"),
+                                                       record.get("pgid")):
         return None
     code = record.get("code")
-    return code if isinstance(code, int) and not isinstance(code, bool) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    with contextlib.suppress(OSError):
+        os.remove(path)
+    return code

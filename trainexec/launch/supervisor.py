@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import ExitCodes
-from trainexec.contract.exit_watchdog import read_outside_exit
+from trainexec.contract.exit_watchdog import take_outside_exit
 from trainexec.launch import policy
 from trainexec.contract.restart_announcements import read_rules
 from trainexec.contract.task_status import read_statuses
@@ -96,7 +96,8 @@ class Supervisor:
     `primary` names the tasks that must exit 0; `flag_groups` are the restart
     groups given as options (task names); with `wait_for_announced`, tasks that
     announce they end by themselves are waited for too once the primaries are
-    done. `launch_dir` is where tasks announce their restart groups. `actions`
+    done. `launch_dir` is where tasks announce their restart groups (and where a
+    task's exit watchdog records the code it was ending with). `actions`
     sees the tasks' exits and starts and stops them (`TaskProcesses`). `clock`
     (default: the system's) times the deadline and the job's elapsed seconds.
     """
@@ -189,12 +190,12 @@ class Supervisor:
         code = task.returncode
         if task.stopped or code not in (-signal.SIGKILL, 128 + signal.SIGKILL):
             return code
-        ending = read_outside_exit(self.launch_dir, task.name, task.pid)
+        ending = take_outside_exit(self.launch_dir, task.name, task.pid)
         if ending is None:
             return code
-        logger.warning("%s was killed by its exit deadline's watchdog once its role was "
-                       "over (TensorFlow's shutdown held it); it was ending with %s: "
-                       "counted as exit %s", task.name, ending, ending)
+        logger.warning("%s was killed by its exit deadline's watchdog as it was ending "
+                       "(TensorFlow's shutdown held it); it was ending with %s: counted "
+                       "as exit %s", task.name, ending, ending)
         task.returncode = ending
         return ending
 

@@ -65,7 +65,9 @@ class Task:
 
     `command` and `env` are the task's own, when its role has them (a job read
     from a TFJob manifest); otherwise it runs the cluster's command.
-    `returncode` is None while running (negative: killed by that signal);
+    `returncode` is None while running (negative: killed by that signal; for a run
+    its exit deadline's watchdog killed as it was ending, the supervisor puts the
+    code the run was ending with in place of -9: `trainexec.contract.exit_watchdog`);
     `stopped` is True when the launcher stopped it; `pids` lists every run;
     `restarts` counts automatic and `LocalCluster.restart()` restarts (only
     automatic ones use up `max_restarts`); `lines_this_run` counts the lines

@@ -310,10 +310,6 @@ class TFJobRun:
         with self._lock:
             return [p.name for p in self.pods if p.proc is not None and p.ended is None]
 
-    def ended_at(self, task_type: str, index: int = 0) -> float | None:
-        """When the pod's last run ended (monotonic), if it has."""
-        return self.pod(task_type, index).ended
-
     # -- faults -------------------------------------------------------------------------
     def kill(self, task_type: str, index: int = 0, sig: int = signal.SIGKILL) -> None:
         """Sends `sig` to the pod's program (SIGKILL: the node lost it; SIGTERM: a
@@ -424,8 +420,12 @@ class TFJobRun:
 
     def _restart(self, pod: Pod) -> None:
         with self._lock:
-            if not self._stop.is_set():
+            if self._stop.is_set():
+                return
+            if self.phase == RUNNING:
                 self._start(pod)
+            else:  # the job ended while the pod waited to restart: it stays down
+                pod.done = True
 
     @staticmethod
     def _restarts(policy: str, code: int) -> bool:

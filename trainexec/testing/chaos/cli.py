@@ -207,14 +207,15 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     if why:
         print(f"chaos: cannot run here: {why}", file=sys.stderr)
         return 2
+    workdir = args.workdir or tempfile.mkdtemp(prefix="trainexec-chaos-")
     # SIGTERM (a `kill`, a CI timeout) ends the run as Ctrl-C does: the run in progress
     # leaves through its context managers, which remove its hosts, mounts and links.
-    workdir = args.workdir or tempfile.mkdtemp(prefix="trainexec-chaos-")
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         reports = _run_all(schedules, args, workdir, out)
     finally:  # a caller's own handler (main called in-process) is back afterwards
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:  # None: a handler not set from Python, not restorable
+            signal.signal(signal.SIGTERM, previous)
     print(file=out)
     print(format_table([r.row() for r in reports]), file=out)
     safety = [v for r in reports for v in r.safety]

@@ -4,9 +4,9 @@ Each is written out (`Schedule.explicit`) with the faults and times the issue
 reports, counted from the moment training began, so it replays the same
 faults whatever the generator draws for that seed number today. Those whose
 faults come after the packaged jobs' 1200 steps would have ended on an idle
-machine (seed 1's last kill at 11.2 s, seeds 3 and 28 from 7.6 s, native-estimator
-seed 14's faults from 9.7 s, estimator seed 48's last preemption at 17.9 s) train
-2400 steps (`max_steps`), so that every fault meets a job still at work. (Seed 3 at
+machine (seed 1's last kill at 11.2 s, seed 3's at 7.7 s, seed 28's from 7.6 s,
+native-estimator seed 14's faults from 9.7 s, estimator seed 48's last preemption at
+17.9 s) train 2400 steps (`max_steps`), so that every fault meets a job still at work. (Seed 3 at
 1200 steps once trained to the end 7 s after its first checkpoint: its faults met a
 job already over, and the bed, unlike Kubeflow's operator, restarted the preempted
 worker after the job had succeeded; both are mended.) Seeds 1-31 ran
