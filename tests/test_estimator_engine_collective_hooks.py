@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import trainexec.estimator as te
-from trainexec.estimator_engine.collective_hooks import (STEPS_INSTEAD_OF_SECS, OneSession,
+from trainexec.estimator_engine.collective_hooks import (STEPS_INSTEAD_OF_SECS,
                                                          collective_hooks, scratch_dir)
 
 pytestmark = pytest.mark.tf_line
@@ -86,29 +86,3 @@ def test_listeners_that_cannot_be_honoured_are_refused(tmp_path, monkeypatch, ta
         train(tmp_path, config, 1, [Saves()])
     assert os.listdir(tmp_path) == []
 
-
-def test_a_group_tasks_session_is_not_created_again_after_a_peer_was_lost():
-    """A MonitoredSession recreates its session on UnavailableError, forever; a task of
-    a MultiWorkerMirroredStrategy group leaves instead, as a lost peer (exit 170)."""
-    from trainexec.contract.exit_codes import PEER_LOST, classify
-    from trainexec.errors import PeerLostError
-
-    class Creator:
-        resumed_from_cluster_step = 7
-
-        def __init__(self):
-            self.sessions = 0
-
-        def create_session(self):
-            self.sessions += 1
-            return tf.compat.v1.Session(graph=tf.Graph())
-
-    creator = Creator()
-    one = OneSession(creator, "worker:1")
-    one.create_session().close()
-    assert one.resumed_from_cluster_step == 7  # the creator's own, passed through
-    with pytest.raises(PeerLostError, match="worker:1: a step of the "
-                       "MultiWorkerMirroredStrategy group failed") as raised:
-        one.create_session()
-    assert creator.sessions == 1
-    assert classify(raised.value, in_cluster=True, terminating=False) == PEER_LOST

@@ -28,7 +28,8 @@ on every TensorFlow line trainexec supports. Users import it as `trainexec.estim
   `strategy_checks`: the strategies taken and those refused; `strategy_setup`: this
   task's copy of the strategy and its session and server configs; `replicated_graph`:
   the `model_fn` once per replica; `collective_hooks`: the saving hooks every
-  MultiWorkerMirroredStrategy task runs;
+  MultiWorkerMirroredStrategy task runs; `one_session`: such a task's one session, and
+  the error that ended it;
 * `evaluation`: `Estimator.evaluate` and the persistent evaluation graph;
 * `hook_runner`: one step in a plain session with SessionRunHooks;
 * `eval_summaries`: the eval events under `model_dir/eval[_<name>]`;

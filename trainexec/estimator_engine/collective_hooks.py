@@ -33,9 +33,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
-from trainexec.errors import PeerLostError
-
-__all__ = ["STEPS_INSTEAD_OF_SECS", "OneSession", "collective_hooks", "scratch_dir"]
+__all__ = ["STEPS_INSTEAD_OF_SECS", "collective_hooks", "scratch_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,31 +83,3 @@ def collective_hooks(config: Any, model_dir: str, scaffold: Any, worker_hooks: S
                          "0): set save_checkpoints_steps")
     return hooks
 
-
-class OneSession:
-    """A session creator that creates one session only: the session of a task whose
-    group trains in step (MultiWorkerMirroredStrategy in a cluster).
-
-    A `MonitoredSession` answers an `UnavailableError` or `AbortedError` (a peer killed
-    mid-step: "Collective ops is aborted by: Connection reset by peer") by creating a
-    new session and running again, forever: the group's other members cannot re-form
-    the collective with a restarted peer, and spin. So the second session is refused
-    with `PeerLostError`, which ends the task as a lost peer (exit 170): the whole
-    group restarts and resumes from the last checkpoint, as a Keras group does."""
-
-    def __init__(self, creator: Any, task: str) -> None:
-        self._creator = creator
-        self._task = task
-        self._created = False
-
-    def create_session(self) -> Any:
-        if self._created:
-            raise PeerLostError(
-                f"{self._task}: a step of the MultiWorkerMirroredStrategy group failed (a "
-                "peer was lost: see the error above); the group restarts together from "
-                "the last checkpoint")
-        self._created = True
-        return self._creator.create_session()
-
-    def __getattr__(self, name: str) -> Any:  # the creator's own (resumed_from_...)
-        return getattr(self._creator, name)

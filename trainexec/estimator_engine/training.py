@@ -36,10 +36,11 @@ from typing import Any, Callable, Iterator, Sequence
 import tensorflow as tf
 
 from trainexec.cluster.config import MASTER, WORKER
-from trainexec.estimator_engine.collective_hooks import OneSession, collective_hooks
+from trainexec.estimator_engine.collective_hooks import collective_hooks
 from trainexec.estimator_engine.compat.loss_scaling import estimator_loss_scaling
 from trainexec.estimator_engine.graph import build_graph, saver_for
 from trainexec.estimator_engine.model_spec import ModeKeys
+from trainexec.estimator_engine.one_session import OneSession
 from trainexec.estimator_engine.replicated_graph import build_replicated
 from trainexec.estimator_engine.strategy_checks import MULTI_WORKER_MIRRORED, strategy_kind
 from trainexec.estimator_engine.strategy_setup import for_task, in_cluster, session_config_for
@@ -333,8 +334,10 @@ def run_training(estimator: Any, input_fn: Callable, hooks: Sequence[Any],
                 max_wait_secs=config.session_creation_timeout_secs,
                 recovery_wait_secs=estimator.readiness_secs)
         loss = None
-        with tf.compat.v1.train.MonitoredSession(session_creator=creator,
-                                                 hooks=all_hooks) as session:
+        recording = (creator.recording() if isinstance(creator, OneSession)
+                     else contextlib.nullcontext())
+        with recording, tf.compat.v1.train.MonitoredSession(session_creator=creator,
+                                                            hooks=all_hooks) as session:
             resumed = getattr(creator, "resumed_from_cluster_step", None)
             if max_steps is not None and resumed is not None and resumed >= max_steps:
                 logger.info("The cluster finished training (step %s, max_steps %s) while "
