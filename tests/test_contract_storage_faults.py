@@ -17,6 +17,11 @@ pytestmark = pytest.mark.tf_line
 
 GS_503 = ("Error executing an HTTP request: HTTP response code 503 with body 'Service "
           "Unavailable' when initiating an upload to gs://b/model/ckpt-300.index")
+SHARD_GONE_ON_GS = (
+    "Graph execution error: allow_missing_files was set to false and "
+    "gs://trainexec-test/model/ckpt-200_temp/part-00000-of-00002 did not exist.NOT_FOUND: "
+    "The specified path gs://trainexec-test/model/ckpt-200_temp/part-00000-of-00002 was not "
+    "found.\n\t [[{{node MergeV2Checkpoints}}]]")
 
 
 class _ApiCoreLike(Exception):
@@ -93,6 +98,15 @@ def _chained(outer, inner):
      None),
     (_ClientConnectionError("('Connection aborted.', RemoteDisconnected(...))"),
      UNAVAILABLE, "the storage's endpoint did not answer (ConnectionError)", None),
+    # Chaos seed 52 (PSS on gs://, 429s): the restarted chief's save of step 200 met the
+    # ps still merging the first chief's save of the same step.
+    (tf.errors.InvalidArgumentError(None, None, SHARD_GONE_ON_GS), UNAVAILABLE,
+     "a shard of the checkpoint being saved was gone before the save merged it",
+     "gs://trainexec-test/model/ckpt-200_temp/part-00000-of-00002"),
+    (tf.errors.NotFoundError(None, None, "/mnt/nfs/m/ckpt-7_temp/part-00001-of-00002.index; "
+                             "No such file or directory"), UNAVAILABLE,
+     "a shard of the checkpoint being saved was gone before the save merged it",
+     "/mnt/nfs/m/ckpt-7_temp/part-00001-of-00002.index"),
     # Through the chain: Keras and the engine wrap TensorFlow's error in their own.
     (_chained(RuntimeError("saving failed"),
               tf.errors.UnavailableError(None, None, GS_503)), UNAVAILABLE, "HTTP 503",
@@ -115,6 +129,7 @@ def test_storage_errors_are_told_with_their_kind_reason_and_path(error, kind, re
     FileNotFoundError(errno.ENOENT, "No such file or directory", "/data/train.csv"),
     ValueError("No space left in the batch"),
     _ApiCoreLike(404, "404 No such object: b/o"),
+    tf.errors.NotFoundError(None, None, "gs://b/data/train-00003-of-00010 not found"),
 ])
 def test_peers_and_the_programs_own_errors_are_not_storage(error):
     assert storage_fault(error) is None

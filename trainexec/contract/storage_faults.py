@@ -58,6 +58,13 @@ _MISSING_BUCKET = ("bucket does not exist", "bucket not found", "nosuchbucket",
 _URL = re.compile(r"((?:gs|s3|hdfs)://[^\s'\",;)]+)")
 _LOCAL_PATH = re.compile(r"(?<![\w:/])(/(?!job:)[^\s'\",;:)]+)")
 _FILE_SYSTEM_WORDS = ("Input/output error", "Stale file handle")
+# A shard of a checkpoint being written (`ckpt-200_temp/part-00000-of-00002`) gone before
+# the save merged it: the save was cut short, or another save of the same step was in
+# flight (a ParameterServerStrategy chief restarted while the ps still ran the last
+# one's merge); a restart saves it anew.
+_TEMP_SHARD = re.compile(r"_temp[/\\]part-\d+-of-\d+")
+_GONE_WORDS = ("not found", "did not exist", "no such file")
+SHARD_GONE = "a shard of the checkpoint being saved was gone before the save merged it"
 
 _RESTART = "a restart resumes from the last whole checkpoint"
 _RESUBMIT = "then resubmit the job: the last whole checkpoint is kept"
@@ -72,6 +79,8 @@ _FIX = {  # what to do, by the permanent fault's reason
 
 
 def _advice(kind: str, reason: str) -> str:
+    if reason == SHARD_GONE:
+        return f"a save cut short, or another save of the same step; {_RESTART}"
     if kind == UNAVAILABLE:
         return f"the storage did not answer after its client's retries; {_RESTART}"
     fix = _FIX.get(reason) or ("give the task's account access to it (on GCS, e.g. "
@@ -191,6 +200,8 @@ def _from_tensorflow(error: BaseException) -> StorageFault | None:
             return StorageFault(UNAVAILABLE, words, path, operation)
     if any(words in lower for words in _MISSING_BUCKET):
         return StorageFault(FAILED, "the bucket does not exist", path, operation)
+    if _TEMP_SHARD.search(text) and any(words in lower for words in _GONE_WORDS):
+        return StorageFault(UNAVAILABLE, SHARD_GONE, path, operation)
     match = _HTTP_STATUS.search(text)
     if match:
         status = int(match.group(1))
