@@ -510,3 +510,23 @@ def test_every_job_mode_runs_a_packaged_job_with_its_paths(mode):
     text = " ".join(spec.command)
     assert "--model-dir /m --max-steps 777" in text and text.endswith("--result-file /r.json")
     assert ("--strategy mwms" in text) == (mode == "estimator-mwms")
+
+
+@pytest.mark.parametrize("phase, exits, disk_full, resubmitted", [
+    ("Failed", [("demo-chief-0", 74)], True, True),       # the job stopped: resubmitted
+    ("Succeeded", [("demo-evaluator-0", 74)], True, True),  # seed 75: its evaluator did
+    ("Succeeded", [("demo-worker-0", 143)], True, False),   # nothing a full disk stopped
+    ("Failed", [("demo-chief-0", 1)], False, False),        # no full disk: not resubmitted
+])
+def test_a_job_or_a_pod_a_full_disk_stopped_is_submitted_again(phase, exits, disk_full,
+                                                                resubmitted):
+    from trainexec.testing.chaos.runner import _FaultPlayer, _stopped_by_full_disk
+    from trainexec.testing.kubelet import Event, JobOutcome
+
+    schedule = Schedule.explicit("mwms", ["disk-full storage:0 at 3s for 8s"],
+                                 storage="nfs")
+    player = _FaultPlayer(schedule, storage=None, clock=lambda: 0.0)
+    player.applied = [AppliedFault(schedule.faults[0], 3.0, 11.0, applied=disk_full)]
+    outcome = JobOutcome(phase, "", 0.0, 20.0, tuple(
+        Event(15.0, pod, "exited", f"exit code {code}", code) for pod, code in exits))
+    assert _stopped_by_full_disk(outcome, player) is resubmitted

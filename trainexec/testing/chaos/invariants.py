@@ -7,8 +7,8 @@ whatever the machine's load):
 * `outcome`: every fault of the chaos kinds is recoverable under TFJob's
   ExitCode policy (kill, SIGTERM, freeze, cut; the storage's errors, outage and
   slowness), so the job succeeds; no pod ever exits with a permanent code (1-127),
-  but for a full disk, which stops the job with the storage's permanent code (74)
-  until it is resubmitted, and that resubmission succeeds;
+  but for a full disk, which stops the job (or a pod of it) with the storage's
+  permanent code (74) until it is resubmitted, and that resubmission succeeds;
 * `final-step`: the newest checkpoint is at `max_steps` or past it (an
   asynchronous overshoot is noted, not a violation);
 * `final-evaluated`: the evaluator evaluated that final checkpoint;

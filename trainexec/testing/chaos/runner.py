@@ -45,8 +45,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from trainexec.testing.chaos.invariants import (BOUND_SECS, AppliedFault, Evidence, PodEvent,
-                                                PodExit, check)
+from trainexec.testing.chaos.invariants import (BOUND_SECS, STORAGE_FAILED_CODE,
+                                                AppliedFault, Evidence, PodEvent, PodExit,
+                                                check)
 from trainexec.testing.chaos.observe import CheckpointWatcher, collect_log, export_dirs, step_of
 from trainexec.testing.chaos.own_job import check_training_span
 from trainexec.testing.chaos.schedule import Fault, Schedule
@@ -222,6 +223,16 @@ class _FaultPlayer:
         return any(a.applied and a.fault.kind == "disk-full" for a in self.applied)
 
 
+def _stopped_by_full_disk(outcome: Any, player: _FaultPlayer) -> bool:
+    """Whether a full disk stopped the job, or a pod of it (the evaluator, say, after the
+    chief had succeeded), with the storage's permanent code: its user then frees space
+    and submits the job again."""
+    if not player.disk_was_full():
+        return False
+    return outcome.phase != SUCCEEDED or any(
+        e.what == "exited" and e.code == STORAGE_FAILED_CODE for e in outcome.events)
+
+
 def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = None,
                  max_steps: int = MAX_STEPS, export_name: str | None = None,
                  bound_secs: float | None = None, start_timeout_secs: float = 300.0,
@@ -235,8 +246,9 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     run waits that, the last fault's remaining time and `grace_secs` more for pods to
     end, so a late pod (liveness) is told from one that never ends (processes left).
     The schedule's own `max_steps`, if it has one, replaces `max_steps`. A job a full
-    disk stopped is submitted again once the disk has room (as its user would), and
-    judged on both submissions. With `baseline`, a run without faults of the same shape
+    disk stopped (or a pod of it: the evaluator, say, once the chief had succeeded) is
+    submitted again once the disk has room (as its user would), and judged on both
+    submissions. With `baseline`, a run without faults of the same shape
     goes first, once per shape in this process. Root only
     (`trainexec.testing.netns.unavailable()`).
 
@@ -308,7 +320,7 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
                  **storage.bed_options()) as bed, storage.started(bed), \
             CheckpointWatcher(storage, max_steps, clock=clock) as watcher:
         attempts = [submit(bed, watcher, os.path.join(workdir, "pods.log"), True)]
-        if attempts[0].outcome.phase != SUCCEEDED and player.disk_was_full():
+        if _stopped_by_full_disk(attempts[0].outcome, player):
             time.sleep(player.left_secs())  # the disk has room again: resubmit
             attempts.append(submit(bed, watcher, os.path.join(workdir, "pods-2.log"),
                                    False))
