@@ -35,6 +35,15 @@ def _chained(outer, inner):
     (tf.errors.InternalError(None, None, "Failed to connect to all addresses"), True,
      PEER_LOST),
     (tf.errors.InternalError(None, None, "Matrix size-incompatible"), True, USER_ERROR),
+    # Chaos seed 119 (PSS): the ps restarted under a running step; the coordinator's
+    # next closure named a tensor of the ps' last run.
+    (tf.errors.InvalidArgumentError(None, None, "Graph execution error: Unable to find the "
+                                    "relevant tensor remote_handle: Op ID: 15, Output num: "
+                                    "0. One possible cause is that the tensor was accessed "
+                                    "after deallocation in a distributed worker setup."),
+     True, PEER_LOST),
+    (tf.errors.InvalidArgumentError(None, None, "Incompatible shapes: [2] vs. [3]"), True,
+     USER_ERROR),
     # Locally no error is a lost peer.
     (tf.errors.UnavailableError(None, None, "Socket closed"), False, USER_ERROR),
     # The cause decides through the chain (Keras wraps errors in its own).

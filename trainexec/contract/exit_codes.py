@@ -191,7 +191,10 @@ _PEER_ERROR_NAMES = ("UnavailableError", "DeadlineExceededError", "AbortedError"
 # Words of TensorFlow messages that say the same when the type does not.
 _PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
                "failed to connect to all addresses", "socket closed", "connection reset",
-               "ps failure", "worker failure", "task has been lost", "has been preempted")
+               "ps failure", "worker failure", "task has been lost", "has been preempted",
+               # a restarted ps no longer holds the tensors a step of the last one
+               # referred to (an InvalidArgumentError; chaos seed 119)
+               "unable to find the relevant tensor remote_handle")
 
 
 def _chain(error: BaseException) -> list[BaseException]:
