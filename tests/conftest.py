@@ -13,6 +13,10 @@
   (`./scripts/test.sh -m multihost`);
 * `slurm_faults`: real-Slurm job rows beyond the default two (the PSS job, preemption,
   a permanent exit, a lost node), deselected unless `-m` names `slurm`;
+* `full_lines`: a cluster test whose code path runs 2 and 3 already cover with
+  another cluster test of the same Keras or storage (the coverage subset); those runs
+  repeat it only when `-m` names `full_lines` (`./scripts/test.sh -m "cluster or
+  full_lines"`); run 1 runs it every time;
 * `tf_line` / `any_line`: where a test's result can differ. Every test file says which
   in its module-level `pytestmark` (tests/test_suite_lines.py checks it); a test of an
   `any_line` file may add `tf_line` for itself. With TRAINEXEC_TF_LINE_TESTS_ONLY=1 (the
@@ -74,6 +78,13 @@ def pytest_collection_modifyitems(config, items):
         if extra:
             config.hook.pytest_deselected(items=extra)
             items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
+    repeat_run = (tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY")
+                  or tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"))
+    if repeat_run and "full_lines" not in (config.getoption("markexpr") or ""):
+        extra = [item for item in items if item.get_closest_marker("full_lines")]
+        if extra:
+            config.hook.pytest_deselected(items=extra)
+            items[:] = [item for item in items if not item.get_closest_marker("full_lines")]
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
         wanted = "multihost" in (config.getoption("markexpr") or "")
         others = [item for item in items if not item.get_closest_marker("keras")

@@ -70,3 +70,33 @@ def test_the_reader_sees_lists_and_single_marks(tmp_path):
     none.write_text("import pytest\n\ndef test_x():\n    pytestmark = pytest.mark.tf_line\n")
     assert (declared(one), declared(listed), declared(none)) == (
         ["any_line"], ["tf_line"], [])
+
+
+
+def _collected(env: dict, path: str, *args: str) -> set[str]:
+    import os
+    import subprocess
+    import sys
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+         *args, str(ROOT / "cluster" / path)],
+        env={**os.environ, "TRAINEXEC_KERAS_TESTS_ONLY": "",
+             "TRAINEXEC_TF_LINE_TESTS_ONLY": "", **env},
+        cwd=ROOT.parent, capture_output=True, text=True, timeout=120)
+    return {line.split("::")[-1] for line in out.stdout.splitlines() if "::" in line}
+
+
+@pytest.mark.parametrize("repeat_run, path, subset, extra", [
+    ({"TRAINEXEC_KERAS_TESTS_ONLY": "1"}, "test_launch_from.py", None,
+     "test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics"),
+    ({"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"}, "test_exit_codes_processes.py",
+     "test_each_way_a_task_ends_has_its_code[done-0-None]",
+     "test_a_platform_can_set_its_own_codes"),
+], ids=["tf_keras", "tf2.15"])
+def test_runs_2_and_3_repeat_the_coverage_subset_and_the_rest_when_asked(
+        repeat_run, path, subset, extra):
+    assert extra in _collected({}, path, "-m", "cluster")  # run 1 runs every test
+    repeated = _collected(repeat_run, path, "-m", "cluster")
+    assert extra not in repeated
+    assert subset is None or subset in repeated
+    assert extra in _collected(repeat_run, path, "-m", "cluster or full_lines")

@@ -46,6 +46,7 @@ def test_each_way_a_task_ends_has_its_code(tmp_path, way, code, words):
         assert "Traceback" in stderr  # the traceback is printed before the exit
 
 
+@pytest.mark.full_lines
 def test_a_platform_can_set_its_own_codes(tmp_path):
     returncode, stderr = _end("peer_lost", tmp_path, TRAINEXEC_EXIT_CODES="peer_lost=75")
     assert returncode == 75, stderr[-2000:]
@@ -53,6 +54,7 @@ def test_a_platform_can_set_its_own_codes(tmp_path):
     assert returncode == 42, stderr[-2000:]
 
 
+@pytest.mark.full_lines
 def test_a_bad_exit_code_setting_is_a_config_error(tmp_path):
     returncode, stderr = _end("done", tmp_path, TRAINEXEC_EXIT_CODES="preempted=300")
     assert returncode == 2, stderr[-2000:]  # the contract's default code for a bad setting

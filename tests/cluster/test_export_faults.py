@@ -80,6 +80,7 @@ class Child:
 
 # == 2. Evaluators with their own state_dir have their own exports =========================
 
+@pytest.mark.full_lines
 def test_export_being_written_by_another_process_survives_a_clean_up(tmp_path):
     base = tmp_path / "export" / "latest"
     writer = Child("slow_export", base, 8, 3)
@@ -149,6 +150,7 @@ def start_ps(model_dir, drain_secs):
     return Child("ps", model_dir, drain_secs, TF_CONFIG=tf_config)
 
 
+@pytest.mark.full_lines
 def test_ps_restarted_after_the_run_finished_exits_promptly(tmp_path):
     model_dir = tmp_path / "model"
     finished_run(model_dir)  # the chief saved step 20 = max_steps and recorded it ...
@@ -163,6 +165,7 @@ def test_ps_restarted_after_the_run_finished_exits_promptly(tmp_path):
     assert_no_survivors({ps.pid})
 
 
+@pytest.mark.full_lines
 def test_ps_stops_after_the_chief_records_completion_though_a_worker_crashed(tmp_path):
     model_dir = tmp_path / "model"
     ps = start_ps(model_dir, drain_secs=1)

@@ -113,6 +113,7 @@ def _restarts(result):
     return {t.name: t.restarts for t in result.tasks}
 
 
+@pytest.mark.full_lines
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path):
     """kill -9 of the worker: the chief, blocked in the step's collective, is
     stopped with it and both start again together, one restart; the evaluator
@@ -152,6 +153,7 @@ def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     print("re-aligned:", [m.group(0) for m in job.said("chief:0", r"Step \d+ at the end")])
 
 
+@pytest.mark.full_lines
 def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path):
     """kill -9 of the ps: its variables are gone, so the launcher restarts it together
     with the chief (one restart), and the chief restores them from its last checkpoint;

@@ -35,6 +35,7 @@ def _chief(spec, *args):
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
+@pytest.mark.full_lines
 def test_the_worker_reaches_the_ps_gives_up_on_a_killed_one_and_reaches_its_restart():
     spec = {job: [f"localhost:{portpicker.pick_unused_port()}"]
             for job in ("chief", "worker", "ps")}

@@ -167,6 +167,7 @@ def test_parameter_server_cluster(tmp_path):
         assert _said(lines, task, "stops serving: chief:0 recorded that its training finished")
 
 
+@pytest.mark.full_lines
 def test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step(tmp_path):
     """The chief dies at step 60 before saving it; the launcher restarts it. The
     workers and ps keep serving (they stop only once the chief has finished)."""
@@ -184,6 +185,7 @@ def test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step(tmp_p
         os.path.join(model_dir, f"ckpt-{s}") for s in (60, 80, 100)]
 
 
+@pytest.mark.full_lines
 def test_a_chief_restarted_after_the_job_finished_ends_without_its_peers(tmp_path):
     """A parameter server chief whose pod restarts after the job finished (its process
     crashed on its way out) finds max_steps saved: it ends at once with 0, recording

@@ -72,6 +72,7 @@ def run_cli_render(*args: str) -> str:
 
 
 # -- the demo's Keras job, rendered then run --------------------------------------------
+@pytest.mark.full_lines
 @pytest.mark.keras
 def test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics(
         tmp_path):

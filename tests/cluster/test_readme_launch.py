@@ -29,6 +29,7 @@ def _env_with_this_tree():
     return env
 
 
+@pytest.mark.full_lines
 @pytest.mark.keras
 def test_pytest_fixture_example(tmp_path, monkeypatch):
     """The guide's test module, run by pytest beside the program it names (the README's

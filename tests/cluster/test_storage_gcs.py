@@ -73,6 +73,7 @@ def _outcome(control, name, round_, procs, timeout=120):
     return json.load(open(path))
 
 
+@pytest.mark.full_lines
 def test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export(
         bed, tmp_path, race_rounds):
     bed, emulator, env = bed

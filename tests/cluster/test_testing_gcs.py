@@ -220,6 +220,7 @@ def _timed(netns, emulator, op, url, during=None, timeout=300) -> dict:
     return _result(proc, emulator, timeout=timeout)
 
 
+@pytest.mark.full_lines
 @pytest.mark.parametrize("plan, op, at_least", [
     # TensorFlow's client retries a 503 and a reset connection, and waits out a slow
     # answer: each operation succeeds once the fault is over.
@@ -243,6 +244,7 @@ def test_tensorflows_client_rides_out_a_short_fault(netns, emulator, plan, op, a
     assert seen["secs"] >= at_least, seen  # it did meet the fault
 
 
+@pytest.mark.full_lines
 def test_a_paused_emulator_is_an_outage_the_client_waits_out(netns, emulator):
     import threading
 
