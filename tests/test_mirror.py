@@ -311,9 +311,6 @@ MIRROR_EXEMPT = {
     "trainexec/launch/__init__.py":
         "the launcher's public names: tests/test_public_api.py::"
         "test_public_names_resolve_without_tensorflow_estimator",
-    "trainexec/launch/slurm_exec.py":
-        "`trainexec slurm-exec` on the Slurm bed: tests/cluster/test_slurm.py::"
-        "test_srun_gives_every_task_its_role_and_its_own_nodes_address",
     "trainexec/launch/task.py":
         "tests/test_launch_cluster_plan.py::"
         "test_a_task_from_a_spec_has_its_own_copy_of_the_spec_s_environment and the "

@@ -17,7 +17,9 @@ newest checkpoint is at `max_steps`; a ps or an evaluator sees the run over). Un
 `exits/<task_type>-<index>.json` there (the task, its pid and process group, the code
 it was ending with), and the launcher counts that code for the run it names
 (`take_outside_exit`) instead of a failure its restart budget (none by default) would
-have to absorb. No code of this process can be chosen once its lock is held: a
+have to absorb. `trainexec slurm-exec` does the same through
+`TRAINEXEC_EXIT_RECORD_DIR` (a directory of its own; it sets no launcher directory),
+so the task's Slurm verdict is the code it was ending with, not 137. No code of this process can be chosen once its lock is held: a
 signal handler of Python's needs it, and the kernel's SIGALRM would end it with 142,
 which is retried the same way without saying why.
 
@@ -43,9 +45,12 @@ from typing import Mapping
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.records.layout import task_file_name
 
-__all__ = ["EXITS_DIR", "WATCHDOG", "start_time", "take_outside_exit", "watch_from_outside"]
+__all__ = ["EXITS_DIR", "RECORD_DIR_ENV", "WATCHDOG", "start_time", "take_outside_exit", "watch_from_outside"]
 
 EXITS_DIR = "exits"  # under TRAINEXEC_LAUNCH_DIR: what the watchdog ended, and how
+# Where to record instead, for a starter of the task that is not the launcher
+# (`trainexec slurm-exec`); it wins over TRAINEXEC_LAUNCH_DIR.
+RECORD_DIR_ENV = "TRAINEXEC_EXIT_RECORD_DIR"
 
 # The watchdog's program, run with `python -I -S -c` (nothing imported but the standard
 # library): argv = pid, start time (clock ticks since boot), seconds, task name, and
@@ -108,13 +113,14 @@ def watch_from_outside(secs: float, task: str, code: int = 0, pid: int | None = 
     """Starts the watchdog of `pid` (default: this process) for `secs`; None where
     /proc is missing (not Linux) or no process can be started. `code`: the code the
     task was ending with, recorded for a launcher (`TRAINEXEC_LAUNCH_DIR` in
-    `environ`) before the kill."""
+    `environ`, or `TRAINEXEC_EXIT_RECORD_DIR`) before the kill."""
     pid = os.getpid() if pid is None else pid
     started = start_time(pid)
     if started is None:
         return None
-    launch_dir = (os.environ if environ is None else environ).get(LAUNCH_DIR_ENV)
-    report = [str(int(code)), _record_path(launch_dir, task)] if launch_dir else []
+    environ = os.environ if environ is None else environ
+    record_dir = environ.get(RECORD_DIR_ENV) or environ.get(LAUNCH_DIR_ENV)
+    report = [str(int(code)), _record_path(record_dir, task)] if record_dir else []
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", "-c", WATCHDOG, str(pid), started, f"{secs:g}",

@@ -28,12 +28,14 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import Mapping, Sequence
 
 from trainexec.cluster.config import TF_CONFIG, ClusterConfig
 from trainexec.cluster.slurm import SlurmStep
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import ExitCodes
+from trainexec.contract.exit_watchdog import RECORD_DIR_ENV, take_outside_exit
 from trainexec.contract.slurm_env import MODEL_DIR_ENV, ROLES_ENV
 from trainexec.contract.slurm_outcome import run_key, write_verdict
 
@@ -76,15 +78,40 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
             write_verdict(model_dir, key, task, 2, node, codes)
         _cancel_step(environ, task, 2)  # the tasks placed as expected would wait forever
         return 2
-    child_env = {**environ, TF_CONFIG: config.to_json()}
-    try:
-        child = subprocess.Popen(list(command), env=child_env)
-    except OSError as err:
-        print(f"trainexec slurm-exec: cannot run {command[0]!r}: {err.strerror or err}",
-              file=sys.stderr, flush=True)
-        if model_dir:
-            write_verdict(model_dir, key, task, 2, node, codes)
-        return 2
+    # A task held at exit by TensorFlow's shutdown is killed by its exit watchdog
+    # (137); the watchdog records the code it was ending with here, and that code is
+    # the task's verdict (trainexec.contract.exit_watchdog).
+    with tempfile.TemporaryDirectory(prefix="trainexec-slurm-exits-") as records:
+        child_env = {**environ, TF_CONFIG: config.to_json(), RECORD_DIR_ENV: records}
+        try:
+            child = subprocess.Popen(list(command), env=child_env)
+        except OSError as err:
+            print(f"trainexec slurm-exec: cannot run {command[0]!r}: "
+                  f"{err.strerror or err}", file=sys.stderr, flush=True)
+            if model_dir:
+                write_verdict(model_dir, key, task, 2, node, codes)
+            return 2
+        code = _wait_forwarding_signals(child)
+        if code == -signal.SIGKILL:
+            counted = take_outside_exit(records, task, child.pid)
+            if counted is not None:
+                print(f"trainexec slurm-exec: [{task}] was ended by its exit watchdog "
+                      f"while ending with {counted}: counted as {counted}",
+                      file=sys.stderr, flush=True)
+                code = counted
+    shell_code = 128 - code if code < 0 else code
+    if model_dir:
+        verdict = write_verdict(model_dir, key, task, code, node, codes)
+        print(f"trainexec slurm-exec: [{task}] ended {verdict.code} ({verdict.cause}) on "
+              f"{node}", file=sys.stderr, flush=True)
+    if shell_code != 0 and not codes.is_retryable(shell_code):
+        _cancel_step(environ, task, shell_code)
+    return shell_code
+
+
+def _wait_forwarding_signals(child: subprocess.Popen) -> int:
+    """The child's code as `subprocess` gives it; the signals Slurm sends this
+    process (cancel, preemption) go on to the child meanwhile."""
 
     def forward(signum, _frame):
         try:
@@ -94,18 +121,10 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
 
     previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
     try:
-        code = child.wait()
+        return child.wait()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    shell_code = 128 - code if code < 0 else code
-    if model_dir:
-        verdict = write_verdict(model_dir, key, task, code, node, codes)
-        print(f"trainexec slurm-exec: [{task}] ended {verdict.code} ({verdict.cause}) on "
-              f"{node}", file=sys.stderr, flush=True)
-    if shell_code != 0 and not codes.is_retryable(shell_code):
-        _cancel_step(environ, task, shell_code)
-    return shell_code
 
 
 def _task_name(step: SlurmStep) -> str:

@@ -50,6 +50,7 @@ import dataclasses
 import os
 from typing import Callable, Mapping, Sequence
 
+from trainexec.contract.exit_codes import STORAGE_FAILED, ExitCodes
 from trainexec.testing.chaos.schedule import KINDS, STORAGE_KINDS, Fault, Schedule
 
 __all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "RECOVERY_SECS", "SAFETY",
@@ -70,9 +71,10 @@ RECOVERY_SECS = 30.0
 # Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
 # 143, a frozen or cut-off peer 170 (or the task rides it out).
 RECOVERABLE = frozenset(KINDS) | frozenset(STORAGE_KINDS) - {"disk-full"}
-# The code a task exits with when its storage will not recover by itself
-# (trainexec.contract.exit_codes' storage_failed): a full disk's, and only its.
-STORAGE_FAILED_CODE = 74
+# The code a task exits with when its storage will not recover by itself (the
+# contract's default for storage_failed; the bed sets no TRAINEXEC_EXIT_CODES): a full
+# disk's, and only its.
+STORAGE_FAILED_CODE = ExitCodes().code_for(STORAGE_FAILED)
 SAFETY = ("outcome", "final-step", "final-evaluated", "export", "half-checkpoint",
           "restarted", "processes-left")
 LIVENESS = ("late-exit", "chief-late", "recovery")
