@@ -43,3 +43,27 @@ def test_nfs_pods_see_the_mount_point_and_the_runner_reads_the_backing(tmp_path)
     with storage.started(bed=None):
         (tmp_path / "shared" / "model" / "ckpt-5.index").write_bytes(b"ab")
         assert storage.files() == {"ckpt-5.index": 2}
+
+
+def test_a_fault_end_still_to_come_is_not_played_on_a_stopped_storage(tmp_path, monkeypatch):
+    # An interrupted run (its runner SIGTERMed) takes the bed down with a full disk's
+    # end still due: freeing a volume that is gone would only raise on a timer thread.
+    import time
+
+    from trainexec.testing.chaos.schedule import Fault
+
+    from trainexec.testing.storage import SharedDir
+
+    storage = NfsStorage(str(tmp_path), faults=True)
+    played = []
+    monkeypatch.setattr(SharedDir, "fill", lambda self: played.append("fill"))
+    monkeypatch.setattr(SharedDir, "free", lambda self: played.append("free"))
+    with storage.started(bed=None):
+        storage.apply(Fault("disk-full", "storage", 0, 0.0, 0.05))
+        deadline = time.monotonic() + 10
+        while played != ["fill", "free"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert played == ["fill", "free"]  # a fault over within the run ends
+        storage.apply(Fault("disk-full", "storage", 0, 0.0, 0.3))
+    time.sleep(0.6)
+    assert played == ["fill", "free", "fill"]

@@ -319,12 +319,14 @@ def run_schedule(schedule: Schedule, workdir: str, *, job: JobFactory | None = N
     with TestBed(spec.hosts() + list(storage.extra_hosts), domain=spec.domain,
                  **storage.bed_options()) as bed, storage.started(bed), \
             CheckpointWatcher(storage, max_steps, clock=clock) as watcher:
-        attempts = [submit(bed, watcher, os.path.join(workdir, "pods.log"), True)]
-        if _stopped_by_full_disk(attempts[0].outcome, player):
-            time.sleep(player.left_secs())  # the disk has room again: resubmit
-            attempts.append(submit(bed, watcher, os.path.join(workdir, "pods-2.log"),
-                                   False))
-        applied = player.finish()
+        try:
+            attempts = [submit(bed, watcher, os.path.join(workdir, "pods.log"), True)]
+            if _stopped_by_full_disk(attempts[0].outcome, player):
+                time.sleep(player.left_secs())  # the disk has room again: resubmit
+                attempts.append(submit(bed, watcher, os.path.join(workdir, "pods-2.log"),
+                                       False))
+        finally:  # no fault is played on a bed being taken down (an interrupted run)
+            applied = player.finish()
         newest = watcher.newest()
         files = storage.files()
         result = result_of(storage)

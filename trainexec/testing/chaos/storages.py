@@ -143,6 +143,7 @@ class NfsStorage:
         # With storage faults: the fault layer, and a volume of its own to fill.
         self.shared = SharedDir(os.path.join(workdir, "shared"), faults=faults,
                                 size_mb=NFS_VOLUME_MB if faults else None)
+        self._ends = _FaultEnds()
 
     def bed_options(self) -> Mapping[str, Any]:
         return {"shared_dir": self.shared}
@@ -150,7 +151,8 @@ class NfsStorage:
     @contextlib.contextmanager
     def started(self, bed: Any) -> Iterator[None]:
         os.makedirs(self.shared.on_machine(self.shared.on_hosts("model")), exist_ok=True)
-        yield
+        with self._ends:
+            yield
 
     def job_paths(self) -> JobPaths:
         return JobPaths(self.shared.on_hosts("model"), self.shared.on_hosts(
@@ -175,7 +177,7 @@ class NfsStorage:
             self.shared.slow(float((fault.detail or "0.05s").rstrip("s")), secs)
         else:  # disk-full: the volume full for the fault's time
             self.shared.fill()
-            _after(secs, self.shared.free)
+            self._ends.after(secs, self.shared.free)
 
 
 class GcsStorage:
@@ -192,6 +194,7 @@ class GcsStorage:
 
         self.result_file = os.path.join(workdir, "final_result.json")
         self.emulator = GcsEmulator(os.path.join(workdir, "gcs"))
+        self._ends = _FaultEnds()
 
     def bed_options(self) -> Mapping[str, Any]:
         return {"aliases": {"gcs": self.emulator.HOST_NAMES}}
@@ -201,7 +204,8 @@ class GcsStorage:
         self.emulator.start(address=bed.host("gcs").address,
                             run=lambda argv, **kw: bed.popen("gcs", argv, **kw))
         try:
-            yield
+            with self._ends:
+                yield
         finally:
             self.emulator.stop()
 
@@ -234,7 +238,7 @@ class GcsStorage:
                 (fault.detail or "1s").rstrip("s")), secs=secs))
         elif fault.kind == "storage-outage":
             self.emulator.pause()
-            _after(secs, self.emulator.resume)
+            self._ends.after(secs, self.emulator.resume)
         else:
             raise ValueError(f"{fault.describe()}: gs:// has no disk to fill")
 
@@ -253,11 +257,28 @@ def storage_for(name: str, workdir: str, faults: bool = False) -> ChaosStorage:
     return kind(workdir) if kind is LocalStorage else kind(workdir, faults)  # type: ignore[call-arg]
 
 
-def _after(secs: float, then: Any) -> None:
-    """`then()` in `secs`, on a daemon timer (a fault's end)."""
-    timer = threading.Timer(secs, then)
-    timer.daemon = True
-    timer.start()
+class _FaultEnds:
+    """The ends of a storage's faults still to come (a full disk freed, an outage
+    over), each on a daemon timer; leaving it (the storage stopping: a run over, or
+    interrupted) cancels those not yet played, which would act on a storage gone."""
+
+    def __init__(self) -> None:
+        self._timers: list[threading.Timer] = []
+
+    def after(self, secs: float, then: Any) -> None:
+        """`then()` in `secs` (a fault's end)."""
+        timer = threading.Timer(secs, then)
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()
+
+    def __enter__(self) -> "_FaultEnds":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
 
 
 def result_of(storage: ChaosStorage) -> Mapping | None:
