@@ -199,9 +199,6 @@ MIRROR_EXEMPT = {
         "tests/test_evaluation_loop.py::test_listener_before_eval_stops",
     "trainexec/evaluation/policy.py":
         "the decision table: tests/test_evaluation_loop.py::test_decide",
-    "trainexec/evaluation/staged_export.py":
-        "exports to gs://: tests/cluster/test_storage_gcs.py::"
-        "test_an_evaluator_killed_while_publishing_to_gs_leaves_no_partial_export_that_counts",
     "trainexec/evaluation/summaries.py":
         "tests/test_keras_evaluate_sidecar.py::"
         "test_tensorboard_gets_eval_summaries_at_the_training_step",
@@ -230,25 +227,12 @@ MIRROR_EXEMPT = {
     "trainexec/jobs/manifest_rules.py":
         "tests/test_jobs_manifest.py::"
         "test_a_manifest_breaking_a_rule_is_refused_at_its_field_with_the_fix",
-    "trainexec/jobs/naming.py":
-        "tests/test_jobs_shape.py::test_a_tfjob_name_is_a_dns_1035_label and "
-        "tests/test_jobs_shape.py::test_env_names",
-    "trainexec/jobs/network_policy.py":
-        "tests/test_jobs_render.py::test_render_network_policy_reads_back",
-    "trainexec/jobs/policies.py":
-        "tests/test_jobs_shape.py::test_choose_policies_never_deletes_a_finishing_pod_and_says_why",
     "trainexec/jobs/site_options.py":
         "tests/test_jobs_render.py::"
         "test_site_flags_put_volumes_gpus_account_and_annotations_in_every_pod and "
         "tests/test_jobs_render.py::test_bad_vertex_site_flags_exit_2_naming_them",
-    "trainexec/jobs/tf_config.py":
-        "tests/test_jobs_shape.py::"
-        "test_tfjob_tf_config_lists_every_role_the_evaluator_too_in_gos_json",
     "trainexec/jobs/tfjob.py":
         "tests/test_jobs_render.py::test_render_tfjob_is_plain_data_from_the_shape",
-    "trainexec/jobs/vertex.py":
-        "tests/test_jobs_render.py::"
-        "test_vertex_lists_the_pools_in_vertex_order_with_the_counts_asked",
     # --- keras (its compat package: the inventory test and the table test)
     "trainexec/keras/__init__.py":
         "the Keras line's public names: tests/test_public_api.py::"
@@ -291,8 +275,6 @@ MIRROR_EXEMPT = {
         "tests/test_keras_evaluate_sidecar.py::test_evaluates_every_checkpoint_style and "
         "tests/test_fault_matrix_evaluator.py::"
         "test_keras_target_calls_a_checkpoint_rotated_away_disappeared",
-    "trainexec/keras/faults/restart_rule.py":
-        "tests/test_launch_policy.py::test_keras_tasks_announce_the_group_their_strategy_needs",
     "trainexec/keras/fit/__init__.py":
         "a docstring, no code; fitting is tested through its modules, e.g. "
         "tests/test_keras_trainer.py::test_local_run_resumes_at_its_last_saved_step",
@@ -318,11 +300,6 @@ MIRROR_EXEMPT = {
     # --- records
     "trainexec/records/__init__.py":
         "re-exports: tests/test_records_liveness.py::test_this_process_is_alive_and_itself",
-    "trainexec/records/completion.py":
-        "tests/test_executor.py::test_chief_trains_then_records_completion and "
-        "tests/test_evaluation_loop.py::test_stale_completion_of_other_run_is_ignored",
-    "trainexec/records/finished_tasks.py":
-        "tests/test_executor.py::test_ps_exits_once_every_training_task_has_finished",
     # --- tasks (the role sequence)
     "trainexec/tasks/__init__.py":
         "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
@@ -333,8 +310,6 @@ MIRROR_EXEMPT = {
         "RolePlan and JobSettings, re-exported by trainexec.trainer: tests/test_trainer.py::"
         "test_role_plan_describes_itself_for_the_log and tests/test_tasks_roles.py::"
         "test_job_settings_parse_a_tf_estimator_spec_once_into_trainexecs_own",
-    "trainexec/tasks/result.py":
-        "tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
     "trainexec/tasks/serving.py":
         "tests/test_tasks_roles.py::test_ps_serves_forever_when_asked and "
         "tests/test_executor.py::test_ps_keeps_serving_while_a_task_has_not_finished",

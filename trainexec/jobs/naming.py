@@ -71,7 +71,7 @@ def name_problem(name: object) -> str | None:
                 f"of at most {_MAX_LABEL}")
     if not _DNS_1035.fullmatch(name):
         suggestion = re.sub(r"[^-a-z0-9]+", "-", name.lower()).strip("-")
-        suggestion = re.sub(r"^[-0-9]+", "", suggestion) or "job"
+        suggestion = re.sub(r"^[-0-9]+", "", suggestion)[:_MAX_LABEL].rstrip("-") or "job"
         return (f"{name!r} is not a DNS-1035 label: use lowercase letters, digits and '-', "
                 f"starting with a letter and ending with a letter or digit, "
                 f"e.g. {suggestion!r}")

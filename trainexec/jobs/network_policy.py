@@ -36,10 +36,12 @@ def render_network_policy(job_name: str, *, namespace: str | None = None,
     metadata: dict[str, Any] = {"name": policy_name(job_name)}
     if namespace:
         metadata["namespace"] = namespace
-    job_pods = {"matchLabels": {JOB_NAME_LABEL: job_name}}
+    def job_pods() -> dict[str, Any]:  # a selector of its own at each place
+        return {"matchLabels": {JOB_NAME_LABEL: job_name}}
+
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
             "metadata": metadata,
-            "spec": {"podSelector": job_pods,
+            "spec": {"podSelector": job_pods(),
                      "policyTypes": ["Ingress"],
-                     "ingress": [{"from": [{"podSelector": job_pods}],
+                     "ingress": [{"from": [{"podSelector": job_pods()}],
                                   "ports": [{"protocol": "TCP", "port": port}]}]}}

@@ -97,8 +97,13 @@ def restart_policy_reason(restart_policy: str) -> str:
     """Why a replica restarts as it does, in a line (for the manifest's comment)."""
     if restart_policy == EXIT_CODE:
         return ("restartPolicy ExitCode: exits of 128 and up (143 preempted, 170 peer lost, "
-                "171 server unavailable, 137 killed) restart the pod; 1 (the program raised) "
-                "and 2 (bad configuration) fail the job, as trainexec's exit codes mean.")
+                "171 server unavailable, 172 storage unavailable, 137 killed) restart the "
+                "pod; 1 (the program raised), 2 (bad configuration) and 74 (storage "
+                "failed: a full disk, no permission) fail the job, as trainexec's exit "
+                "codes mean.")
+    if restart_policy == "Never":
+        return ("restartPolicy Never: no exit restarts the pod, not even a preemption "
+                "(143) or a lost peer (170) that a restart would recover from.")
     return (f"restartPolicy {restart_policy}: every failure restarts the pod, even an exit "
             "1 or 2 that a restart repeats.")
 
