@@ -61,9 +61,6 @@ MIRROR_EXEMPT = {
         "`trainexec slurm-exec` / `slurm-verdict` in tests/cluster/test_slurm.py::"
         "test_srun_gives_every_task_its_role_and_its_own_nodes_address and "
         "tests/test_cli_parser.py::test_every_example_parses",
-    "trainexec/cli/tfconfig.py":
-        "`trainexec tfconfig` in tests/test_cli.py::test_cli_tfconfig_shows_role and the "
-        "rest of tests/test_cli.py",
     # --- cluster, contract
     "trainexec/cluster/__init__.py":
         "re-exports: tests/test_cluster_config.py::test_worker_facts",
@@ -72,9 +69,6 @@ MIRROR_EXEMPT = {
     "trainexec/contract/slurm_env.py":
         "the variables the batch script exports: tests/test_jobs_sbatch.py::"
         "test_the_script_says_why_each_line_is_there",
-    "trainexec/contract/task_logging.py":
-        "tests/test_keras_trainer.py::"
-        "test_task_logging_prefixes_lines_and_respects_a_users_configuration",
     # --- estimator (the public face), estimator_engine, estimator_trainer (its compat
     # package: the inventory test and the table test)
     "trainexec/estimator/__init__.py":
@@ -103,9 +97,6 @@ MIRROR_EXEMPT = {
         "the heads' package re-exports, through trainexec.estimator: "
         "tests/test_estimator_engine_heads_base.py::"
         "test_a_head_trains_evaluates_predicts_and_exports",
-    "trainexec/estimator_engine/heads/keys.py":
-        "the keys every head's metrics and predictions carry, beside tf.estimator's: "
-        "tests/test_estimator_engine_heads_binary_class.py::test_documented_numbers_eagerly",
     "trainexec/estimator_engine/heads/shapes.py":
         "the heads' shape checks, each head's: tests/test_estimator_engine_heads_regression.py"
         "::test_weights_of_the_wrong_shape_name_the_column and tests/"
@@ -116,13 +107,6 @@ MIRROR_EXEMPT = {
         "tests/test_estimator_engine_heads_binary_class.py::"
         "test_the_same_numbers_as_tf_estimator and tests/"
         "test_estimator_engine_heads_binary_class.py::test_a_missing_weight_column_is_named",
-    "trainexec/estimator_engine/heads/auc.py":
-        "AUC beside Keras 2's: tests/test_estimator_engine_heads_metrics.py::"
-        "test_keras_2s_numbers",
-    "trainexec/estimator_engine/heads/vocabulary.py":
-        "label_vocabulary's tables: tests/test_estimator_engine_heads_binary_class.py::"
-        "test_a_label_outside_the_vocabulary_fails_at_the_first_step and tests/"
-        "test_estimator_engine_heads_multi_label.py::test_the_same_numbers_as_tf_estimator",
     "trainexec/estimator_engine/calls.py":
         "through the native Estimator: tests/test_estimator_engine_validation.py::"
         "test_model_fn_signature_rows",
@@ -150,8 +134,6 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_engine/training.py":
         "through the native Estimator's train: tests/test_estimator_engine_estimator.py::"
         "test_train_resumes_from_its_checkpoint_and_skips_a_reached_max_steps",
-    "trainexec/estimator_engine/warm_start.py":
-        "tests/test_estimator_engine_estimator.py::test_warm_start_takes_another_runs_variables",
     "trainexec/estimator/export.py":
         "re-exports: tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
@@ -194,14 +176,8 @@ MIRROR_EXEMPT = {
         "test_lease_is_exclusive_and_released (files) and tests/cluster/test_storage_gcs.py::"
         "test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export "
         "(gs://)",
-    "trainexec/evaluation/listeners.py":
-        "tests/test_keras_evaluate_sidecar.py::test_throttle_and_listeners and "
-        "tests/test_evaluation_loop.py::test_listener_before_eval_stops",
     "trainexec/evaluation/policy.py":
         "the decision table: tests/test_evaluation_loop.py::test_decide",
-    "trainexec/evaluation/summaries.py":
-        "tests/test_keras_evaluate_sidecar.py::"
-        "test_tensorboard_gets_eval_summaries_at_the_training_step",
     "trainexec/evaluation/target.py":
         "through its trainers' targets: tests/test_estimator_trainer_persistent_eval.py::"
         "test_a_rotated_out_checkpoint_disappeared and tests/test_fault_matrix_evaluator.py::"
@@ -280,9 +256,6 @@ MIRROR_EXEMPT = {
         "tests/test_keras_trainer.py::test_local_run_resumes_at_its_last_saved_step",
     "trainexec/keras/fit/callbacks.py":
         "tests/test_keras_evaluate_sidecar.py::test_training_complete_callback_stops_the_evaluator",
-    "trainexec/keras/fit/input_data.py":
-        "the input functions of every local run, e.g. tests/test_keras_trainer.py::"
-        "test_local_run_trains_evaluates_after_saves_and_exports",
     "trainexec/keras/fit/summaries.py":
         "tests/test_keras_fit_progress.py::"
         "test_a_local_run_writes_training_and_evaluation_summaries_beside_a_users_tensorboard",
@@ -330,8 +303,6 @@ MIRROR_EXEMPT = {
         "tests/test_testing_chaos.py::test_the_cli_prints_the_schedules_it_would_run",
     "trainexec/testing/chaos/invariants.py":
         "tests/test_testing_chaos.py::test_a_run_that_kept_every_promise_has_no_violation",
-    "trainexec/testing/chaos/regressions.py":
-        "tests/test_testing_chaos.py::test_the_issues_regressions_are_kept_with_their_faults",
     "trainexec/testing/chaos/runner.py":
         "run_schedule on the multi-host bed: tests/cluster/test_chaos.py::"
         "test_chaos_schedules_keep_every_promise",

@@ -13,8 +13,9 @@ worker after the job had succeeded; both are mended.) Seeds 1-31 ran
 the Keras MultiWorkerMirrored job (chief, 2 workers, evaluator); the last two,
 drawn by the first generator (faults 3-20 s after training began), a ps job.
 
-* seed 1: two SIGKILLs of the evaluator around a short cut of worker:0; worker:0
-  ended 13 s after the chief (the bound was 10 s then; it is 20 s now, see invariants).
+* seed 1: two SIGKILLs of the evaluator, one before and one during a short cut of
+  worker:0; worker:0 ended 13 s after the chief (the bound was 10 s then; it is 20 s
+  now, see invariants).
 * seed 3: the chief cut off and worker:0 preempted at the same moment; worker:0's
   preemption handler met the unreachable coordination service and exited 1
   (permanent), failing the job.
