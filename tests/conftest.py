@@ -15,8 +15,9 @@
   a permanent exit, a lost node), deselected unless `-m` names `slurm`;
 * `full_lines`: a cluster test whose code path runs 2 and 3 already cover with
   another cluster test of the same Keras or storage (the coverage subset); those runs
-  repeat it only when `-m` names `full_lines` (`./scripts/test.sh -m "cluster or
-  full_lines"`); run 1 runs it every time;
+  repeat it only when `-m` names `full_lines` (`TRAINEXEC_TEST_LINES="2 3"
+  ./scripts/test.sh -m "cluster or full_lines"`); run 1 runs it every time; an
+  `estimator` test marked so stops the run (run 3 is where they run);
 * `tf_line` / `any_line`: where a test's result can differ. Every test file says which
   in its module-level `pytestmark` (tests/test_suite_lines.py checks it); a test of an
   `any_line` file may add `tf_line` for itself. With TRAINEXEC_TF_LINE_TESTS_ONLY=1 (the
@@ -78,6 +79,13 @@ def pytest_collection_modifyitems(config, items):
         if extra:
             config.hook.pytest_deselected(items=extra)
             items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
+    both = [item.nodeid for item in items
+            if item.get_closest_marker("full_lines") and item.get_closest_marker("estimator")]
+    if both:  # run 3 exists for the Estimator tests: none may be left out of it
+        raise pytest.UsageError("an `estimator` test runs on every line it can; these are "
+                                "also marked `full_lines`, which would leave them out of "
+                                "run 3 (TensorFlow 2.15): remove the mark:\n  "
+                                + "\n  ".join(both))
     repeat_run = (tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY")
                   or tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"))
     if repeat_run and "full_lines" not in (config.getoption("markexpr") or ""):

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.contract.slurm_env import MODEL_DIR_ENV, ROLES_ENV
 from trainexec.contract.slurm_outcome import read_verdicts
 from trainexec.launch.slurm_exec import run_task, step_run_key
@@ -39,12 +40,21 @@ time.sleep(60)
 """
 
 
-@pytest.mark.parametrize("code, cause", [(0, "done"), (143, "preempted")])
+@pytest.mark.parametrize("code, cause, shell", [
+    (0, "done", False), (143, "preempted", False),
+    (0, "done", True)],  # the command a shell that started the task and passed its code on
+    ids=["done", "preempted", "through-a-shell"])
 def test_a_task_its_exit_watchdog_killed_gets_the_code_it_was_ending_with(
-        tmp_path, capfd, code, cause):
+        tmp_path, capfd, code, cause, shell):
     env = _step_env(tmp_path, rank=2)
-    shell_code = run_task([sys.executable, "-c", HELD_AT_EXIT.replace("CODE", str(code))],
-                          environ=env)
+    # A launcher's directory in the environment (a launch inside the step's task, or
+    # one inherited) is not where this task's record goes.
+    env[LAUNCH_DIR_ENV] = str(tmp_path / "launcher")
+    program = [sys.executable, "-c", HELD_AT_EXIT.replace("CODE", str(code))]
+    command = (["sh", "-c", 'python_=$1; shift; "$python_" "$@"; exit $?', "sh", *program]
+               if shell else program)
+    shell_code = run_task(command, environ=env)
+    assert not (tmp_path / "launcher").exists()
     assert shell_code == code
     verdicts = read_verdicts(env[MODEL_DIR_ENV], step_run_key(env))
     assert (verdicts["worker:1"].code, verdicts["worker:1"].cause) == (code, cause)

@@ -73,30 +73,55 @@ def test_the_reader_sees_lists_and_single_marks(tmp_path):
 
 
 
-def _collected(env: dict, path: str, *args: str) -> set[str]:
+
+def _collected(env: dict, paths: list[str], *args: str) -> set[str]:
     import os
     import subprocess
     import sys
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-         *args, str(ROOT / "cluster" / path)],
+         *args, *(str(ROOT / "cluster" / path) for path in paths)],
         env={**os.environ, "TRAINEXEC_KERAS_TESTS_ONLY": "",
              "TRAINEXEC_TF_LINE_TESTS_ONLY": "", **env},
         cwd=ROOT.parent, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return {line.split("::")[-1] for line in out.stdout.splitlines() if "::" in line}
 
 
-@pytest.mark.parametrize("repeat_run, path, subset, extra", [
-    ({"TRAINEXEC_KERAS_TESTS_ONLY": "1"}, "test_launch_from.py", None,
+# Files whose collection imports no TensorFlow (fast): a kept test and a `full_lines`
+# one each run selects (run 2 only `keras` tests).
+_KEPT = "test_each_way_a_task_ends_has_its_code[done-0-None]"
+
+
+@pytest.mark.parametrize("repeat_run, paths, extra", [
+    ({"TRAINEXEC_KERAS_TESTS_ONLY": "1"},
+     ["test_exit_codes_processes.py", "test_launch_from.py"],
      "test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics"),
-    ({"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"}, "test_exit_codes_processes.py",
-     "test_each_way_a_task_ends_has_its_code[done-0-None]",
+    ({"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"}, ["test_exit_codes_processes.py"],
      "test_a_platform_can_set_its_own_codes"),
 ], ids=["tf_keras", "tf2.15"])
 def test_runs_2_and_3_repeat_the_coverage_subset_and_the_rest_when_asked(
-        repeat_run, path, subset, extra):
-    assert extra in _collected({}, path, "-m", "cluster")  # run 1 runs every test
-    repeated = _collected(repeat_run, path, "-m", "cluster")
-    assert extra not in repeated
-    assert subset is None or subset in repeated
-    assert extra in _collected(repeat_run, path, "-m", "cluster or full_lines")
+        repeat_run, paths, extra):
+    assert {_KEPT, extra} <= _collected({}, paths, "-m", "cluster")  # run 1: every test
+    repeated = _collected(repeat_run, paths, "-m", "cluster")
+    assert _KEPT in repeated and extra not in repeated
+    assert {_KEPT, extra} <= _collected(repeat_run, paths, "-m", "cluster or full_lines")
+
+
+def test_an_estimator_test_marked_full_lines_stops_the_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+    marked = ROOT / "cluster" / "test_zz_full_lines_estimator_probe.py"
+    marked.write_text("import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
+                      "\n\n@pytest.mark.estimator\n@pytest.mark.full_lines\n"
+                      "def test_x():\n    pass\n")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+             str(marked)], env={**os.environ, "TRAINEXEC_TF_LINE_TESTS_ONLY": "1"},
+            cwd=ROOT.parent, capture_output=True, text=True, timeout=120)
+    finally:
+        marked.unlink()
+    assert out.returncode != 0
+    assert "which would leave them out of run 3" in out.stdout + out.stderr

@@ -17,6 +17,7 @@ import pytest
 
 from launch_clusters import make_cluster, wait_ready  # noqa: F401
 from processes import assert_no_survivors, role, started_pids
+from trainexec.contract.exit_watchdog import RECORD_DIR_ENV
 
 pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
@@ -197,8 +198,11 @@ print("role over", flush=True)
 
 
 def test_a_task_its_watchdog_killed_once_its_role_was_over_does_not_fail_the_job(
-        make_cluster):
+        make_cluster, monkeypatch, tmp_path):
     # No restarts allowed (the default): the worker's 137 alone would fail the job.
+    # A record directory the launcher inherited (`slurm-exec -- trainexec launch ...`)
+    # does not divert its tasks' records from its own directory.
+    monkeypatch.setenv(RECORD_DIR_ENV, str(tmp_path / "elsewhere"))
     with make_cluster([sys.executable, "-c", HELD_AT_EXIT], workers=1,
                       wait_for=["chief", "worker"]) as cluster:
         result = cluster.wait(timeout=60)
@@ -207,3 +211,4 @@ def test_a_task_its_watchdog_killed_once_its_role_was_over_does_not_fail_the_job
     assert worker.returncode == 0 and not worker.stopped and worker.restarts == 0
     assert any("its exit deadline unable to run" in line for line in worker.output_lines())
     assert_no_survivors(started_pids(cluster))
+    assert not (tmp_path / "elsewhere").exists()

@@ -18,8 +18,9 @@ newest checkpoint is at `max_steps`; a ps or an evaluator sees the run over). Un
 it was ending with), and the launcher counts that code for the run it names
 (`take_outside_exit`) instead of a failure its restart budget (none by default) would
 have to absorb. `trainexec slurm-exec` does the same through
-`TRAINEXEC_EXIT_RECORD_DIR` (a directory of its own; it sets no launcher directory),
-so the task's Slurm verdict is the code it was ending with, not 137. No code of this process can be chosen once its lock is held: a
+`TRAINEXEC_EXIT_RECORD_DIR` (a directory of its own for its one command), so the task's
+Slurm verdict is the code it was ending with, not 137, also when the command is a shell
+that started the task. No code of this process can be chosen once its lock is held: a
 signal handler of Python's needs it, and the kernel's SIGALRM would end it with 142,
 which is retried the same way without saying why.
 
@@ -38,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from typing import Mapping
@@ -45,7 +47,8 @@ from typing import Mapping
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.records.layout import task_file_name
 
-__all__ = ["EXITS_DIR", "RECORD_DIR_ENV", "WATCHDOG", "start_time", "take_outside_exit", "watch_from_outside"]
+__all__ = ["EXITS_DIR", "RECORD_DIR_ENV", "WATCHDOG", "killed_by_watchdog", "start_time",
+           "take_outside_exit", "watch_from_outside"]
 
 EXITS_DIR = "exits"  # under TRAINEXEC_LAUNCH_DIR: what the watchdog ended, and how
 # Where to record instead, for a starter of the task that is not the launcher
@@ -82,9 +85,9 @@ if alive():
             os.replace(record + ".tmp", record)
             told = True
         except OSError:
-            pass  # the launcher then sees 137, retried: as without a launcher
-    then = (f"the launcher counts the exit code it was ending with ({code})" if told else
-            "its restart finds training complete and ends at once")
+            pass  # its starter then sees 137, retried: as without a launcher
+    then = (f"the process that started it counts the exit code it was ending with "
+            f"({code})" if told else "its restart finds training complete and ends at once")
     sys.stderr.write(
         f"[{task}] trainexec: {task} is still running {secs:.0f}s after its role was "
         f"over, its exit deadline unable to run (TensorFlow's shutdown holds the "
@@ -128,6 +131,12 @@ def watch_from_outside(secs: float, task: str, code: int = 0, pid: int | None = 
             close_fds=True)
     except OSError:
         return None
+
+
+def killed_by_watchdog(code: int | None) -> bool:
+    """Whether an exit code, as `subprocess` gives it, can be a watchdog's SIGKILL: -9
+    for the task's own interpreter, 137 for a shell that started it and passed it on."""
+    return code in (-signal.SIGKILL, 128 + signal.SIGKILL)
 
 
 def take_outside_exit(launch_dir: str | None, task: str, run_pid: int | None

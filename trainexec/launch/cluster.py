@@ -35,6 +35,7 @@ from trainexec.launch.orphan_reaper import OrphanReaper
 from trainexec.launch.policy import EXIT_CODE
 from trainexec.launch.processes import Output
 from trainexec.launch.quiet_start import LEVEL_ENV, CppLogFilter, task_environment
+from trainexec.contract.exit_watchdog import RECORD_DIR_ENV
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.launch.result import JobResult
 from trainexec.launch.spec import LAUNCH, TFJOB
@@ -292,6 +293,7 @@ class LocalCluster:
         env[LAUNCHED_TASK_ENV] = task.name  # its lines are prefixed here, not again
         if self._launch_dir:
             env[LAUNCH_DIR_ENV] = self._launch_dir
+        env.pop(RECORD_DIR_ENV, None)  # the launcher reads its own directory's records
         env = task_environment(env)  # TF_CPP_MIN_LOG_LEVEL=1 unless set (quiet_start)
         self._hidden[f"[{task.name}] "] = CppLogFilter.for_level(env[LEVEL_ENV])
         proc = processes.start(task, self._plan.command_of(task), env, self._preexec(), self._reaper,

@@ -1,4 +1,4 @@
-"""`trainexec slurm-exec -- COMMAND`: one task of a Slurm step, with a TF_CONFIG and a verdict.
+"""`trainexec slurm-exec -- COMMAND`: one task of a Slurm step, its TF_CONFIG and verdict.
 
 Run as every task of an `srun` step with `TRAINEXEC_SLURM_ROLES` set, it
 
@@ -11,7 +11,9 @@ Run as every task of an `srun` step with `TRAINEXEC_SLURM_ROLES` set, it
    take a second SIGTERM during their save as the first);
 3. when COMMAND ends, records this task's verdict (`trainexec.contract.slurm_outcome`)
    under `<model_dir>/trainexec/slurm/<job id>-<restart count>/`, which the
-   batch script reads once srun returns, and exits with COMMAND's code;
+   batch script reads once srun returns, and exits with COMMAND's code (for a task
+   its exit watchdog killed, held at exit, the code it was ending with:
+   `trainexec.contract.exit_watchdog`);
 4. when that code is permanent (1-127: a restart would repeat it), cancels the
    step (`scancel JOB.STEP`: its other tasks get SIGTERM, save and end),
    rather than letting peers wait for a task that never comes back. srun's
@@ -35,7 +37,9 @@ from trainexec.cluster.config import TF_CONFIG, ClusterConfig
 from trainexec.cluster.slurm import SlurmStep
 from trainexec.errors import ConfigError
 from trainexec.contract.exit_codes import ExitCodes
-from trainexec.contract.exit_watchdog import RECORD_DIR_ENV, take_outside_exit
+from trainexec.contract.exit_watchdog import (RECORD_DIR_ENV, killed_by_watchdog,
+                                              take_outside_exit)
+from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 from trainexec.contract.slurm_env import MODEL_DIR_ENV, ROLES_ENV
 from trainexec.contract.slurm_outcome import run_key, write_verdict
 
@@ -80,9 +84,12 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
         return 2
     # A task held at exit by TensorFlow's shutdown is killed by its exit watchdog
     # (137); the watchdog records the code it was ending with here, and that code is
-    # the task's verdict (trainexec.contract.exit_watchdog).
-    with tempfile.TemporaryDirectory(prefix="trainexec-slurm-exits-") as records:
+    # the task's verdict (trainexec.contract.exit_watchdog). A watchdog still writing
+    # as the directory goes does not stop the verdict.
+    with tempfile.TemporaryDirectory(prefix="trainexec-slurm-exits-",
+                                     ignore_cleanup_errors=True) as records:
         child_env = {**environ, TF_CONFIG: config.to_json(), RECORD_DIR_ENV: records}
+        child_env.pop(LAUNCH_DIR_ENV, None)  # this process starts it, not a launcher
         try:
             child = subprocess.Popen(list(command), env=child_env)
         except OSError as err:
@@ -92,8 +99,12 @@ def run_task(command: Sequence[str], model_dir: str | None = None,
                 write_verdict(model_dir, key, task, 2, node, codes)
             return 2
         code = _wait_forwarding_signals(child)
-        if code == -signal.SIGKILL:
+        if killed_by_watchdog(code):
+            # The task is the child itself, or a process a shell child started: in
+            # this process's group either way (srun's task is not a new session).
             counted = take_outside_exit(records, task, child.pid)
+            if counted is None:
+                counted = take_outside_exit(records, task, os.getpgrp())
             if counted is not None:
                 print(f"trainexec slurm-exec: [{task}] was ended by its exit watchdog "
                       f"while ending with {counted}: counted as {counted}",

@@ -15,12 +15,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import signal
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import ExitCodes
-from trainexec.contract.exit_watchdog import take_outside_exit
+from trainexec.contract.exit_watchdog import killed_by_watchdog, take_outside_exit
 from trainexec.launch import policy
 from trainexec.contract.restart_announcements import read_rules
 from trainexec.contract.task_status import read_statuses
@@ -188,7 +187,7 @@ class Supervisor:
         it), which counts with the code it was ending with, as the watchdog recorded
         (`trainexec.contract.exit_watchdog`)."""
         code = task.returncode
-        if task.stopped or code not in (-signal.SIGKILL, 128 + signal.SIGKILL):
+        if task.stopped or not killed_by_watchdog(code):
             return code
         ending = take_outside_exit(self.launch_dir, task.name, task.pid)
         if ending is None:

@@ -278,6 +278,8 @@ class _FaultEnds:
     def __exit__(self, *exc: Any) -> None:
         for timer in self._timers:
             timer.cancel()
+        for timer in self._timers:  # an end being played as the storage stops: done first
+            timer.join(timeout=10)
         self._timers.clear()
 
 
