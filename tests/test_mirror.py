@@ -164,20 +164,6 @@ MIRROR_EXEMPT = {
         "re-exports: tests/test_evaluation_loop.py::test_decide",
     "trainexec/evaluation/evaluator_role.py":
         "the evaluator's role: tests/test_tasks_roles.py::test_every_role_takes_its_steps_in_order",
-    "trainexec/evaluation/final_export.py":
-        "the export fault matrix: tests/test_fault_matrix_exports.py::"
-        "test_final_export_interrupted_between_two_exporters_is_finished_not_repeated",
-    "trainexec/evaluation/lease.py":
-        "tests/test_fault_matrix_exports.py::test_lease_is_exclusive_and_released and "
-        "tests/test_fault_matrix_exports.py::"
-        "test_lease_of_a_dead_process_or_not_renewed_is_taken_over",
-    "trainexec/evaluation/lease_store.py":
-        "through the lease: tests/test_fault_matrix_exports.py::"
-        "test_lease_is_exclusive_and_released (files) and tests/cluster/test_storage_gcs.py::"
-        "test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export "
-        "(gs://)",
-    "trainexec/evaluation/policy.py":
-        "the decision table: tests/test_evaluation_loop.py::test_decide",
     "trainexec/evaluation/target.py":
         "through its trainers' targets: tests/test_estimator_trainer_persistent_eval.py::"
         "test_a_rotated_out_checkpoint_disappeared and tests/test_fault_matrix_evaluator.py::"
@@ -200,13 +186,6 @@ MIRROR_EXEMPT = {
     # --- jobs (rendered and read back through `trainexec render` / `launch --from`)
     "trainexec/jobs/__init__.py":
         "re-exports: tests/test_jobs_shape.py::test_from_counts_is_the_launchers_shape_in_tf_config_order",
-    "trainexec/jobs/manifest_rules.py":
-        "tests/test_jobs_manifest.py::"
-        "test_a_manifest_breaking_a_rule_is_refused_at_its_field_with_the_fix",
-    "trainexec/jobs/site_options.py":
-        "tests/test_jobs_render.py::"
-        "test_site_flags_put_volumes_gpus_account_and_annotations_in_every_pod and "
-        "tests/test_jobs_render.py::test_bad_vertex_site_flags_exit_2_naming_them",
     "trainexec/jobs/tfjob.py":
         "tests/test_jobs_render.py::test_render_tfjob_is_plain_data_from_the_shape",
     # --- keras (its compat package: the inventory test and the table test)
@@ -301,13 +280,9 @@ MIRROR_EXEMPT = {
         "test_the_cli_prints_the_schedules_it_would_run",
     "trainexec/testing/chaos/cli.py":
         "tests/test_testing_chaos.py::test_the_cli_prints_the_schedules_it_would_run",
-    "trainexec/testing/chaos/invariants.py":
-        "tests/test_testing_chaos.py::test_a_run_that_kept_every_promise_has_no_violation",
     "trainexec/testing/chaos/runner.py":
         "run_schedule on the multi-host bed: tests/cluster/test_chaos.py::"
         "test_chaos_schedules_keep_every_promise",
-    "trainexec/testing/chaos/schedule.py":
-        "tests/test_testing_chaos.py::test_a_seed_always_gives_the_same_schedule",
     "trainexec/testing/gcs/__main__.py":
         "`python -m trainexec.testing.gcs`, started by GcsEmulator: "
         "tests/cluster/test_testing_gcs.py::test_client_settings",

@@ -346,6 +346,13 @@ def test_a_full_disk_may_stop_the_job_with_the_storage_code_until_it_is_resubmit
     assert "outcome" in names(other)
     assert "outcome" in names(good_evidence(exits=good_evidence().exits + (
         PodExit("demo-chief-0", T0 + 46.0, 74),)))
+    # A job that failed under a full disk by another permanent code, or whose
+    # resubmission failed, broke the promise too.
+    for code in (1, 74):
+        failed = dataclasses.replace(stopped, phase="Failed", reason="demo-chief-0 failed",
+                                     exits=good_evidence().exits[:1] + (
+                                         PodExit("demo-chief-0", T0 + 46.0, code),))
+        assert "outcome" in names(failed), code
 
 
 def test_safety_violations_come_before_liveness_ones():

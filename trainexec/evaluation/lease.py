@@ -169,8 +169,9 @@ class EvaluatorLease:
         watched: _Watch | None = None  # a holder that cannot be checked, watched
         while not self._store.create(_text(lease)):
             holder, stored = self._read()
-            if stored is None:
-                continue  # removed meanwhile: try again
+            if stored is None:  # removed meanwhile: try again, after a pause, so that
+                self._sleep(0.05)  # a store that never finds it cannot make this spin
+                continue
             reason, watched = self._judge(holder, stored.mtime, watched)
             if reason is None:
                 self._sleep(min(1.0, self._renew_secs / 4))

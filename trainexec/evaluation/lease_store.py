@@ -90,7 +90,11 @@ class FileLeaseStore:
 
     def create(self, text: str) -> bool:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        tmp = f"{self.path}.tmp-{uuid.uuid4().hex}"
+        # Beside the lease, under a name that does not start with the lease's: a file
+        # system that matches names by prefix (TensorFlow's ram://) would take the
+        # temporary file for the lease itself.
+        head, _, name = self.path.rpartition("/")
+        tmp = f"{head}/.tmp-{uuid.uuid4().hex}-{name}"
         with open(tmp, "w") as f:
             f.write(text)
         try:
@@ -254,7 +258,11 @@ class _TensorFlowStore:
     def create(self, text: str) -> bool:
         import tensorflow as tf
 
-        tmp = f"{self.path}.tmp-{uuid.uuid4().hex}"
+        # Beside the lease, under a name that does not start with the lease's: a file
+        # system that matches names by prefix (TensorFlow's ram://) would take the
+        # temporary file for the lease itself.
+        head, _, name = self.path.rpartition("/")
+        tmp = f"{head}/.tmp-{uuid.uuid4().hex}-{name}"
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
         try:

@@ -125,8 +125,13 @@ def parse_volumes(values: Sequence[str]) -> tuple[Volume, ...]:
                 raise ConfigError(f"--volume {value!r}: {path} is already the mount path "
                                   f"of --volume {other.claim}:{other.mount_path}: give each "
                                   "volume its own path")
+        taken = {v.name for v in volumes}
         name = claim if (_DNS_1123_LABEL.fullmatch(claim) and len(claim) <= _MAX_LABEL
-                         and all(v.name != claim for v in volumes)) else f"volume-{i}"
+                         and claim not in taken) else f"volume-{i}"
+        number = i
+        while name in taken:  # a claim already called volume-N: the next free number
+            number += 1
+            name = f"volume-{number}"
         volumes.append(Volume(claim, path, name))
     return tuple(volumes)
 
@@ -170,7 +175,8 @@ def parse_accelerator(value: str | None) -> tuple[str | None, int]:
         return None, 0
     kind, sep, count = value.partition(":")
     example = "e.g. --accelerator NVIDIA_TESLA_T4:1"
-    if not _ACCELERATOR.fullmatch(kind) or not sep or not count.isdigit() or int(count) < 1:
+    if (not _ACCELERATOR.fullmatch(kind) or not sep or not (count.isascii() and count.isdigit())
+            or int(count) < 1):
         raise ConfigError(f"--accelerator {value!r} is not TYPE:COUNT: give Vertex AI's "
                           "accelerator type (capitals, as in its AcceleratorType list) and "
                           f"how many each training replica gets (1 or more), {example}")

@@ -210,15 +210,16 @@ def _outcome(ev: Evidence) -> Sequence[tuple[str, ...]]:
     bad = [e for e in ev.exits if permanent(e.code)
            and not (disk_full and e.code == STORAGE_FAILED_CODE)]
     if ev.phase != "Succeeded":
-        recoverable = all(a.fault.kind in RECOVERABLE for a in ev.applied)
-        if recoverable or not bad:
-            why = ("every fault was recoverable" if recoverable
-                   else "no permanent exit names the cause")
-            lines = [f"job {ev.phase} ({why}): {ev.reason}"]
-            for e in bad[:2]:
-                lines += [f"{e.pod} exited {e.code} at {e.at - ev.started:.1f}s",
-                          *ev.tail(_task_of(e.pod), 6)]
-            found.append(tuple(lines + [f"log: {ev.log_path}"]))
+        # Every fault is recovered from: a restart, or (a full disk) the job submitted
+        # again once there is room, which must then succeed.
+        why = ("every fault was recoverable" if not disk_full else
+               f"a full disk stops pods with {STORAGE_FAILED_CODE} only, and the job "
+               f"submitted again must succeed")
+        lines = [f"job {ev.phase} ({why}): {ev.reason}"]
+        for e in bad[:2]:
+            lines += [f"{e.pod} exited {e.code} at {e.at - ev.started:.1f}s",
+                      *ev.tail(_task_of(e.pod), 6)]
+        found.append(tuple(lines + [f"log: {ev.log_path}"]))
     elif bad:  # after the job's success: the policy no longer looks, a user does
         found.append(tuple(
             [f"{e.pod} exited {e.code} (permanent under ExitCode) at "

@@ -101,7 +101,7 @@ class Fault:
         if self.task_type not in (*TASK_TYPES, STORAGE_TASK):
             raise ValueError(f"fault task type {self.task_type!r}: use one of "
                              f"{', '.join(TASK_TYPES)}")
-        if not isinstance(self.index, int) or self.index < 0:
+        if isinstance(self.index, bool) or not isinstance(self.index, int) or self.index < 0:
             raise ValueError(f"fault index {self.index!r}: use an integer >= 0")
         if self.at_secs < 0:
             raise ValueError(f"fault at_secs {self.at_secs!r}: use seconds >= 0 after "
