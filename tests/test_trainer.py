@@ -353,7 +353,7 @@ def test_a_trainer_whose_parts_name_two_model_dirs_is_refused_before_it_runs(
     with pytest.raises(ConfigError) as raised:
         executor.run()
     assert str(raised.value).startswith(
-        f"model_dir: the trainer's is {run!r} but {what} use {other!r}")
+        f"model_dir: the trainer's is {run!r} but the model_dir of {what} is {other!r}")
     assert not os.path.exists(other) or not os.listdir(other)  # nothing written there
 
 

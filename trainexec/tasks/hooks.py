@@ -184,8 +184,8 @@ def same_model_dir(expected: Any, found: Any, what: str) -> str:
     would write checkpoints where its evaluator never looks)."""
     if _comparable(expected) != _comparable(found):
         raise ConfigError(
-            f"model_dir: the trainer's is {os.fspath(expected)!r} but {what} use "
-            f"{os.fspath(found)!r}; build them from one model_dir (every task reads and "
+            f"model_dir: the trainer's is {os.fspath(expected)!r} but the model_dir of "
+            f"{what} is {os.fspath(found)!r}; build them from one model_dir (every task reads and "
             "writes the run's checkpoints and records there)")
     return os.fspath(expected)
 

@@ -61,6 +61,10 @@ def call_loss_fn(loss_fn: Callable, labels: Any, logits: Any, features: Any,
                 raise ValueError(what, "logits_shape: ", logits_shape, "loss_shape: ",
                                  loss_shape, fix)
             return loss
+        if (loss.shape.rank is not None and logits.shape.rank is not None
+                and loss.shape.rank != logits.shape.rank):  # known now: said now
+            raise ValueError(what, "logits_shape: ", logits.shape, "loss_shape: ",
+                             loss.shape, fix)
         logits_shape = tf.shape(logits, name="logits_shape")
         expected = tf.concat([logits_shape[:-1], [expected_loss_dim]], axis=0,
                              name="expected_loss_shape")

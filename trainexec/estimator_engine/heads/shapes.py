@@ -172,6 +172,12 @@ def check_weights(weights: Any, logits: Any, column: str,
             raise ValueError(f"{err}, logits_shape: {logit_dims}. weights_shape: {got}. "
                              f"{fix}")
         return weights
+    if (w_shape.rank is not None and l_shape.rank is not None
+            and w_shape.rank not in (l_shape.rank - 1, l_shape.rank)):
+        # Known as the graph is built: said now, in these words, not as TensorFlow's
+        # "Dimensions must be equal" of comparing shape vectors of two lengths.
+        raise ValueError(f"{err}, logits_shape: {l_shape}. weights_shape: {w_shape}. "
+                         f"{fix}")
     with tf.compat.v1.name_scope("weights") as scope:
         got_t, logits_t = tf.shape(weights), tf.shape(logits)
         data = ["logits_shape: ", logits_t, "weights_shape: ", got_t]
@@ -196,5 +202,7 @@ def _same(a: Any, b: Any) -> Any:
     """Whether two shape vectors are equal (False for different ranks)."""
     import tensorflow as tf
 
+    if a.shape[0] is not None and b.shape[0] is not None and a.shape[0] != b.shape[0]:
+        return tf.constant(False)  # known to differ: no graph compares them
     return tf.cond(tf.equal(tf.size(a), tf.size(b)),
                    lambda: tf.reduce_all(tf.equal(a, b)), lambda: tf.constant(False))

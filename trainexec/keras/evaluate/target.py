@@ -80,6 +80,16 @@ def _nothing_to_load(path: str) -> NothingToLoadError:
         "the same architecture as training.")
 
 
+def _model_elsewhere(path: str, children: list[str]) -> NothingToLoadError:
+    return NothingToLoadError(
+        f"Nothing to load into `model` from {path}: the model's variables are not where "
+        f"model.save_weights or tf.train.Checkpoint(model=model, ...) puts them (the "
+        f"checkpoint's top-level objects: {', '.join(children) or 'none'}), so the "
+        "evaluation would be of weights never trained. Save with "
+        "tf.train.Checkpoint(model=model, optimizer=optimizer), or ModelCheckpoint("
+        "save_weights_only=True) on a compiled model.")
+
+
 def _not_built(path: str) -> NothingToLoadError:
     return NothingToLoadError(
         f"Nothing to load into `model`: it has no variables yet (it is not built), so "
@@ -109,6 +119,10 @@ class _ObjectGraph:
             if ref.local_name == name:
                 return ref.node_id
         return None
+
+    def root_children(self) -> list[str]:
+        """The names of the checkpoint's top-level objects."""
+        return sorted(ref.local_name for ref in self._graph.nodes[0].children)
 
     def has_model_child(self) -> bool:
         """Written by `tf.train.Checkpoint(model=...)` (not by `save_weights`)."""
@@ -304,8 +318,11 @@ class KerasTarget:
             tf.train.Checkpoint(model=self.model).read(path).expect_partial()
         elif not isinstance(self.model, tf.Module):
             raise ValueError(
-                f"Checkpoint {path} holds weights saved by model.save_weights in the "
-                "TensorFlow format, which Keras 3 cannot load. Write checkpoints as "
+                f"Checkpoint {path} has no `model` object (its top-level objects: "
+                f"{', '.join(graph.root_children()) or 'none'}): Keras 3 cannot load "
+                "a TensorFlow checkpoint but as tf.train.Checkpoint(model=model, ...) "
+                "writes it (not Keras 2's model.save_weights in the TensorFlow format, "
+                "nor a model under another name). Write checkpoints as "
                 "ModelCheckpoint('.../ckpt-{epoch}.weights.h5', save_weights_only=True) "
                 "or tf.train.Checkpoint(model=model, optimizer=optimizer).")
         else:
@@ -313,6 +330,11 @@ class KerasTarget:
                 status = self.model.load_weights(path)
             except AssertionError as err:  # Keras 2: nothing in it matched the model
                 raise _nothing_to_load(path) from err
+            if hasattr(status, "assert_existing_objects_matched"):
+                try:  # a part matched (the optimizer) but not the model's layers
+                    status.assert_existing_objects_matched()
+                except AssertionError as err:
+                    raise _model_elsewhere(path, graph.root_children()) from err
             if hasattr(status, "expect_partial"):
                 status.expect_partial()
         step = graph.iterations()
