@@ -93,8 +93,8 @@ class FileLeaseStore:
         # Beside the lease, under a name that does not start with the lease's: a file
         # system that matches names by prefix (TensorFlow's ram://) would take the
         # temporary file for the lease itself.
-        head, _, name = self.path.rpartition("/")
-        tmp = f"{head}/.tmp-{uuid.uuid4().hex}-{name}"
+        tmp = os.path.join(os.path.dirname(self.path),
+                           f".tmp-{uuid.uuid4().hex}-{os.path.basename(self.path)}")
         with open(tmp, "w") as f:
             f.write(text)
         try:
@@ -261,8 +261,8 @@ class _TensorFlowStore:
         # Beside the lease, under a name that does not start with the lease's: a file
         # system that matches names by prefix (TensorFlow's ram://) would take the
         # temporary file for the lease itself.
-        head, _, name = self.path.rpartition("/")
-        tmp = f"{head}/.tmp-{uuid.uuid4().hex}-{name}"
+        tmp = os.path.join(os.path.dirname(self.path),
+                           f".tmp-{uuid.uuid4().hex}-{os.path.basename(self.path)}")
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
         try:

@@ -133,7 +133,16 @@ class _ObjectGraph:
         from the keys: a variable is keyed by its first path in the graph, which
         may be the optimizer's, `optimizer/_trainable_variables/0/...`.)"""
         model = self.child(0, "model")
-        seen, todo = set(), [] if model is None else [model]
+        return self._holds_variables([] if model is None else [model])
+
+    def holds_variables_under(self, names: set[str]) -> bool:
+        """Whether any object under the root's children called `names` has a saved
+        value (a model's layers, as `model.save_weights` writes them)."""
+        return self._holds_variables([ref.node_id for ref in self._graph.nodes[0].children
+                                      if ref.local_name in names])
+
+    def _holds_variables(self, todo: list[int]) -> bool:
+        seen: set[int] = set()
         while todo:
             node_id = todo.pop()
             if node_id in seen:
@@ -326,15 +335,19 @@ class KerasTarget:
                 "ModelCheckpoint('.../ckpt-{epoch}.weights.h5', save_weights_only=True) "
                 "or tf.train.Checkpoint(model=model, optimizer=optimizer).")
         else:
+            # load_weights binds the checkpoint's root to the model: a checkpoint whose
+            # model is a child of the root (`net=model`) binds the optimizer alone and
+            # leaves the layers untrained, silently. The model's own children (its
+            # layers, not its optimizer, which may differ from training's) must hold
+            # the variables.
+            own = set(tf.train.TrackableView(self.model).children(self.model))
+            own.discard("optimizer")
+            if own and _has_variables(self.model) and not graph.holds_variables_under(own):
+                raise _model_elsewhere(path, graph.root_children())
             try:
                 status = self.model.load_weights(path)
             except AssertionError as err:  # Keras 2: nothing in it matched the model
                 raise _nothing_to_load(path) from err
-            if hasattr(status, "assert_existing_objects_matched"):
-                try:  # a part matched (the optimizer) but not the model's layers
-                    status.assert_existing_objects_matched()
-                except AssertionError as err:
-                    raise _model_elsewhere(path, graph.root_children()) from err
             if hasattr(status, "expect_partial"):
                 status.expect_partial()
         step = graph.iterations()
