@@ -102,3 +102,21 @@ SHAPED_LIKE_KUBEFLOW = {
     "simple": _SIMPLE,
     "annotated": _ANNOTATED,
 }
+
+
+REMOVE = object()  # as `value`: the field is removed
+
+
+def changed_copy(document, path: str, value):
+    """A deep copy of `document` with the field at `path` ('/'-separated keys and list
+    indexes) set to `value`, or removed when `value` is REMOVE."""
+    changed = copy.deepcopy(document)
+    *parents, last = path.split("/")
+    node = changed
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if value is REMOVE:
+        del node[last]
+    else:
+        node[last] = value
+    return changed

@@ -14,7 +14,8 @@ import re
 import pytest
 import yaml
 
-from job_manifests import SHAPED_LIKE_KUBEFLOW, manifest, schema_errors
+from job_manifests import (REMOVE, SHAPED_LIKE_KUBEFLOW, changed_copy, manifest,
+                           schema_errors)
 from trainexec import cli
 from trainexec.errors import ConfigError
 from trainexec.jobs.manifest import parse_manifest, read_manifest, require_commands
@@ -161,7 +162,7 @@ def test_enable_dynamic_worker_plans_the_operators_sparse_view(tmp_path, capsys)
 
 
 # -- manifests the operator would not run as meant ----------------------------------------
-_DELETE = object()
+_DELETE = REMOVE
 W = "spec/tfReplicaSpecs/Worker"
 C = f"{W}/template/spec/containers/0"
 
@@ -174,16 +175,7 @@ def _renamed(key):
 
 
 def _changed(path, value):
-    document = copy.deepcopy(SHAPED_LIKE_KUBEFLOW["dist-mnist"])
-    *parents, last = path.split("/")
-    node = document
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is _DELETE:
-        del node[last]
-    else:
-        node[last] = value
-    return document
+    return changed_copy(SHAPED_LIKE_KUBEFLOW["dist-mnist"], path, value)
 
 
 # (manifest, field path, words of the fix, whether the shared schema sees it too)

@@ -4,12 +4,11 @@ tests/test_jobs_manifest.py does not already break (metadata, the run policy's o
 fields, pod templates, containers' command, env and ports), every problem at its field
 path with the fix, and a problem's text."""
 
-import copy
 
 import pytest
 import yaml
 
-from job_manifests import schema_errors
+from job_manifests import REMOVE, changed_copy, schema_errors
 from trainexec.jobs.manifest_rules import Problem, check_tfjob
 
 pytestmark = pytest.mark.any_line
@@ -68,16 +67,7 @@ TF = f"{CHIEF}.template.spec.containers[0]"
 def changed(path, value):
     """GOOD with the field at `path` (keys and list indexes, '/'-separated) set to
     `value`, or removed when `value` is None."""
-    document = copy.deepcopy(GOOD)
-    *parents, last = path.split("/")
-    node = document
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    if value is None:
-        del node[last]
-    else:
-        node[last] = value
-    return document
+    return changed_copy(GOOD, path, REMOVE if value is None else value)
 
 
 def problems_at(document):
