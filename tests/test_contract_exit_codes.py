@@ -42,6 +42,14 @@ def _chained(outer, inner):
                                     "0. One possible cause is that the tensor was accessed "
                                     "after deallocation in a distributed worker setup."),
      True, PEER_LOST),
+    # Chaos seed 76 of the storage rerun (PSS on NFS): the ps, restarted after a storage
+    # error, under a step in flight.
+    (tf.errors.InternalError(None, None, "2 root error(s) found. (0) INTERNAL: Could not "
+                             "find function library for registered component function: "
+                             "__inference_train_steps_1137 (1) ABORTED: RecvTensor expects "
+                             "a different device incarnation: 1246 vs. 1714. Your worker "
+                             "job (\"/job:ps/replica:0/task:0\") was probably restarted."),
+     True, PEER_LOST),
     (tf.errors.InvalidArgumentError(None, None, "Incompatible shapes: [2] vs. [3]"), True,
      USER_ERROR),
     # Locally no error is a lost peer.

@@ -150,3 +150,27 @@ def test_the_line_names_the_path_and_what_to_do(error, words):
     text = storage_fault(error).describe()
     for word in words:
         assert word in text, text
+
+
+def _raised_from_module(module: str, error: BaseException) -> BaseException:
+    """`error` as raised by code whose module is `module` (where its traceback ends)."""
+    namespace = {"__name__": module}
+    exec("def fail(error):\n    raise error\n", namespace)
+    try:
+        namespace["fail"](error)
+    except BaseException as raised:  # noqa: BLE001
+        return raised
+    raise AssertionError("not raised")
+
+
+def test_a_plain_error_tensorflows_own_python_raised_about_a_full_disk_is_storage():
+    # TensorFlow's summary writer re-raises its writer thread's failure as a built-in
+    # RuntimeError (an evaluator writing its eval summaries on a full NFS volume).
+    text = ("/m/eval/events.out.tfevents.1795995319.demo-evaluator-0; No space left on "
+            "device\n\tFailed to flush 3 events to /m/eval/events.out.tfevents.1795995319")
+    writer = "tensorflow.python.summary.writer.event_file_writer"
+    fault = storage_fault(_raised_from_module(writer, RuntimeError(text)))
+    assert fault is not None and fault.kind == FAILED
+    assert "No space left on device" in fault.describe()
+    # The same words raised by a program's own code are the program's error.
+    assert storage_fault(_raised_from_module("my_program", RuntimeError(text))) is None

@@ -537,3 +537,21 @@ def test_a_job_or_a_pod_a_full_disk_stopped_is_submitted_again(phase, exits, dis
     outcome = JobOutcome(phase, "", 0.0, 20.0, tuple(
         Event(15.0, pod, "exited", f"exit code {code}", code) for pod, code in exits))
     assert _stopped_by_full_disk(outcome, player) is resubmitted
+
+
+def test_an_evaluator_stopped_after_the_job_ended_is_not_held_to_the_final_evaluation():
+    from trainexec.testing.chaos import not_judged
+
+    # Storage rerun seed 75: the evaluator was killed 0.5 s after the chief succeeded; a
+    # finished TFJob restarts no pod, so the final checkpoint could not be evaluated.
+    evaluator_kill = Fault("kill", "evaluator", 0, 40.0)
+    late = AppliedFault(evaluator_kill, T0 + 60.5, T0 + 60.5)
+    unfinished = good_evidence(applied=good_evidence().applied + (late,),
+                               evaluated=good_evidence().evaluated[:1], exports=())
+    assert "final-evaluated" in not_judged(unfinished)
+    assert "after the job had ended" in not_judged(unfinished)["export"]
+    assert not {"final-evaluated", "export"} & set(names(unfinished))
+    # Killed before the job ended, it is restarted and held to both.
+    early = dataclasses.replace(unfinished, applied=good_evidence().applied + (
+        AppliedFault(evaluator_kill, T0 + 59.0, T0 + 59.0),))
+    assert {"final-evaluated", "export"} <= set(names(early))

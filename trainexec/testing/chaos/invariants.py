@@ -25,7 +25,9 @@ An invariant is judged where the job has what it speaks of (`not_judged` says wh
 not, and the report lists both): without an evaluator, `final-evaluated`,
 `half-checkpoint` and `export` are not; without an exporter (`Evidence.export_name`
 None: a job of your own that names none), `export` is not; `restarted` needs a pod
-killed or preempted, `recovery` a fault applied.
+killed or preempted, `recovery` a fault applied. An evaluator killed or preempted after
+the job had ended is not restarted (a finished TFJob restarts no pod), so what it had
+still to do, `final-evaluated` and `export`, is not judged then.
 
 Liveness (a bound, which load can stretch; reported apart):
 
@@ -415,6 +417,14 @@ def not_judged(evidence: Evidence) -> dict[str, str]:
     elif evidence.export_name is None:
         why["export"] = "the job has no exporter (run_schedule's export_name names one)"
     applied = [a for a in evidence.applied if a.applied]
+    ended = evidence.ended
+    late = [a for a in applied if a.fault.task_type == "evaluator" and ended is not None
+            and a.fault.kind in ("kill", "sigterm") and a.at >= ended]
+    if late and evidence.schedule.evaluator:  # chaos seed 75 of the storage rerun
+        for name in ("final-evaluated", "export"):
+            why.setdefault(name, f"the evaluator was stopped ({late[0].fault.kind}) "
+                                 f"{late[0].at - ended:.1f}s after the job had ended, and "
+                                 "a finished TFJob restarts no pod")
     if not any(a.fault.kind in ("kill", "sigterm") for a in applied):
         why["restarted"] = "no pod was killed or preempted"
     if not applied:
