@@ -417,8 +417,8 @@ def not_judged(evidence: Evidence) -> dict[str, str]:
     elif evidence.export_name is None:
         why["export"] = "the job has no exporter (run_schedule's export_name names one)"
     applied = [a for a in evidence.applied if a.applied]
-    ended = evidence.ended
-    late = [a for a in applied if a.fault.task_type == "evaluator" and ended is not None
+    ended = evidence.ended if evidence.ended is not None else float("inf")
+    late = [a for a in applied if a.fault.task_type == "evaluator"
             and a.fault.kind in ("kill", "sigterm") and a.at >= ended]
     if late and evidence.schedule.evaluator:  # chaos seed 75 of the storage rerun
         for name in ("final-evaluated", "export"):
