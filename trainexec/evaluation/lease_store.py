@@ -90,11 +90,7 @@ class FileLeaseStore:
 
     def create(self, text: str) -> bool:
         os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-        # Beside the lease, under a name that does not start with the lease's: a file
-        # system that matches names by prefix (TensorFlow's ram://) would take the
-        # temporary file for the lease itself.
-        tmp = os.path.join(os.path.dirname(self.path),
-                           f".tmp-{uuid.uuid4().hex}-{os.path.basename(self.path)}")
+        tmp = _temporary_beside(self.path)
         with open(tmp, "w") as f:
             f.write(text)
         try:
@@ -258,11 +254,7 @@ class _TensorFlowStore:
     def create(self, text: str) -> bool:
         import tensorflow as tf
 
-        # Beside the lease, under a name that does not start with the lease's: a file
-        # system that matches names by prefix (TensorFlow's ram://) would take the
-        # temporary file for the lease itself.
-        tmp = os.path.join(os.path.dirname(self.path),
-                           f".tmp-{uuid.uuid4().hex}-{os.path.basename(self.path)}")
+        tmp = _temporary_beside(self.path)
         with tf.io.gfile.GFile(tmp, "w") as f:
             f.write(text)
         try:
@@ -307,3 +299,11 @@ class _TensorFlowStore:
         except tf.errors.NotFoundError:
             return False
         return True
+
+
+def _temporary_beside(path: str) -> str:
+    """A new temporary name beside `path` that does not start with its name: a file
+    system that matches names by prefix (TensorFlow's ram://) would take a temporary
+    file named after the lease for the lease itself."""
+    return os.path.join(os.path.dirname(path),
+                        f".tmp-{uuid.uuid4().hex}-{os.path.basename(path)}")

@@ -53,9 +53,9 @@ import os
 from typing import Callable, Mapping, Sequence
 
 from trainexec.contract.exit_codes import STORAGE_FAILED, ExitCodes
-from trainexec.testing.chaos.schedule import KINDS, STORAGE_KINDS, Fault, Schedule
+from trainexec.testing.chaos.schedule import Fault, Schedule
 
-__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERABLE", "RECOVERY_SECS", "SAFETY",
+__all__ = ["BOUND_SECS", "CHECKS", "LIVENESS", "RECOVERY_SECS", "SAFETY",
            "AppliedFault", "Evaluated", "Evidence", "ExportDir", "LogLine", "PodEvent",
            "PodExit", "Violation", "check", "not_judged", "permanent"]
 
@@ -70,9 +70,6 @@ BOUND_SECS = 20.0
 # Training goes on within this after the last fault ended or the last restarted pod
 # started: a restarted MWMS group re-forms and restores, a ps job reconnects.
 RECOVERY_SECS = 30.0
-# Every chaos kind is retried under TFJob's ExitCode policy: a kill is 137, SIGTERM
-# 143, a frozen or cut-off peer 170 (or the task rides it out).
-RECOVERABLE = frozenset(KINDS) | frozenset(STORAGE_KINDS) - {"disk-full"}
 # The code a task exits with when its storage will not recover by itself (the
 # contract's default for storage_failed; the bed sets no TRAINEXEC_EXIT_CODES): a full
 # disk's, and only its.
