@@ -42,3 +42,10 @@ def test_v1_columns_are_told_apart():
 @pytest.mark.parametrize("value", [3, "x", None, object()])
 def test_what_is_no_feature_column_is_no_v1_one(value):
     assert not is_v1_feature_column(value)
+
+
+def test_tensorflow_objects_that_are_no_column_are_no_v1_one():
+    """Read from the class's module and name: other TensorFlow objects are not taken."""
+    assert not is_v1_feature_column(tf.constant(1.0))
+    assert not is_v1_feature_column(tf.Variable(1.0))
+    assert not is_v1_feature_column(tf.feature_column)

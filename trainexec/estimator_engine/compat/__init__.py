@@ -7,7 +7,8 @@ callers use the small named functions there:
 
 * `keras_names`: Keras 3's automatic layer names started afresh for each graph a
   `model_fn` builds;
-* `feature_columns`: a TensorFlow v1 feature column told from a v2 one;
+* `feature_columns`: a TensorFlow v1 feature column told from a v2 one (by public
+  facts of its class: no private attribute);
 * `loss_scaling`: the loss scaling tf.estimator switched on for `tf.compat.v1`
   optimizers under a distribution strategy, and how it reduced the replicas' losses.
 

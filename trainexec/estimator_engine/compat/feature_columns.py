@@ -1,13 +1,14 @@
 """How a canned estimator tells a TensorFlow v1 feature column from a v2 one.
 
-| attribute | seen on | when it is missing |
+| what is read | seen on | when it no longer holds |
 | --- | --- | --- |
-| `tensorflow.python.feature_column.feature_column._FeatureColumn._parse_example_spec` (the v1 columns' protocol: their methods are underscored) | 2.15, 2.21 Keras 3, 2.21 tf_keras | a v1 column is refused as a column of the wrong kind ("Items of feature_columns must be ..."), not in tf.estimator's words |
+| the column's class: defined in TensorFlow (its `__module__` starts with `tensorflow`), named `...Column`, without the public `parse_example_spec` of every v2 column (the v1 classes are `_NumericColumn`, `_SharedEmbeddingColumn`, ...: their protocol is underscored; no attribute, so not checked by the inventory test: tests/test_estimator_engine_compat_feature_columns.py checks it on each line) | 2.15, 2.21 Keras 3, 2.21 tf_keras | a v1 column is refused as a column of the wrong kind ("Items of feature_columns must be ..."), not in tf.estimator's words |
 
 tf.estimator's v2 canned estimators refuse a v1 column ("Received a feature column from
-TensorFlow v1"; its own tests match the words). A v2 column has the public
-`parse_example_spec`; a v1 column only the underscored one, which no public name of
-TensorFlow tells apart.
+TensorFlow v1"; its own tests match the words). No public name of TensorFlow tells the
+two apart, and no private attribute is read for it: only the public facts of the
+column's class above (`tf.compat.v1.feature_column.shared_embedding_columns` still makes
+v1 columns on every line). `INTERNALS` is empty.
 
 Example:
     ```python
@@ -20,22 +21,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from trainexec.internals import LINES, Internal
+from trainexec.internals import Internal
 
 __all__ = ["INTERNALS", "is_v1_feature_column"]
 
-_V1_SPEC = "_parse_example_spec"
-
-INTERNALS = (
-    Internal(owner="tensorflow.python.feature_column.feature_column._FeatureColumn",
-             attribute=_V1_SPEC, lines=LINES,
-             when_missing="a v1 feature column is refused as one of the wrong kind, not "
-                          "in tf.estimator's words"),
-)
+INTERNALS: tuple[Internal, ...] = ()
 
 
 def is_v1_feature_column(column: Any) -> bool:
-    """A TensorFlow v1 feature column, which no v2 column class also is (they have the
-    public `parse_example_spec`)."""
+    """A TensorFlow v1 feature column: a column class of TensorFlow's without the public
+    `parse_example_spec` every v2 column class has."""
     kind = type(column)
-    return hasattr(kind, _V1_SPEC) and not hasattr(kind, "parse_example_spec")
+    return (kind.__module__.split(".")[0] == "tensorflow"
+            and kind.__name__.endswith("Column")
+            and not hasattr(kind, "parse_example_spec"))
