@@ -25,8 +25,10 @@ ensure_venv() {
   if [ ! -f "$stamp" ] || [ "$source" -nt "$stamp" ]; then
     echo "[$tag] installing $what into $venv" >&2
     local started=$SECONDS
-    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2
-    "$venv/bin/python" -m pip install --quiet "$@" >&2
+    # `|| return`: under $(...) or a `&&` list bash ignores `set -e`; the stamp is
+    # written only after both installs succeeded.
+    "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || return
+    "$venv/bin/python" -m pip install --quiet "$@" >&2 || return
     touch "$stamp"
     echo "[$tag] $name environment ready in $((SECONDS - started)) s" >&2
   fi

@@ -17,7 +17,10 @@ def _v2_columns():
             fc.categorical_column_with_hash_bucket("h", 10),
             fc.categorical_column_with_vocabulary_list("v", ["a", "b"]), ids,
             fc.crossed_column(["a", "b"], 10), fc.embedding_column(ids, 2),
-            fc.indicator_column(ids), fc.weighted_categorical_column(ids, "w")]
+            fc.indicator_column(ids), fc.weighted_categorical_column(ids, "w"),
+            fc.categorical_column_with_vocabulary_file("f", "vocab.txt", vocabulary_size=2),
+            fc.sequence_numeric_column("s"),
+            fc.sequence_categorical_column_with_identity("q", 4)]
 
 
 def test_no_v2_column_is_taken_for_a_v1_one():
@@ -33,6 +36,8 @@ def test_v1_columns_are_told_apart():
 
     assert is_v1_feature_column(v1_columns._numeric_column("x"))
     assert is_v1_feature_column(v1_columns._categorical_column_with_hash_bucket("h", 10))
+    assert is_v1_feature_column(v1_columns._categorical_column_with_vocabulary_file(
+        "f", "vocab.txt", vocabulary_size=2))
     with tf.Graph().as_default():
         shared = tf.compat.v1.feature_column.shared_embedding_columns(
             [tf.feature_column.categorical_column_with_identity(k, 4) for k in "fg"], 2)

@@ -2,13 +2,14 @@
 
 | what is read | seen on | when it no longer holds |
 | --- | --- | --- |
-| the column's class: defined in TensorFlow (its `__module__` starts with `tensorflow`), named `...Column`, without the public `parse_example_spec` of every v2 column (the v1 classes are `_NumericColumn`, `_SharedEmbeddingColumn`, ...: their protocol is underscored; no attribute, so not checked by the inventory test: tests/test_estimator_engine_compat_feature_columns.py checks it on each line) | 2.15, 2.21 Keras 3, 2.21 tf_keras | a v1 column is refused as a column of the wrong kind ("Items of feature_columns must be ..."), not in tf.estimator's words |
+| the column's class: defined in TensorFlow (its `__module__`'s top-level package is `tensorflow`), named `...Column`, without the public `parse_example_spec` of every v2 column (the v1 classes are `_NumericColumn`, `_SharedEmbeddingColumn`, ...: their protocol is underscored; no attribute, so not checked by the inventory test: tests/test_estimator_engine_compat_feature_columns.py checks it on runs 1 and 3) | 2.15, 2.21 (Keras plays no part) | a v1 column is refused as a column of the wrong kind ("Items of feature_columns must be ..."), not in tf.estimator's words |
 
 tf.estimator's v2 canned estimators refuse a v1 column ("Received a feature column from
 TensorFlow v1"; its own tests match the words). No public name of TensorFlow tells the
 two apart, and no private attribute is read for it: only the public facts of the
 column's class above (`tf.compat.v1.feature_column.shared_embedding_columns` still makes
-v1 columns on every line). `INTERNALS` is empty.
+v1 columns on every line). A subclass of a v1 column defined outside TensorFlow is
+refused as a column of the wrong kind. `INTERNALS` is empty.
 
 Example:
     ```python
