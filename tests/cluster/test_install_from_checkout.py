@@ -92,7 +92,7 @@ def test_the_readme_has_the_lines_this_test_runs():
 def _over_this_tensorflow(env_dir):
     """The new venv sees the site-packages of the one running this test (TensorFlow
     and its dependencies installed), after its own."""
-    (site,) = [p for p in env_dir.glob("lib/python*/site-packages")]
+    (site,) = env_dir.glob("lib/python*/site-packages")
     paths = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
     (site / "this_tensorflow.pth").write_text("".join(f"{path}\n" for path in paths))
 
@@ -118,13 +118,13 @@ def test_the_readme_install_lines_run_as_written(tmp_path, with_wheel):
     shutil.rmtree(checkout)
     # The METADATA file as installed (`metadata(...).as_string()` cannot print it: the
     # README body comes back as a multi-line header).
-    where, metadata = _run(
+    where, direct_url, metadata = _run(
         "python -c 'import importlib.metadata as m; d = m.distribution(\"trainexec\"); "
         "print(d.locate_file(\"\")); print(d.read_text(\"direct_url.json\") or \"{}\"); "
-        "print(d.read_text(\"METADATA\"))'", env_dir, tmp_path).stdout.split("\n", 1)
+        "print(d.read_text(\"METADATA\"))'", env_dir, tmp_path).stdout.split("\n", 2)
     # The new venv's own copy, installed from the checkout, not an editable one.
     assert os.path.realpath(where).startswith(os.path.realpath(env_dir)), where
-    assert '"editable": true' not in metadata.split("\n", 1)[0]
+    assert '"editable": true' not in direct_url, direct_url
     assert "License-Expression: Apache-2.0" in metadata
     assert re.search(r"^Requires-Dist: pyyaml", metadata, re.M | re.I)
     if not with_wheel:
