@@ -103,4 +103,6 @@ printf '%s\n' "${summaries[@]}" | awk '
       if (w == "passed") p += $i; else if (w == "failed") f += $i
       else if (w == "skipped") s += $i; else if (w == "error" || w == "errors") e += $i } }
   END { printf "total: %d passed, %d failed, %d skipped\n", p, f + e, s }'
+# The suite's time, environments included: what its budget (45 minutes on 2 cores) counts.
+echo "[tests] the whole run took $SECONDS s"
 exit "$status"

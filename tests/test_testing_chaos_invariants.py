@@ -119,6 +119,27 @@ def test_the_evidences_own_bound_decides_a_late_exit_and_the_text_names_its_anch
                                      "(bound 1.5s)")
 
 
+def test_a_late_pod_that_names_a_task_it_waited_for_reports_that_tasks_life_and_lines():
+    # worker-1 (serving, say) ends late, its last line naming worker:0, which the good
+    # run SIGTERMed at 25 s and restarted: the report carries worker-0's story.
+    lines = (LogLine(T0 + 40.0, "worker:0", "Waiting 2 secs before starting training."),
+             LogLine(T0 + 61.5, "worker:1", "worker:1 stops serving: worker:0 did not "
+                     "record finishing within 30s after that"))
+    [violation] = [v for v in check(good_evidence(bound_secs=1.5, lines=lines))
+                   if v.evidence[0].startswith("demo-worker-1")]
+    assert violation.evidence[1:] == (
+        "61.5s [worker:1] worker:1 stops serving: worker:0 did not record finishing "
+        "within 30s after that",
+        "demo-worker-0: started at 1.0s, exited 143 at 25.0s, restarting at 25.2s, "
+        "started at 26.0s, exited 0 at 61.0s",
+        "40.0s [worker:0] Waiting 2 secs before starting training.")
+    # A late pod naming no other task reports its own lines only.
+    plain = good_evidence(bound_secs=1.5)
+    [alone] = [v for v in check(plain) if v.evidence[0].startswith("demo-evaluator-0")]
+    assert alone.evidence[1:] == tuple(plain.tail("evaluator:0", 4))
+    assert len(alone.evidence) == 2
+
+
 def test_recovery_counts_from_a_pod_started_after_the_faults_when_that_is_later():
     # The last fault ends at 31 s; the next checkpoint after step 700 comes at 65 s.
     complete = {"ckpt-700": T0 + 24.0, "ckpt-1100": T0 + 65.0, "ckpt-1200": T0 + 66.0}

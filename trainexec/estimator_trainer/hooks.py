@@ -52,7 +52,7 @@ from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import FinishedTasks
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
-from trainexec.tasks.peer_watchdog import PeerWatchdog
+from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
 from trainexec.tasks.serving import ServingJob, wait_for_training_peers
 from trainexec.trainer import JobSettings, RolePlan
 
@@ -61,9 +61,14 @@ __all__ = ["DRAIN_SECS", "EstimatorHooks", "train_strategy_kind"]
 logger = logging.getLogger(__name__)
 
 # Once training is over, how long a ps waits for the training tasks that have not yet
-# recorded finishing (a worker may be finishing its last step; one that crashed and was
-# not restarted no longer keeps the ps serving).
-DRAIN_SECS = 30.0
+# recorded finishing. A worker still running records within the peer watchdog's linger
+# (and a poll) of the chief's records (`trainexec.tasks.peer_watchdog`); one still
+# missing after that is gone (killed or preempted after the job succeeded: a finished
+# TFJob restarts no pod) or not running yet (its restart finds training complete before
+# it needs the ps), and waiting longer only holds the ps past every pod's exit bound (30 s
+# here did: chaos regression estimator-48, a worker SIGTERMed just after the chief's
+# success).
+DRAIN_SECS = LINGER_SECS + 5.0
 # How a MultiWorkerMirroredStrategy task names its strategy to the launcher (as Keras's).
 _ANNOUNCED_MWMS = "multi_worker_mirrored"
 

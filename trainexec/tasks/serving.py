@@ -18,7 +18,7 @@ Example:
     ```python
     server, reason = serve_until_training_over(
         ServingJob(task="ps:0", model_dir=model_dir, waited_for={"chief:0", "worker:0"},
-                   max_steps=1000, drain_secs=30),
+                   max_steps=1000, drain_secs=10),
         start_server=lambda: start_standard_server(cluster),
         latest_step=lambda: latest_step_of(model_dir), poll_secs=1.0, clock=clock)
     ```

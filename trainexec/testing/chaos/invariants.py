@@ -379,10 +379,28 @@ def _late_exit(ev: Evidence) -> Sequence[tuple[str, ...]]:
         if pod != ev.chief and at > deadline:
             anchor = ("the chief succeeded" if ev.last_fault_end is None
                       or ev.ended >= ev.last_fault_end else "the last fault ended")
+            tail = ev.tail(_task_of(pod), 4)
             found.append((f"{pod} ended {at - deadline + ev.bound_secs:.1f}s after "
-                          f"{anchor} (bound {ev.bound_secs:g}s)",
-                          *ev.tail(_task_of(pod), 4)))
+                          f"{anchor} (bound {ev.bound_secs:g}s)", *tail,
+                          *_waited_for(ev, pod, tail)))
     return found
+
+
+def _waited_for(ev: Evidence, late_pod: str, tail: Sequence[str]) -> list[str]:
+    """What a late pod's last lines name (a serving task waits for its workers): each
+    named pod's starts, restarts and exits, and its last lines, so that the report
+    says why it was waited for without the run's log."""
+    said = " ".join(tail)
+    pods = {e.pod for e in ev.exits} | {e.pod for e in ev.pod_events}
+    named = sorted(pod for pod in pods if pod != late_pod and _task_of(pod) in said)
+    lines: list[str] = []
+    for pod in named:
+        marks = sorted([(e.at, e.what) for e in ev.pod_events if e.pod == pod]
+                       + [(e.at, f"exited {e.code}") for e in ev.exits if e.pod == pod])
+        lines.append(f"{pod}: " + ", ".join(f"{what} at {at - ev.started:.1f}s"
+                                            for at, what in marks))
+        lines += ev.tail(_task_of(pod), 4)
+    return lines
 
 
 def _chief_late(ev: Evidence) -> Sequence[tuple[str, ...]]:
