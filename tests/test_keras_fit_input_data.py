@@ -57,6 +57,10 @@ TAKES = [  # id, callable, whether it is given the context
     ("partial-all-bound", functools.partial(lambda a: None, 1), False),
     ("partial-one-left", functools.partial(lambda a, context: None, 1), True),
     ("no-signature", _Unreadable(), False),
+    # A parameter with a default is left to it, unless it is named as the context.
+    ("defaulted-parameter", lambda batch_size=64: None, False),
+    ("defaulted-context", lambda input_context=None: None, True),
+    ("context-then-defaulted", lambda context, batch_size=64: None, True),
 ]
 
 
@@ -84,6 +88,15 @@ def test_an_input_fn_with_a_parameter_gets_one_pipeline_and_one_replica_by_defau
     assert (context.num_input_pipelines, context.input_pipeline_id,
             context.num_replicas_in_sync) == (1, 0, 1)
     assert _elements(dataset) == [[0, 1, 2, 3], [4, 5]]  # all of it, global batches
+
+
+def test_an_input_fn_whose_parameter_has_a_default_is_called_with_that_default():
+    # `def input_fn(batch_size=64)`: the batch size stays 64, not an InputContext.
+    def input_fn(batch_size=64):
+        return tf.data.Dataset.range(130).batch(batch_size)
+
+    dataset = input_data.call_input_fn(input_fn, tf.distribute.InputContext(2, 1, 2))
+    assert [len(batch) for batch in _elements(dataset)] == [64, 64, 2]
 
 
 def test_a_given_context_shards_and_batches_the_input_fns_pipeline():

@@ -2,7 +2,9 @@
 
 A `train_spec.input_fn` (or an eval one) takes nothing, or one
 `tf.distribute.InputContext` when it shards and batches per input pipeline
-itself; it returns a `tf.data.Dataset`. `KerasTrainer`'s `fit` path
+itself (a parameter without a default, or one named `input_context`); it returns a
+`tf.data.Dataset`. A parameter with a default and another name (`batch_size=64`)
+keeps its default. `KerasTrainer`'s `fit` path
 (`trainexec.keras.fit.training`) and its own Keras 3 loop
 (`trainexec.keras.fit.distributed_fit`) both call it through here.
 """
@@ -12,17 +14,30 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-__all__ = ["call_input_fn", "checked_dataset", "input_options", "takes_argument"]
+__all__ = ["CONTEXT_NAMES", "call_input_fn", "checked_dataset", "input_options",
+           "takes_argument"]
+
+
+# A positional parameter with a default is the context only under one of these names
+# (`def input_fn(input_context=None)` works with and without a strategy); any other
+# (`def input_fn(batch_size=64)`) keeps its default.
+CONTEXT_NAMES = frozenset({"input_context", "context", "ctx"})
 
 
 def takes_argument(fn: Callable) -> bool:
-    """Whether `fn` can be called with one positional argument."""
+    """Whether `fn` wants the `InputContext` as its one positional argument: its first
+    positional parameter has no default or is named as a context (`CONTEXT_NAMES`), or
+    it takes `*args`."""
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-               for p in parameters)
+    for p in parameters:
+        if p.kind == p.VAR_POSITIONAL:
+            return True
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return p.default is p.empty or p.name in CONTEXT_NAMES
+    return False
 
 
 def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
