@@ -79,7 +79,8 @@ def test_without_a_path_it_evaluates_the_latest_complete_checkpoint(tmp_path):
 
 def test_a_save_with_nothing_to_evaluate_fails_in_the_trainers_words(tmp_path):
     _, on_save = on_save_for(tmp_path)
-    with pytest.raises(RuntimeError, match="no None: missing checkpoint"):
+    with pytest.raises(RuntimeError,
+                       match="^no the latest checkpoint after step 10: missing checkpoint$"):
         on_save.after_save(10)
 
 

@@ -50,9 +50,12 @@ def test_coordinate_is_not_a_plans_action_and_the_error_lists_the_four_that_are(
     """A ParameterServerStrategy chief coordinates, but its RolePlan says TRAIN."""
     with pytest.raises(ValueError) as raised:
         RolePlan("chief:0", COORDINATE)
-    assert "coordinate" in str(raised.value)
-    assert str(raised.value).endswith(
-        " must be one of ['evaluate', 'serve', 'train', 'train and evaluate']")
+    assert str(raised.value) == (
+        "RolePlan action 'coordinate' (a ParameterServerStrategy chief coordinates, and its "
+        "plan says 'train') must be one of ['evaluate', 'serve', 'train', 'train and "
+        "evaluate']")
+    with pytest.raises(ValueError, match=r"^RolePlan action 'fly' must be one of \['eval"):
+        RolePlan("chief:0", "fly")
 
 
 def test_only_the_local_task_runs_alone():

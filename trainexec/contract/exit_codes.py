@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 
 from trainexec.contract.exit_deadline import DEFAULT_SECS as DEFAULT_DEADLINE_SECS
 from trainexec.contract.exit_deadline import deadline_secs, end_within
-from trainexec.contract.storage_faults import storage_fault
+from trainexec.contract.storage_faults import is_tensorflow_error, storage_fault
 from trainexec.contract.termination import termination_requested
 from trainexec.errors import ConfigError, PeerLostError
 
@@ -250,11 +250,6 @@ def _is_peer_error(error: BaseException) -> bool:
                 or any(words in text.lower() for words in _PEER_WORDS))
     return (type(error) is RuntimeError
             and text.startswith(tuple(f"{name}:" for name in _PEER_ERROR_NAMES)))
-
-
-def is_tensorflow_error(error: BaseException) -> bool:
-    """Whether `error` is one of TensorFlow's (its type or a base defined there)."""
-    return any(cls.__module__.startswith("tensorflow") for cls in type(error).__mro__)
 
 
 _installed: dict[str, Any] = {}

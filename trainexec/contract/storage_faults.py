@@ -29,7 +29,7 @@ import dataclasses
 import errno
 import re
 
-__all__ = ["FAILED", "UNAVAILABLE", "StorageFault", "storage_fault"]
+__all__ = ["FAILED", "UNAVAILABLE", "StorageFault", "is_tensorflow_error", "storage_fault"]
 
 UNAVAILABLE, FAILED = "unavailable", "failed"
 
@@ -144,7 +144,7 @@ def _one(error: BaseException) -> StorageFault | None:
     if _is_client_connection_error(error):
         return StorageFault(UNAVAILABLE, "the storage's endpoint did not answer "
                             f"({type(error).__name__})")
-    if _is_tensorflow_error(error) or _raised_in_tensorflow(error):
+    if is_tensorflow_error(error) or _raised_in_tensorflow(error):
         return _from_tensorflow(error)
     return None
 
@@ -232,5 +232,6 @@ def _path_in(text: str) -> str | None:
     return match.group(1).rstrip(".") if match else None
 
 
-def _is_tensorflow_error(error: BaseException) -> bool:
+def is_tensorflow_error(error: BaseException) -> bool:
+    """Whether `error` is one of TensorFlow's (its type or a base defined there)."""
     return any(cls.__module__.startswith("tensorflow") for cls in type(error).__mro__)

@@ -158,7 +158,8 @@ class EvaluateOnSave:
             checkpoint_path, is_final=is_final, check_complete=checkpoint_path is None))
         if result.status != EvalStatus.EVALUATED:
             raise RuntimeError(self._wording.not_evaluated.format(
-                path=checkpoint_path, status=result.status))
+                path=checkpoint_path or result.checkpoint_path
+                or f"the latest checkpoint after step {step}", status=result.status))
         if self._wording.evaluated:
             logger.info(self._wording.evaluated, result.checkpoint_path, result.global_step,
                         _metrics_text(result.metrics))

@@ -94,8 +94,10 @@ class RolePlan:
 
     def __post_init__(self) -> None:
         if self.action not in _DOES:
-            raise ValueError(f"RolePlan action {self.action!r} must be one of "
-                             f"{sorted(str(action) for action in _DOES)}")
+            coordinating = (" (a ParameterServerStrategy chief coordinates, and its plan "
+                            "says 'train')" if self.action == COORDINATE else "")
+            raise ValueError(f"RolePlan action {str(self.action)!r}{coordinating} must be "
+                             f"one of {sorted(str(action) for action in _DOES)}")
         object.__setattr__(self, "action", TaskAction(self.action))
         if self.is_local and self.task != LOCAL:
             raise ValueError(f"RolePlan for {self.task!r} has is_local=True: a local "
