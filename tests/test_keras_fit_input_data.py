@@ -4,6 +4,7 @@ input options with and without an accelerator; with real tf.data pipelines shard
 batched by the context they are given."""
 
 import functools
+import logging
 
 import numpy as np
 import pytest
@@ -90,13 +91,17 @@ def test_an_input_fn_with_a_parameter_gets_one_pipeline_and_one_replica_by_defau
     assert _elements(dataset) == [[0, 1, 2, 3], [4, 5]]  # all of it, global batches
 
 
-def test_an_input_fn_whose_parameter_has_a_default_is_called_with_that_default():
+def test_an_input_fn_whose_parameter_has_a_default_is_called_with_that_default(caplog):
     # `def input_fn(batch_size=64)`: the batch size stays 64, not an InputContext.
     def input_fn(batch_size=64):
         return tf.data.Dataset.range(130).batch(batch_size)
 
-    dataset = input_data.call_input_fn(input_fn, tf.distribute.InputContext(2, 1, 2))
+    with caplog.at_level(logging.INFO, logger="trainexec.keras.fit.input_data"):
+        dataset = input_data.call_input_fn(input_fn, tf.distribute.InputContext(2, 1, 2))
     assert [len(batch) for batch in _elements(dataset)] == [64, 64, 2]
+    assert ("input_fn is called without arguments: its parameter 'batch_size' has a "
+            "default; to be given the tf.distribute.InputContext, name it 'input_context' "
+            "or give it no default") in caplog.text
 
 
 def test_a_given_context_shards_and_batches_the_input_fns_pipeline():

@@ -133,6 +133,11 @@ def test_a_late_pod_that_names_a_task_it_waited_for_reports_that_tasks_life_and_
         "demo-worker-0: started at 1.0s, exited 143 at 25.0s, restarting at 25.2s, "
         "started at 26.0s, exited 0 at 61.0s",
         "40.0s [worker:0] Waiting 2 secs before starting training.")
+    # worker:10 is not worker:1, nor is chief:05 chief:0.
+    unnamed = (LogLine(T0 + 63.5, "evaluator:0", "waits for worker:10 and chief:05"),)
+    [other] = [v for v in check(good_evidence(bound_secs=1.5, lines=unnamed))
+               if v.evidence[0].startswith("demo-evaluator-0")]
+    assert len(other.evidence) == 2
     # A late pod naming no other task reports its own lines only.
     plain = good_evidence(bound_secs=1.5)
     [alone] = [v for v in check(plain) if v.evidence[0].startswith("demo-evaluator-0")]

@@ -64,10 +64,11 @@ logger = logging.getLogger(__name__)
 # recorded finishing. A worker still running records within the peer watchdog's linger
 # (and a poll) of the chief's records (`trainexec.tasks.peer_watchdog`); one still
 # missing after that is gone (killed or preempted after the job succeeded: a finished
-# TFJob restarts no pod) or not running yet (its restart finds training complete before
-# it needs the ps), and waiting longer only holds the ps past every pod's exit bound (30 s
-# here did: chaos regression estimator-48, a worker SIGTERMed just after the chief's
-# success).
+# TFJob restarts no pod) or not running yet (its restart finds the checkpoint at
+# max_steps before it needs the ps. Not so in a run without max_steps or whose input ran
+# out first: such a restart trains again against a ps that may be gone, a gap the 30 s
+# drain only put off). Waiting longer only holds the ps past every pod's exit bound (30 s
+# did: chaos regression estimator-48, a worker SIGTERMed just after the chief's success).
 DRAIN_SECS = LINGER_SECS + 5.0
 # How a MultiWorkerMirroredStrategy task names its strategy to the launcher (as Keras's).
 _ANNOUNCED_MWMS = "multi_worker_mirrored"

@@ -2,9 +2,9 @@
 
 A `train_spec.input_fn` (or an eval one) takes nothing, or one
 `tf.distribute.InputContext` when it shards and batches per input pipeline
-itself (a parameter without a default, or one named `input_context`); it returns a
-`tf.data.Dataset`. A parameter with a default and another name (`batch_size=64`)
-keeps its default. `KerasTrainer`'s `fit` path
+itself (a first parameter without a default, or named `input_context`, `context` or
+`ctx`); it returns a `tf.data.Dataset`. A parameter with a default and another name
+(`batch_size=64`) keeps its default, and the log says so. `KerasTrainer`'s `fit` path
 (`trainexec.keras.fit.training`) and its own Keras 3 loop
 (`trainexec.keras.fit.distributed_fit`) both call it through here.
 """
@@ -12,10 +12,13 @@ keeps its default. `KerasTrainer`'s `fit` path
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any, Callable
 
 __all__ = ["CONTEXT_NAMES", "call_input_fn", "checked_dataset", "input_options",
            "takes_argument"]
+
+logger = logging.getLogger(__name__)
 
 
 # A positional parameter with a default is the context only under one of these names
@@ -24,20 +27,26 @@ __all__ = ["CONTEXT_NAMES", "call_input_fn", "checked_dataset", "input_options",
 CONTEXT_NAMES = frozenset({"input_context", "context", "ctx"})
 
 
-def takes_argument(fn: Callable) -> bool:
-    """Whether `fn` wants the `InputContext` as its one positional argument: its first
-    positional parameter has no default or is named as a context (`CONTEXT_NAMES`), or
-    it takes `*args`."""
+def _first_positional(fn: Callable) -> inspect.Parameter | None:
+    """`fn`'s first parameter that a positional argument fills (`*args` included), or
+    None (none, or no readable signature)."""
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
+        return None
+    return next((p for p in parameters if p.kind in (
+        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)), None)
+
+
+def takes_argument(fn: Callable) -> bool:
+    """Whether `fn` wants the `InputContext` as its one positional argument: the first
+    parameter a positional argument fills is `*args`, has no default, or is named as a
+    context (`CONTEXT_NAMES`)."""
+    first = _first_positional(fn)
+    if first is None:
         return False
-    for p in parameters:
-        if p.kind == p.VAR_POSITIONAL:
-            return True
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            return p.default is p.empty or p.name in CONTEXT_NAMES
-    return False
+    return (first.kind == first.VAR_POSITIONAL or first.default is first.empty
+            or first.name in CONTEXT_NAMES)
 
 
 def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
@@ -46,6 +55,12 @@ def call_input_fn(input_fn: Callable, context: Any = None) -> Any:
     `context` defaults to a single-pipeline `tf.distribute.InputContext`.
     """
     if not takes_argument(input_fn):
+        first = _first_positional(input_fn)
+        if first is not None and context is not None:
+            logger.info("%s is called without arguments: its parameter %r has a default; "
+                        "to be given the tf.distribute.InputContext, name it "
+                        "'input_context' or give it no default",
+                        getattr(input_fn, "__name__", "input_fn"), first.name)
         return input_fn()
     if context is None:
         import tensorflow as tf

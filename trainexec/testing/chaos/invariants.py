@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Callable, Mapping, Sequence
 
 from trainexec.contract.exit_codes import STORAGE_FAILED, ExitCodes
@@ -201,6 +202,11 @@ def _task_of(pod: str) -> str:
     """demo-worker-0 -> worker:0."""
     name, _, index = pod.rpartition("-")
     return f"{name.rpartition('-')[2]}:{index}"
+
+
+def _names_task(text: str, task: str) -> bool:
+    """Whether `text` names `task` ("worker:1", not inside "worker:10" or "steps:1")."""
+    return re.search(rf"(?<![\w:]){re.escape(task)}(?!\d)", text) is not None
 
 
 def _outcome(ev: Evidence) -> Sequence[tuple[str, ...]]:
@@ -392,7 +398,7 @@ def _waited_for(ev: Evidence, late_pod: str, tail: Sequence[str]) -> list[str]:
     says why it was waited for without the run's log."""
     said = " ".join(tail)
     pods = {e.pod for e in ev.exits} | {e.pod for e in ev.pod_events}
-    named = sorted(pod for pod in pods if pod != late_pod and _task_of(pod) in said)
+    named = sorted(pod for pod in pods if pod != late_pod and _names_task(said, _task_of(pod)))
     lines: list[str] = []
     for pod in named:
         marks = sorted([(e.at, e.what) for e in ev.pod_events if e.pod == pod]
