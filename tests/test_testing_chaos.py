@@ -555,3 +555,22 @@ def test_an_evaluator_stopped_after_the_job_ended_is_not_held_to_the_final_evalu
     early = dataclasses.replace(unfinished, applied=good_evidence().applied + (
         AppliedFault(evaluator_kill, T0 + 59.0, T0 + 59.0),))
     assert {"final-evaluated", "export"} <= set(names(early))
+
+
+def test_a_fault_the_bed_fails_to_apply_is_reported_with_the_beds_error():
+    # Chaos seed 135 (NFS): a storage fault's plan file could not be written; its thread
+    # died and the report said "every pod had ended before its time".
+    from trainexec.testing.chaos.runner import _FaultPlayer
+
+    class _Broken:
+        def apply(self, fault):
+            raise FileNotFoundError(2, "No such file or directory", "plan.json.tmp")
+
+    schedule = Schedule.explicit("mwms", ["storage-slow storage:0 at 0s for 2s with 1s"],
+                                 storage="nfs")
+    player = _FaultPlayer(schedule, storage=_Broken(), clock=lambda: 0.0)
+    player.start(run=None, began=0.0)
+    [applied] = player.finish()
+    assert not applied.applied
+    assert applied.detail == ("not applied: the bed failed: FileNotFoundError: [Errno 2] No "
+                              "such file or directory: 'plan.json.tmp'")

@@ -3,6 +3,7 @@ calls) and its plan file. The layer mounted under hosts' views, with real progra
 its faults: tests/cluster/test_testing_storage_faults.py."""
 
 import errno
+import threading
 import time
 
 import pytest
@@ -21,6 +22,28 @@ def test_a_plan_lasts_its_seconds_and_round_trips_through_its_file(tmp_path):
     PlanFile.write(path, None)
     assert PlanFile(path).plan() is None
     assert PlanFile(str(tmp_path / "none.json")).plan() is None
+
+
+def test_overlapping_faults_write_the_plan_from_threads_of_their_own_without_a_clash(tmp_path):
+    # Chaos seed 135 (NFS): two faults starting together replaced each other's
+    # temporary file (one name per process) and one fault's thread died.
+    path = str(tmp_path / "plan.json")
+    errors = []
+
+    def write(i):
+        try:
+            for _ in range(200):
+                PlanFile.write(path, FaultPlan.lasting("slow", 1.0 + i, delay_secs=0.01))
+        except OSError as err:
+            errors.append(err)
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert PlanFile(path).plan().mode == "slow"
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]  # no temporary left
 
 
 @pytest.mark.parametrize("make, words", [

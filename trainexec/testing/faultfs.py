@@ -87,6 +87,9 @@ class FaultPlan:
                    int(data["errno"]), float(data["delay_secs"]))
 
 
+_WRITING = threading.Lock()
+
+
 class PlanFile:
     """The plan a mounted file system follows, read again when its file changes."""
 
@@ -115,11 +118,14 @@ class PlanFile:
 
     @staticmethod
     def write(path: str, plan: FaultPlan | None) -> None:
-        """Replaces the plan (None: no fault) atomically, with a file time of its own."""
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w") as f:
-            json.dump(plan.to_json() if plan is not None else {}, f)
-        os.replace(tmp, path)
+        """Replaces the plan (None: no fault) atomically, with a file time of its own.
+        Writers of one process take turns (overlapping faults start on threads of their
+        own; one temporary name each, so none replaces another's file under it)."""
+        tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
+        with _WRITING:
+            with open(tmp, "w") as f:
+                json.dump(plan.to_json() if plan is not None else {}, f)
+            os.replace(tmp, path)
 
 
 _SIGKILL_BIT = 1 << (9 - 1)

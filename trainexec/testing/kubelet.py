@@ -209,6 +209,7 @@ class TFJobRun:
         self._stop = threading.Event()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._timers: list[threading.Timer] = []
+        self._fault_ends: list[Callable[[], None]] = []
 
     # -- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> "TFJobRun":
@@ -230,6 +231,10 @@ class TFJobRun:
             self._stop.set()
             for timer in self._timers:
                 timer.cancel()
+            # A fault's end not yet played is played now: the bed outlives this run (a
+            # job submitted again on it must not find a host still cut off).
+            for end in self._fault_ends:
+                end()
             for pod in self.pods:
                 if pod.proc is not None and pod.proc.poll() is None:
                     try:
@@ -334,7 +339,7 @@ class TFJobRun:
                 except ProcessLookupError:
                     return
                 self._event(pod, "fault", "thawed")
-        self._later(secs, thaw)
+        self._fault_end_later(secs, thaw)
 
     def partition(self, task_type: str, index: int, secs: float) -> None:
         """Cuts the pod's host off the bridge for `secs`."""
@@ -345,13 +350,23 @@ class TFJobRun:
         def mend() -> None:
             self.bed.link_up(pod.name)
             self._event(pod, "fault", "link up")
-        self._later(secs, mend)
+        self._fault_end_later(secs, mend)
 
     def _later(self, secs: float, action: Callable[[], None]) -> None:
         timer = threading.Timer(secs, action)
         timer.daemon = True
         self._timers.append(timer)
         timer.start()
+
+    def _fault_end_later(self, secs: float, end: Callable[[], None]) -> None:
+        """`end()` in `secs`, once: by its timer, or by `close()` if that comes first."""
+        once = threading.Lock()
+
+        def end_once() -> None:
+            if once.acquire(blocking=False):
+                end()
+        self._fault_ends.append(end_once)
+        self._later(secs, end_once)
 
     # -- the operator -------------------------------------------------------------------
     def _start(self, pod: Pod) -> None:

@@ -190,6 +190,12 @@ class _FaultPlayer:
             record = AppliedFault(fault, now, now, applied=False,
                                   detail=f"not applied: {type(err).__name__} (the pod's "
                                          f"program was not running)")
+        except Exception as err:  # the bed's own failure: said in the report, not lost
+            logger.exception("chaos %s: %s could not be applied", self.schedule.label(),
+                             fault.describe())
+            record = AppliedFault(fault, now, now, applied=False,
+                                  detail=f"not applied: the bed failed: "
+                                         f"{type(err).__name__}: {err}")
         with self._lock:
             self.applied.append(record)
         logger.info("chaos %s: %s%s", self.schedule.label(), fault.describe(),
