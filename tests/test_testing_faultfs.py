@@ -73,3 +73,22 @@ def test_a_caller_being_killed_is_told_from_one_at_work():
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
     assert being_killed(ended.pid)  # gone
+
+
+def test_a_new_plan_of_the_same_size_and_file_time_is_read(tmp_path):
+    # Two overlapping faults' plans written back to back can share a file time (the
+    # kernel's clock tick) and a size; the layer must still follow the second.
+    import os
+
+    path = str(tmp_path / "plan.json")
+    until = time.time() + 60
+    first = FaultPlan("stall", until)  # an outage, then slowness: the same size
+    second = FaultPlan("slow", until, delay_secs=0.05)
+    PlanFile.write(path, first)
+    layer = PlanFile(path)
+    assert layer.plan() == first
+    stat = os.stat(path)
+    PlanFile.write(path, second)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert os.stat(path).st_size == stat.st_size
+    assert layer.plan() == second

@@ -95,7 +95,7 @@ class PlanFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
         self._plan: FaultPlan | None = None
         self._lock = threading.Lock()
 
@@ -104,7 +104,9 @@ class PlanFile:
             stat = os.stat(self.path)
         except FileNotFoundError:
             return None
-        key = (stat.st_mtime_ns, stat.st_size)
+        # Each write is a new file (os.replace): its inode tells two writes apart that
+        # share a file time and a size.
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         with self._lock:
             if key != self._seen:
                 try:

@@ -209,7 +209,7 @@ class TFJobRun:
         self._stop = threading.Event()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._timers: list[threading.Timer] = []
-        self._fault_ends: list[Callable[[], None]] = []
+        self._fault_ends: list[tuple[threading.Timer, Callable[[], None]]] = []
 
     # -- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> "TFJobRun":
@@ -231,10 +231,6 @@ class TFJobRun:
             self._stop.set()
             for timer in self._timers:
                 timer.cancel()
-            # A fault's end not yet played is played now: the bed outlives this run (a
-            # job submitted again on it must not find a host still cut off).
-            for end in self._fault_ends:
-                end()
             for pod in self.pods:
                 if pod.proc is not None and pod.proc.poll() is None:
                     try:
@@ -248,6 +244,15 @@ class TFJobRun:
                         pod.proc.wait(timeout=10)
                     except subprocess.TimeoutExpired:
                         pass
+        # A fault's end not yet played is played now (one its timer is playing is waited
+        # for): the bed outlives this run, and a job submitted again on it must not find
+        # a host still cut off.
+        for timer, end in self._fault_ends:
+            try:
+                end()
+            except Exception:  # a bed that cannot mend says so; the rest still end
+                logger.exception("%s: a fault's end could not be played", self.job.name)
+            timer.join(timeout=10)
         if self._watcher.is_alive():
             self._watcher.join(timeout=5)
 
@@ -352,11 +357,12 @@ class TFJobRun:
             self._event(pod, "fault", "link up")
         self._fault_end_later(secs, mend)
 
-    def _later(self, secs: float, action: Callable[[], None]) -> None:
+    def _later(self, secs: float, action: Callable[[], None]) -> threading.Timer:
         timer = threading.Timer(secs, action)
         timer.daemon = True
         self._timers.append(timer)
         timer.start()
+        return timer
 
     def _fault_end_later(self, secs: float, end: Callable[[], None]) -> None:
         """`end()` in `secs`, once: by its timer, or by `close()` if that comes first."""
@@ -365,8 +371,7 @@ class TFJobRun:
         def end_once() -> None:
             if once.acquire(blocking=False):
                 end()
-        self._fault_ends.append(end_once)
-        self._later(secs, end_once)
+        self._fault_ends.append((self._later(secs, end_once), end_once))
 
     # -- the operator -------------------------------------------------------------------
     def _start(self, pod: Pod) -> None:
