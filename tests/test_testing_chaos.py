@@ -551,6 +551,20 @@ def test_an_evaluator_stopped_after_the_job_ended_is_not_held_to_the_final_evalu
     assert "final-evaluated" in not_judged(unfinished)
     assert "after the job had ended" in not_judged(unfinished)["export"]
     assert not {"final-evaluated", "export"} & set(names(unfinished))
+    # Storage seed 171: preempted 1.1 s before the chief succeeded, its restart (due 1 s
+    # after its exit) came after the end and was not made: not held to them either.
+    sigterm = Fault("sigterm", "evaluator", 0, 35.0)
+    waiting = good_evidence(
+        applied=good_evidence().applied + (AppliedFault(sigterm, T0 + 58.9, T0 + 58.9),),
+        pod_events=good_evidence().pod_events + (
+            PodEvent("demo-evaluator-0", T0 + 59.0, "restarting"),),
+        evaluated=good_evidence().evaluated[:1], exports=())
+    assert "its restart, due after the end, was not made" in not_judged(waiting)["export"]
+    assert not {"final-evaluated", "export"} & set(names(waiting))
+    # Restarted (a start after its restarting), it is held to both.
+    restarted = dataclasses.replace(waiting, pod_events=waiting.pod_events + (
+        PodEvent("demo-evaluator-0", T0 + 59.9, "started"),))
+    assert {"final-evaluated", "export"} <= set(names(restarted))
     # Killed before the job ended, it is restarted and held to both.
     early = dataclasses.replace(unfinished, applied=good_evidence().applied + (
         AppliedFault(evaluator_kill, T0 + 59.0, T0 + 59.0),))

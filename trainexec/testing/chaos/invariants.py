@@ -26,8 +26,9 @@ not, and the report lists both): without an evaluator, `final-evaluated`,
 `half-checkpoint` and `export` are not; without an exporter (`Evidence.export_name`
 None: a job of your own that names none), `export` is not; `restarted` needs a pod
 killed or preempted, `recovery` a fault applied. An evaluator killed or preempted after
-the job had ended is not restarted (a finished TFJob restarts no pod), so what it had
-still to do, `final-evaluated` and `export`, is not judged then.
+the job had ended, or just before with its restart due after the end, is not restarted
+(a finished TFJob restarts no pod), so what it had still to do, `final-evaluated` and
+`export`, is not judged then.
 
 Liveness (a bound, which load can stretch; reported apart):
 
@@ -428,6 +429,18 @@ CHECKS: dict[str, Callable[[Evidence], Sequence[tuple[str, ...]]]] = {
 }
 
 
+def _restart_never_made(ev: Evidence, task_type: str) -> float | None:
+    """When a `task_type` pod last went to restart, if no start followed: the job ended
+    while it waited (a finished TFJob restarts no pod); else None."""
+    for pod in sorted({e.pod for e in ev.pod_events}):
+        if not _task_of(pod).startswith(f"{task_type}:"):
+            continue
+        mine = sorted((e.at, e.what) for e in ev.pod_events if e.pod == pod)
+        if mine and mine[-1][1] == "restarting":
+            return mine[-1][0]
+    return None
+
+
 def not_judged(evidence: Evidence) -> dict[str, str]:
     """The invariants that do not apply to this run, each with why: what the job has
     not (an evaluator, an exporter) or what the run did not do (see the module doc)."""
@@ -446,6 +459,12 @@ def not_judged(evidence: Evidence) -> dict[str, str]:
             why.setdefault(name, f"the evaluator was stopped ({late[0].fault.kind}) "
                                  f"{late[0].at - ended:.1f}s after the job had ended, and "
                                  "a finished TFJob restarts no pod")
+    waiting = _restart_never_made(evidence, "evaluator")
+    if waiting is not None and evidence.schedule.evaluator:  # storage seed 171
+        for name in ("final-evaluated", "export"):
+            why.setdefault(name, f"the evaluator was stopped {ended - waiting:.1f}s before "
+                                 "the job ended and its restart, due after the end, was "
+                                 "not made: a finished TFJob restarts no pod")
     if not any(a.fault.kind in ("kill", "sigterm") for a in applied):
         why["restarted"] = "no pod was killed or preempted"
     if not applied:
