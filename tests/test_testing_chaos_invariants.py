@@ -35,17 +35,6 @@ def test_a_violation_reads_as_its_name_kind_seed_and_first_three_lines():
     assert late.describe() == "late-exit (liveness, seed None): demo-worker-1 ended 23.0s after"
 
 
-def test_the_tail_of_a_task_is_its_last_lines_timed_from_the_jobs_start():
-    lines = tuple(LogLine(T0 + at, task, text) for at, task, text in [
-        (3.0, "worker:0", "step 100"), (4.5, "chief:0", "saved ckpt-100"),
-        (6.3, "worker:0", "step 200"), (9.0, "worker:0", "step 300")])
-    evidence = good_evidence(lines=lines)
-    assert evidence.tail("worker:0", 2) == ["6.3s [worker:0] step 200",
-                                            "9.0s [worker:0] step 300"]
-    assert evidence.tail("chief:0") == ["4.5s [chief:0] saved ckpt-100"]
-    assert evidence.tail("ps:0") == []
-
-
 def test_a_fault_that_was_not_applied_neither_ends_late_nor_calls_for_a_restart():
     kill = AppliedFault(Fault("kill", "worker", 1, 5.0), T0 + 25.0, T0 + 25.0,
                         applied=False, detail="worker:1 had already exited")

@@ -19,6 +19,8 @@
 * `kubelet`: `TFJobRun`, a TFJob's pods on those hosts, with the TF_CONFIG
   Kubeflow's operator writes and its restart and success policies applied,
   and faults to inject (kill, SIGTERM, freeze, partition);
+* `tfjob_spec`: `TFJobSpec` and `Replicas`, the job `TFJobRun` runs, and the
+  operator's pure decisions (each pod's TF_CONFIG, a container's exit code);
 * `chaos`: seeded, replayable mixes of those faults on a TFJob (`Schedule`,
   `run_schedule`), the invariants checked after each run, and a CLI
   (`python -m trainexec.testing.chaos --seeds 1-20`).

@@ -17,7 +17,8 @@ pod ends within the bound after the chief or the last fault (liveness). Each
 
 Modules, one concept each: `schedule` (`Schedule`, `Fault`, the seeded
 generator), `own_job` (`program_job`: your program as the job; `JobTooShort`), `regressions` (`REGRESSIONS`: schedules that once failed, kept),
-`invariants` (`Evidence`, `check`, `Violation`), `storages` (where model_dir lives:
+`evidence` (`Evidence`: what a run leaves to judge it by, and its bounds),
+`invariants` (`check`, `Violation`, `not_judged`), `storages` (where model_dir lives:
 local, NFS-like views, a gs:// bucket of the GCS emulator; each one's staleness), `observe`
 (what a run leaves, read from outside the bed: checkpoints, exports, the log), `runner`
 (`run_schedule`, `demo_job`), `report` (`ChaosReport`: what a run found), `suite` (what CI runs: the default set chosen
