@@ -50,6 +50,13 @@ def _chained(outer, inner):
                              "a different device incarnation: 1246 vs. 1714. Your worker "
                              "job (\"/job:ps/replica:0/task:0\") was probably restarted."),
      True, PEER_LOST),
+    # CI, TF 2.15, PSS, no fault: the chief's request to a worker arrived garbled
+    # ("String field 'tensorflow.eager.Operation.device' contains invalid UTF-8").
+    (tf.errors.InternalError(None, None, "2 root error(s) found. (0) INTERNAL: "
+                             "{{function_node __wrapped__Identity_device_/job:chief/"
+                             "replica:0/task:0/device:CPU:0}} Unable to parse request "
+                             "(1) CANCELLED: RecvFromRemoteAsync is cancelled."),
+     True, PEER_LOST),
     (tf.errors.InvalidArgumentError(None, None, "Incompatible shapes: [2] vs. [3]"), True,
      USER_ERROR),
     # Locally no error is a lost peer.

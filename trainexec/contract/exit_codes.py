@@ -197,7 +197,12 @@ _PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
                "unable to find the relevant tensor remote_handle",
                # a ps restarted under a step in flight (ABORTED inside an INTERNAL
                # error; chaos seed 76 of the storage rerun)
-               "expects a different device incarnation", "was probably restarted")
+               "expects a different device incarnation", "was probably restarted",
+               # a peer's gRPC server could not decode what this task sent (TF 2.15's
+               # eager client once sent a device name of garbage bytes, "contains
+               # invalid UTF-8", to a PSS worker: INTERNAL "Unable to parse request").
+               # The exchange failed, not the program: a restart sends it whole.
+               "unable to parse request")
 
 
 def _chain(error: BaseException) -> list[BaseException]:
