@@ -387,6 +387,31 @@ def test_the_cli_replays_one_seed_and_the_regressions():
     assert runnable  # every line runs some: MWMS ones on current TF, estimator-48 on 2.15
 
 
+def test_the_cli_runs_a_written_schedule_for_each_mode_and_storage_as_often_as_asked():
+    out = io.StringIO()
+    written = ("storage-errors storage:0 at 2s for 20s with 503; "
+               "storage-outage storage:0 at 30s for 50s")
+    assert cli.main(["--schedule", written, "--modes", "mwms,pss", "--storage", "gs,nfs",
+                     "--repeat", "2", "--dry-run"], out=out) == 0
+    faults = [Fault.parse("storage-errors storage:0 at 2s for 20s with 503"),
+              Fault.parse("storage-outage storage:0 at 30s for 50s")]
+    expected = [Schedule.explicit(mode, faults, storage=storage,
+                                  name="written with --schedule").describe()
+                for mode in ("mwms", "pss") for storage in ("gs", "nfs") for _ in (1, 2)]
+    assert out.getvalue().splitlines() == expected
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--schedule", " ; "], "name at least one fault"),
+    (["--schedule", "kill worker:0 at soon"], "write it as KIND TYPE:INDEX"),
+    (["--schedule", "kill ps:0 at 3s", "--modes", "mwms"], "this job has no ps:0"),
+    (["--seed", "2", "--repeat", "0"], "--repeat 0"),
+])
+def test_the_cli_refuses_a_bad_written_schedule_or_repeat_saying_why(argv, words, capsys):
+    assert cli.main([*argv, "--dry-run"], out=io.StringIO()) == 2
+    assert words in capsys.readouterr().err
+
+
 class _RunWithoutFaults:
     """What the CLI reads of a report (`ChaosReport`), for a run that never started."""
 

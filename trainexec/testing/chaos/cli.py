@@ -6,9 +6,13 @@
     python -m trainexec.testing.chaos --seeds 1-20 --storage gs,nfs --kinds all
     python -m trainexec.testing.chaos --coverage       # what CI's default set covers
     python -m trainexec.testing.chaos --default-set    # run it (--matrix: the full one)
+    python -m trainexec.testing.chaos --modes mwms,pss --storage gs --repeat 20 \
+        --schedule "storage-errors storage:0 at 2s for 20s with 503; storage-outage storage:0 at 30s for 50s"
 
 A seed's schedule depends on the seed and on --modes, --storage and --faults,
-so replay one with the same three. Exit status: 0 when no safety invariant
+so replay one with the same three. `--schedule` writes one by hand (its faults as
+`Fault.describe()` writes them, `;` between), for each of --modes and --storage;
+`--repeat N` runs each schedule N times (how often does it hold?). Exit status: 0 when no safety invariant
 broke (liveness misses are printed, not counted), 1 when one did, 2 for a usage
 error or a bed that cannot be made here (root, ip, unshare, nsenter; bindfs for
 nfs).
@@ -29,7 +33,7 @@ from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
                                             run_schedule)
 from trainexec.testing.chaos.schedule import (ALL_KINDS, DRAWN_MODES, KINDS, MODES,
-                                              STORAGE_KINDS, STORAGES, Schedule,
+                                              STORAGE_KINDS, STORAGES, Fault, Schedule,
                                               parse_seeds)
 
 __all__ = ["format_table", "main", "schedules_from"]
@@ -67,6 +71,10 @@ def parser() -> argparse.ArgumentParser:
                        help="CI's default set for this TensorFlow line (suite.DEFAULT_SET)")
     which.add_argument("--matrix", action="store_true",
                        help="the full one-fault matrix for this line (suite.full_matrix)")
+    which.add_argument("--schedule", metavar="FAULTS",
+                       help="a hand-written schedule for each of --modes and --storage: "
+                       "faults separated by ';', e.g. \"kill ps:0 at 3s; "
+                       "storage-outage storage:0 at 5s for 50s\"")
     which.add_argument("--coverage", action="store_true",
                        help="print what the default set covers (modes, fault kinds, roles, "
                        "storages) on this line, and run nothing")
@@ -80,6 +88,8 @@ def parser() -> argparse.ArgumentParser:
                    f"'all' adds the storage's where it has them: "
                    f"{', '.join(STORAGE_KINDS)}")
     p.add_argument("--max-steps", type=int, default=MAX_STEPS)
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each schedule N times (default 1)")
     p.add_argument("--baseline", action="store_true",
                    help="run each shape once without faults first, for the wall column")
     p.add_argument("--workdir", help="where runs keep their files (default: a new "
@@ -91,11 +101,40 @@ def parser() -> argparse.ArgumentParser:
 
 
 def schedules_from(args: argparse.Namespace) -> list[Schedule]:
-    """The schedules the options name (ValueError naming the option when wrong)."""
+    """The schedules the options name, each `--repeat` times in a row (ValueError
+    naming the option when wrong)."""
+    repeat = getattr(args, "repeat", 1)
+    if not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"--repeat {repeat!r}: give how many times to run each "
+                         "schedule, 1 or more")
+    return [s for s in _named_schedules(args) for _ in range(repeat)]
+
+
+def _written(args: argparse.Namespace) -> list[Schedule]:
+    """`--schedule`: its faults for each mode and storage asked for."""
+    texts = [t.strip() for t in args.schedule.split(";") if t.strip()]
+    try:
+        faults = [Fault.parse(t) for t in texts]
+    except ValueError as err:
+        raise ValueError(f"--schedule {args.schedule!r}: {err}") from None
+    if not faults:
+        raise ValueError(f"--schedule {args.schedule!r}: name at least one fault, e.g. "
+                         "\"kill worker:0 at 3s\"")
+    modes = (_names(args.modes, MODES, "modes") if args.modes
+             else suite.drawn_line_modes())
+    storages = _names(args.storage, STORAGES, "storage")
+    return [Schedule.explicit(mode, faults, storage=storage,
+                              name="written with --schedule")
+            for mode in modes for storage in storages]
+
+
+def _named_schedules(args: argparse.Namespace) -> list[Schedule]:
     if args.default_set or args.matrix:
         entries = (suite.for_line(suite.line_modes()) if args.default_set
                    else suite.full_matrix(suite.line_modes()))
         return [e.schedule for e in entries]
+    if getattr(args, "schedule", None):
+        return _written(args)
     if args.regression:
         # "all": those whose job runs on this TensorFlow line.
         names = [n for n, s in REGRESSIONS.items() if mode_unavailable(s.mode) is None] \
