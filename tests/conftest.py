@@ -18,6 +18,10 @@
   repeat it only when `-m` names `full_lines` (`TRAINEXEC_TEST_LINES="2 3"
   ./scripts/test.sh -m "cluster or full_lines"`); run 1 runs it every time; an
   `estimator` test marked so stops the run (run 3 is where they run);
+* `full_suite(covered_by=...)`: a cluster test whose promise a default test checks
+  too (`covered_by` names it): deselected in every run unless `-m` names
+  `full_suite` (`./scripts/test.sh -m "cluster or full_suite"` runs every cluster
+  test); one without `covered_by`, or an `estimator` one, stops the run;
 * `tf_line` / `any_line`: where a test's result can differ. Every test file says which
   in its module-level `pytestmark` (tests/test_suite_lines.py checks it); a test of an
   `any_line` file may add `tf_line` for itself. With TRAINEXEC_TF_LINE_TESTS_ONLY=1 (the
@@ -60,6 +64,27 @@ def _misplaced(items) -> list[str]:
             != (CLUSTER_TESTS in item.path.resolve().parents)]
 
 
+def _keep_full_suite_apart(config, items) -> None:
+    """`full_suite` tests leave the run unless `-m` names them; each must say which
+    default test covers its promise, and none may be an Estimator test (run 3 runs
+    every one)."""
+    marked = [item for item in items if item.get_closest_marker("full_suite")]
+    wrong = [f"{item.nodeid}: " + ("an `estimator` test runs on every line it can"
+                                   if item.get_closest_marker("estimator") else
+                                   "give covered_by=\"the default test that checks the "
+                                   "same promise\"")
+             for item in marked
+             if item.get_closest_marker("estimator")
+             or not item.get_closest_marker("full_suite").kwargs.get("covered_by")]
+    if wrong:
+        raise pytest.UsageError("`full_suite` marks a cluster test a default test "
+                                "covers:\n  " + "\n  ".join(wrong))
+    if marked and "full_suite" not in (config.getoption("markexpr") or ""):
+        config.hook.pytest_deselected(items=marked)
+        dropped = set(map(id, marked))
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
 def pytest_collection_modifyitems(config, items):
     misplaced = _misplaced(items)
     if misplaced:
@@ -79,6 +104,7 @@ def pytest_collection_modifyitems(config, items):
         if extra:
             config.hook.pytest_deselected(items=extra)
             items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
+    _keep_full_suite_apart(config, items)
     both = [item.nodeid for item in items
             if item.get_closest_marker("full_lines") and item.get_closest_marker("estimator")]
     if both:  # run 3 exists for the Estimator tests: none may be left out of it

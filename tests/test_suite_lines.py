@@ -95,10 +95,11 @@ _KEPT = "test_each_way_a_task_ends_has_its_code[done-0-None]"
 
 @pytest.mark.parametrize("repeat_run, paths, extra", [
     ({"TRAINEXEC_KERAS_TESTS_ONLY": "1"},
-     ["test_exit_codes_processes.py", "test_launch_from.py"],
-     "test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics"),
-    ({"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"}, ["test_exit_codes_processes.py"],
-     "test_a_platform_can_set_its_own_codes"),
+     ["test_exit_codes_processes.py", "test_readme_launch.py"],
+     "test_pytest_fixture_example"),
+    ({"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"},
+     ["test_exit_codes_processes.py", "test_keras_trainer_clusters.py"],
+     "test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step"),
 ], ids=["tf_keras", "tf2.15"])
 def test_runs_2_and_3_repeat_the_coverage_subset_and_the_rest_when_asked(
         repeat_run, paths, extra):
@@ -106,6 +107,42 @@ def test_runs_2_and_3_repeat_the_coverage_subset_and_the_rest_when_asked(
     repeated = _collected(repeat_run, paths, "-m", "cluster")
     assert _KEPT in repeated and extra not in repeated
     assert {_KEPT, extra} <= _collected(repeat_run, paths, "-m", "cluster or full_lines")
+
+
+# A `full_suite` test (its promise covered by a default one) runs in no run unless asked.
+_FULL_SUITE = "test_a_platform_can_set_its_own_codes"
+
+
+@pytest.mark.parametrize("run", [{}, {"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"}],
+                         ids=["run-1", "tf2.15"])
+def test_full_suite_tests_run_only_when_asked(run):
+    paths = ["test_exit_codes_processes.py"]
+    by_default = _collected(run, paths, "-m", "cluster")
+    assert _KEPT in by_default and _FULL_SUITE not in by_default
+    assert {_KEPT, _FULL_SUITE} <= _collected(run, paths, "-m", "cluster or full_suite")
+
+
+@pytest.mark.parametrize("marks, words", [
+    ("@pytest.mark.full_suite\n", "give covered_by="),
+    ("@pytest.mark.estimator\n@pytest.mark.full_suite(covered_by='test_y')\n",
+     "an `estimator` test runs on every line it can"),
+], ids=["no-covered-by", "estimator"])
+def test_a_full_suite_test_must_name_its_cover_and_not_be_an_estimator_test(marks, words):
+    import os
+    import subprocess
+    import sys
+    marked = ROOT / "cluster" / "test_zz_full_suite_probe.py"
+    marked.write_text("import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
+                      f"\n\n{marks}def test_x():\n    pass\n")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+             str(marked)], env=os.environ, cwd=ROOT.parent, capture_output=True, text=True,
+            timeout=120)
+    finally:
+        marked.unlink()
+    assert out.returncode != 0
+    assert words in out.stdout + out.stderr
 
 
 def test_an_estimator_test_marked_full_lines_stops_the_run(tmp_path):

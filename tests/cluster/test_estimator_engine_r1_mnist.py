@@ -42,6 +42,7 @@ def start(python, program, model_dir, result_file, legacy_keras):
 
 @pytest.mark.skipif(TF215_PYTHON is None, reason="TRAINEXEC_TF215_PYTHON is not set: "
                     "./scripts/test.sh sets it to the TensorFlow 2.15 environment's python")
+@pytest.mark.full_lines  # run 3: test_estimator_engine_strategy_parity, MirroredStrategy
 def test_r1_mnist_with_a_mirrored_strategy_trains_and_evaluates_as_on_tf_estimator(tmp_path):
     changed = with_trainexec_estimator(PROGRAM, tmp_path)
     runs = {"tf.estimator 2.15": (TF215_PYTHON, PROGRAM, False),

@@ -79,6 +79,7 @@ def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0
     return model_dir, lines, evaluated, result
 
 
+@pytest.mark.full_lines  # run 3: the [mwms-0] row below trains the same cluster
 def test_multi_worker_mirrored_tasks_train_every_step_together(tmp_path):
     model_dir, lines, evaluated, _ = _run(tmp_path, "mwms", ps=0)
     # Synchronous all-reduce: each training task ran every step of the one global step.

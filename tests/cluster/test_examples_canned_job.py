@@ -48,6 +48,10 @@ def test_a_canned_job_on_a_ps_cluster_evaluates_and_exports_once(tmp_path):
     assert "probabilities" in served.structured_outputs
 
 
+@pytest.mark.full_suite(covered_by=(
+    "test_a_canned_job_on_a_ps_cluster_evaluates_and_exports_once (the same program's "
+    "wide-and-deep model as a cluster) and the canned estimators' unit tests "
+    "(test_estimator_engine_canned_*: each model trains, evaluates, exports)"))
 @pytest.mark.parametrize("model", ["dnn", "linear"])
 def test_each_canned_model_runs_locally(tmp_path, model):
     done = subprocess.run(

@@ -46,7 +46,9 @@ def test_each_way_a_task_ends_has_its_code(tmp_path, way, code, words):
         assert "Traceback" in stderr  # the traceback is printed before the exit
 
 
-@pytest.mark.full_lines
+@pytest.mark.full_suite(covered_by=(
+    "tests/test_contract_exit_codes.py: an override replaces a code and keeps it "
+    "retryable; the other rows here end a real task with each code"))
 def test_a_platform_can_set_its_own_codes(tmp_path):
     returncode, stderr = _end("peer_lost", tmp_path, TRAINEXEC_EXIT_CODES="peer_lost=75")
     assert returncode == 75, stderr[-2000:]
@@ -54,7 +56,9 @@ def test_a_platform_can_set_its_own_codes(tmp_path):
     assert returncode == 42, stderr[-2000:]
 
 
-@pytest.mark.full_lines
+@pytest.mark.full_suite(covered_by=(
+    "tests/test_contract_exit_codes.py: a bad override ends the task as a config "
+    "error (2); the other rows here end a real task with each code"))
 def test_a_bad_exit_code_setting_is_a_config_error(tmp_path):
     returncode, stderr = _end("done", tmp_path, TRAINEXEC_EXIT_CODES="preempted=300")
     assert returncode == 2, stderr[-2000:]  # the contract's default code for a bad setting

@@ -100,6 +100,7 @@ def test_export_being_written_by_another_process_survives_a_clean_up(tmp_path):
 
 # == 3. A second evaluator on the same state directory is refused =========================
 
+@pytest.mark.full_lines  # runs 2 and 3: the lease is trainexec's file, not Keras'
 @pytest.mark.keras
 def test_second_evaluator_is_refused_and_a_dead_ones_lease_is_taken_over(tmp_path):
     checkpoints = tmp_path / "ckpts"

@@ -113,7 +113,10 @@ def _restarts(result):
     return {t.name: t.restarts for t in result.tasks}
 
 
-@pytest.mark.full_lines
+@pytest.mark.full_suite(covered_by=(
+    "test_readme_launch.py::test_pytest_fixture_example (the guide's killed worker: "
+    "its group restarts once, together, and trains to the end) and the SIGTERMed "
+    "worker below (the group's restarts and the resumed step)"))
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_once(tmp_path):
     """kill -9 of the worker: the chief, blocked in the step's collective, is
     stopped with it and both start again together, one restart; the evaluator
@@ -165,7 +168,10 @@ def test_a_killed_parameter_server_worker_is_restarted_alone(tmp_path):
     print("re-aligned:", [m.group(0) for m in job.said("chief:0", r"Step \d+ at the end")])
 
 
-@pytest.mark.full_lines
+@pytest.mark.full_suite(covered_by=(
+    "test_chaos.py[pss-gs-storage] (kill ps:0: the restarted pods, training again "
+    "within its bound, the final step) and test_keras_trainer_clusters.py::"
+    "test_a_restarted_parameter_server_chief_resumes_at_its_last_saved_step"))
 def test_a_killed_parameter_server_brings_the_chief_back_which_resumes(tmp_path):
     """kill -9 of the ps: its variables are gone, so the launcher restarts it together
     with the chief (one restart), and the chief restores them from its last checkpoint;

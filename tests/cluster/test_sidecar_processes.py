@@ -54,7 +54,9 @@ def test_hdf5_file_held_open_by_its_writer_is_waited_for(tmp_path, caplog):
 @pytest.mark.parametrize("program", [
     # The weights file's writer is also met, held open, by the test above.
     pytest.param(["fit_job.py", "weights.h5"], id="fit-weights.h5",
-                 marks=pytest.mark.full_lines),
+                 marks=pytest.mark.full_suite(covered_by=(
+                     "test_hdf5_file_held_open_by_its_writer_is_waited_for (a fit job's "
+                     ".weights.h5 evaluated), and the fit-keras row (followed to its end)"))),
     pytest.param(["fit_job.py", "keras"], id="fit-keras"),
     pytest.param(["custom_loop_job.py"], id="custom-loop-manager")])
 def test_live_evaluator_stops_by_itself_after_training(tmp_path, program):

@@ -73,7 +73,10 @@ def _outcome(control, name, round_, procs, timeout=120):
     return json.load(open(path))
 
 
-@pytest.mark.full_lines
+@pytest.mark.full_suite(covered_by=(
+    "test_testing_gcs.py::test_create_if_absent_has_one_winner (the lease's one-winner "
+    "write on gs://), test_export_faults.py::test_second_evaluator_is_refused_and_a_dead_"
+    "ones_lease_is_taken_over, and the chaos gs:// rows' one-whole-export invariant"))
 def test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_export(
         bed, tmp_path, race_rounds):
     bed, emulator, env = bed

@@ -224,11 +224,19 @@ def _timed(netns, emulator, op, url, during=None, timeout=300) -> dict:
 @pytest.mark.parametrize("plan, op, at_least", [
     # TensorFlow's client retries a 503 and a reset connection, and waits out a slow
     # answer: each operation succeeds once the fault is over.
-    (dict(mode="error", status=503, kinds=("upload",), secs=4), "write", 3.0),
-    (dict(mode="error", status=429, kinds=("read", "metadata"), secs=4), "read", 3.0),
-    (dict(mode="reset", kinds=("read", "metadata"), secs=3), "read", 2.0),
-    (dict(mode="delay", delay_secs=2.0, kinds=("metadata",), secs=30), "stat", 2.0),
-], ids=["503-uploads", "429-reads", "reset-reads", "slow-metadata"])
+    pytest.param(dict(mode="error", status=503, kinds=("upload",), secs=4), "write", 3.0,
+                 id="503-uploads", marks=pytest.mark.full_suite(covered_by=(
+                     "test_chaos.py[pss-gs-storage]: 503s on every request for 10 s, "
+                     "the job succeeds with its final step and one export"))),
+    pytest.param(dict(mode="error", status=429, kinds=("read", "metadata"), secs=4),
+                 "read", 3.0, id="429-reads"),
+    pytest.param(dict(mode="reset", kinds=("read", "metadata"), secs=3), "read", 2.0,
+                 id="reset-reads"),
+    pytest.param(dict(mode="delay", delay_secs=2.0, kinds=("metadata",), secs=30), "stat",
+                 2.0, id="slow-metadata", marks=pytest.mark.full_suite(covered_by=(
+                     "test_chaos.py[pss-gs-storage] and [estimator-gs-storage]: 1 s "
+                     "answers for 4-5 s, the job succeeds with its final step"))),
+])
 def test_tensorflows_client_rides_out_a_short_fault(netns, emulator, plan, op, at_least):
     from trainexec.testing.gcs.faults import FaultPlan
 
