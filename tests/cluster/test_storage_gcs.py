@@ -120,6 +120,7 @@ def test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_e
           f"{max(spreads) * 1000:.1f} ms")
 
 
+@pytest.mark.full_lines  # run 3: test_chaos.py[estimator-gs-storage] judges the exports
 def test_an_evaluator_killed_while_publishing_to_gs_leaves_no_partial_export_that_counts(
         bed, tmp_path):
     bed, emulator, env = bed
