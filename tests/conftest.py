@@ -20,8 +20,10 @@
   `estimator` test marked so stops the run (run 3 is where they run);
 * `full_suite(covered_by=...)`: a cluster test whose promise a default test checks
   too (`covered_by` names it): deselected in every run unless `-m` names
-  `full_suite` (`./scripts/test.sh -m "cluster or full_suite"` runs every cluster
-  test); one without `covered_by`, or an `estimator` one, stops the run;
+  `full_suite` or the command line names the test itself (`path::test_name`);
+  `./scripts/test.sh -m "cluster or full_suite or full_lines"` runs every default and
+  `full_suite` cluster test on every line; one without `covered_by`, or an `estimator`
+  one, stops the run;
 * `tf_line` / `any_line`: where a test's result can differ. Every test file says which
   in its module-level `pytestmark` (tests/test_suite_lines.py checks it); a test of an
   `any_line` file may add `tf_line` for itself. With TRAINEXEC_TF_LINE_TESTS_ONLY=1 (the
@@ -79,6 +81,11 @@ def _keep_full_suite_apart(config, items) -> None:
     if wrong:
         raise pytest.UsageError("`full_suite` marks a cluster test a default test "
                                 "covers:\n  " + "\n  ".join(wrong))
+    # A test named by its node id (`pytest path::test_name`) runs as asked.
+    named = [arg for arg in config.args if "::" in arg]
+    marked = [item for item in marked
+              if not any(item.nodeid == arg or item.nodeid.startswith(arg + "[")
+                         for arg in named)]
     if marked and "full_suite" not in (config.getoption("markexpr") or ""):
         config.hook.pytest_deselected(items=marked)
         dropped = set(map(id, marked))

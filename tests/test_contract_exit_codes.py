@@ -57,6 +57,12 @@ def _chained(outer, inner):
                              "replica:0/task:0/device:CPU:0}} Unable to parse request "
                              "(1) CANCELLED: RecvFromRemoteAsync is cancelled."),
      True, PEER_LOST),
+    # The same words from the user's own call (a py_function asking an HTTP API): the
+    # program's error, not a garbled exchange between tasks.
+    (tf.errors.InternalError(None, None, "Error in user-defined function passed to Map: "
+                             "ValueError: Unable to parse request body"), True, USER_ERROR),
+    (tf.errors.InvalidArgumentError(None, None, "/job:worker: Unable to parse request"),
+     True, USER_ERROR),
     (tf.errors.InvalidArgumentError(None, None, "Incompatible shapes: [2] vs. [3]"), True,
      USER_ERROR),
     # Locally no error is a lost peer.

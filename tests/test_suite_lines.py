@@ -88,8 +88,8 @@ def _collected(env: dict, paths: list[str], *args: str) -> set[str]:
     return {line.split("::")[-1] for line in out.stdout.splitlines() if "::" in line}
 
 
-# Files whose collection imports no TensorFlow (fast): a kept test and a `full_lines`
-# one each run selects (run 2 only `keras` tests).
+# Small files to collect: a kept test and a `full_lines` one each run selects (run 2
+# only `keras` tests).
 _KEPT = "test_each_way_a_task_ends_has_its_code[done-0-None]"
 
 
@@ -131,7 +131,8 @@ def test_a_full_suite_test_must_name_its_cover_and_not_be_an_estimator_test(mark
     import os
     import subprocess
     import sys
-    marked = ROOT / "cluster" / "test_zz_full_suite_probe.py"
+    # One file per row: xdist may run the rows at once.
+    marked = ROOT / "cluster" / f"test_zz_full_suite_probe_{len(marks)}.py"
     marked.write_text("import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
                       f"\n\n{marks}def test_x():\n    pass\n")
     try:

@@ -389,22 +389,41 @@ def test_the_cli_replays_one_seed_and_the_regressions():
 
 def test_the_cli_runs_a_written_schedule_for_each_mode_and_storage_as_often_as_asked():
     out = io.StringIO()
-    written = ("storage-errors storage:0 at 2s for 20s with 503; "
-               "storage-outage storage:0 at 30s for 50s")
+    written = ("storage-errors storage:0 at 2s for 20s; "
+               "storage-outage storage:0 at 30s for 50s; kill worker:1 at 3s")
     assert cli.main(["--schedule", written, "--modes", "mwms,pss", "--storage", "gs,nfs",
                      "--repeat", "2", "--dry-run"], out=out) == 0
-    faults = [Fault.parse("storage-errors storage:0 at 2s for 20s with 503"),
-              Fault.parse("storage-outage storage:0 at 30s for 50s")]
+    faults = [Fault.parse("storage-errors storage:0 at 2s for 20s"),
+              Fault.parse("storage-outage storage:0 at 30s for 50s"),
+              Fault.parse("kill worker:1 at 3s")]
     expected = [Schedule.explicit(mode, faults, storage=storage,
-                                  name="written with --schedule").describe()
-                for mode in ("mwms", "pss") for storage in ("gs", "nfs") for _ in (1, 2)]
+                                  name=f"written with --schedule, run {k} of 2").describe()
+                for mode in ("mwms", "pss") for storage in ("gs", "nfs") for k in (1, 2)]
     assert out.getvalue().splitlines() == expected
+    once = io.StringIO()
+    assert cli.main(["--schedule", "kill worker:1 at 3s", "--modes", "mwms", "--dry-run"],
+                    out=once) == 0
+    assert once.getvalue().startswith("written with --schedule: mwms")
 
 
 @pytest.mark.parametrize("argv, words", [
     (["--schedule", " ; "], "name at least one fault"),
+    (["--schedule", ""], "name at least one fault"),  # not the seeded default
     (["--schedule", "kill worker:0 at soon"], "write it as KIND TYPE:INDEX"),
-    (["--schedule", "kill ps:0 at 3s", "--modes", "mwms"], "this job has no ps:0"),
+    (["--schedule", "kill worker:0 at 1.2.3s"], "write it as KIND TYPE:INDEX"),
+    (["--schedule", "kill ps:0 at 3s", "--modes", "mwms"],
+     "with --modes mwms --storage local: fault 'kill ps:0 at 3s': this job has no ps:0"),
+    (["--schedule", "disk-full storage:0 at 3s for 5s", "--modes", "pss", "--storage", "gs"],
+     "gs storage has only"),
+    # A detail the storage cannot apply would be skipped at run time: refused here.
+    (["--schedule", "storage-errors storage:0 at 2s for 5s with EIO", "--modes", "pss",
+      "--storage", "gs"], "gs:// answers an HTTP status"),
+    (["--schedule", "storage-errors storage:0 at 2s for 5s with 503", "--modes", "pss",
+      "--storage", "nfs"], "a file server fails with an errno"),
+    (["--schedule", "storage-slow storage:0 at 2s for 5s with fast", "--modes", "pss",
+      "--storage", "gs"], "slow answers take seconds"),
+    (["--schedule", "storage-outage storage:0 at 2s for 5s with 503", "--modes", "pss",
+      "--storage", "gs"], "takes no 'with ...'"),
     (["--seed", "2", "--repeat", "0"], "--repeat 0"),
 ])
 def test_the_cli_refuses_a_bad_written_schedule_or_repeat_saying_why(argv, words, capsys):

@@ -73,9 +73,9 @@ def run_cli_render(*args: str) -> str:
 
 # -- the demo's Keras job, rendered then run --------------------------------------------
 @pytest.mark.full_suite(covered_by=(
-    "test_doc_commands_run.py: the guide's `trainexec render tfjob demo ... > mnist.yaml` "
-    "then `trainexec launch --from mnist.yaml` trains to max_steps and ends with the "
-    "evaluator's final evaluation"))
+    "test_doc_commands_run.py: the Kubernetes guide's `trainexec render tfjob mnist ... > "
+    "mnist.yaml` then `trainexec launch --from mnist.yaml` trains to max_steps and ends "
+    "with the evaluator's final evaluation"))
 @pytest.mark.keras
 def test_the_rendered_demo_keras_job_runs_here_and_the_evaluator_writes_its_final_metrics(
         tmp_path):

@@ -120,7 +120,9 @@ def test_two_sidecar_evaluators_started_together_on_gs_one_evaluates_one_final_e
           f"{max(spreads) * 1000:.1f} ms")
 
 
-@pytest.mark.full_lines  # run 3: test_chaos.py[estimator-gs-storage] judges the exports
+# Run 3 repeats it under full_lines only: there test_chaos.py[estimator-gs-storage]
+# judges the final export on TF 2.15's client (the kill mid-publish runs on run 1).
+@pytest.mark.full_lines
 def test_an_evaluator_killed_while_publishing_to_gs_leaves_no_partial_export_that_counts(
         bed, tmp_path):
     bed, emulator, env = bed

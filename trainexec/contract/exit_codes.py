@@ -197,12 +197,14 @@ _PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
                "unable to find the relevant tensor remote_handle",
                # a ps restarted under a step in flight (ABORTED inside an INTERNAL
                # error; chaos seed 76 of the storage rerun)
-               "expects a different device incarnation", "was probably restarted",
-               # a peer's gRPC server could not decode what this task sent (TF 2.15's
-               # eager client once sent a device name of garbage bytes, "contains
-               # invalid UTF-8", to a PSS worker: INTERNAL "Unable to parse request").
-               # The exchange failed, not the program: a restart sends it whole.
-               "unable to parse request")
+               "expects a different device incarnation", "was probably restarted")
+# A peer's gRPC server could not decode what this task sent it (TF 2.15's eager client
+# once sent a PSS worker a device name of garbage bytes, "contains invalid UTF-8": the
+# worker answered INTERNAL "Unable to parse request"). The exchange failed, not the
+# program, and a restart sends it whole. Only when the words come with a remote task
+# (`/job:`), from TensorFlow's runtime: a user's own call (a py_function asking an HTTP
+# API) may say the same, and that is the program's error.
+_GARBLED_REQUEST = "unable to parse request"
 
 
 def _chain(error: BaseException) -> list[BaseException]:
@@ -251,8 +253,11 @@ def _is_peer_error(error: BaseException) -> bool:
     if isinstance(error, PeerLostError):
         return True
     if is_tensorflow_error(error):
+        lowered = text.lower()
         return (type(error).__name__ in _PEER_ERROR_NAMES
-                or any(words in text.lower() for words in _PEER_WORDS))
+                or any(words in lowered for words in _PEER_WORDS)
+                or (type(error).__name__ == "InternalError" and _GARBLED_REQUEST in lowered
+                    and "/job:" in lowered))
     return (type(error) is RuntimeError
             and text.startswith(tuple(f"{name}:" for name in _PEER_ERROR_NAMES)))
 

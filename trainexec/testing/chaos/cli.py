@@ -7,20 +7,22 @@
     python -m trainexec.testing.chaos --coverage       # what CI's default set covers
     python -m trainexec.testing.chaos --default-set    # run it (--matrix: the full one)
     python -m trainexec.testing.chaos --modes mwms,pss --storage gs --repeat 20 \
-        --schedule "storage-errors storage:0 at 2s for 20s with 503; storage-outage storage:0 at 30s for 50s"
+        --schedule "storage-errors storage:0 at 2s for 20s with 503; \
+                    storage-outage storage:0 at 30s for 50s"
 
 A seed's schedule depends on the seed and on --modes, --storage and --faults,
 so replay one with the same three. `--schedule` writes one by hand (its faults as
 `Fault.describe()` writes them, `;` between), for each of --modes and --storage;
-`--repeat N` runs each schedule N times (how often does it hold?). Exit status: 0 when no safety invariant
-broke (liveness misses are printed, not counted), 1 when one did, 2 for a usage
-error or a bed that cannot be made here (root, ip, unshare, nsenter; bindfs for
-nfs).
+`--repeat N` runs each schedule N times (how often does it hold?). Exit status: 0
+when no safety invariant broke (liveness misses are printed, not counted), 1 when one
+did, 2 for a usage error or a bed that cannot be made here (root, ip, unshare,
+nsenter; bindfs for nfs).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -33,8 +35,8 @@ from trainexec.testing.chaos.regressions import REGRESSIONS
 from trainexec.testing.chaos.runner import (MAX_STEPS, ChaosReport, mode_unavailable,
                                             run_schedule)
 from trainexec.testing.chaos.schedule import (ALL_KINDS, DRAWN_MODES, KINDS, MODES,
-                                              STORAGE_KINDS, STORAGES, Fault, Schedule,
-                                              parse_seeds)
+                                              PS_MODES, STORAGE_FAULTS, STORAGE_KINDS,
+                                              STORAGES, Fault, Schedule, parse_seeds)
 
 __all__ = ["format_table", "main", "schedules_from"]
 
@@ -73,8 +75,8 @@ def parser() -> argparse.ArgumentParser:
                        help="the full one-fault matrix for this line (suite.full_matrix)")
     which.add_argument("--schedule", metavar="FAULTS",
                        help="a hand-written schedule for each of --modes and --storage: "
-                       "faults separated by ';', e.g. \"kill ps:0 at 3s; "
-                       "storage-outage storage:0 at 5s for 50s\"")
+                       "faults separated by ';', e.g. \"kill worker:0 at 3s; "
+                       "freeze chief:0 at 5s for 4s\"")
     which.add_argument("--coverage", action="store_true",
                        help="print what the default set covers (modes, fault kinds, roles, "
                        "storages) on this line, and run nothing")
@@ -107,7 +109,11 @@ def schedules_from(args: argparse.Namespace) -> list[Schedule]:
     if not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"--repeat {repeat!r}: give how many times to run each "
                          "schedule, 1 or more")
-    return [s for s in _named_schedules(args) for _ in range(repeat)]
+    schedules = _named_schedules(args)
+    if repeat == 1:
+        return schedules
+    return [dataclasses.replace(s, name=f"{s.label()}, run {k} of {repeat}")
+            for s in schedules for k in range(1, repeat + 1)]
 
 
 def _written(args: argparse.Namespace) -> list[Schedule]:
@@ -122,10 +128,24 @@ def _written(args: argparse.Namespace) -> list[Schedule]:
                          "\"kill worker:0 at 3s\"")
     modes = (_names(args.modes, MODES, "modes") if args.modes
              else suite.drawn_line_modes())
+    if not modes:
+        raise ValueError("no mode runs on this TensorFlow line: "
+                         + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
     storages = _names(args.storage, STORAGES, "storage")
-    return [Schedule.explicit(mode, faults, storage=storage,
-                              name="written with --schedule")
-            for mode in modes for storage in storages]
+    written = []
+    for mode in modes:
+        for storage in storages:
+            try:
+                written.append(Schedule.explicit(mode, faults, storage=storage,
+                                                 name="written with --schedule"))
+            except ValueError as err:
+                raise ValueError(
+                    f"--schedule {args.schedule!r} with --modes {mode} --storage "
+                    f"{storage}: {err}; pick --modes whose job has that task (a ps: "
+                    f"{', '.join(PS_MODES)}) and --storage that has that fault (gs: "
+                    f"{', '.join(STORAGE_FAULTS['gs'])}; nfs: every storage kind)"
+                ) from None
+    return written
 
 
 def _named_schedules(args: argparse.Namespace) -> list[Schedule]:
@@ -133,7 +153,7 @@ def _named_schedules(args: argparse.Namespace) -> list[Schedule]:
         entries = (suite.for_line(suite.line_modes()) if args.default_set
                    else suite.full_matrix(suite.line_modes()))
         return [e.schedule for e in entries]
-    if getattr(args, "schedule", None):
+    if getattr(args, "schedule", None) is not None:
         return _written(args)
     if args.regression:
         # "all": those whose job runs on this TensorFlow line.

@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import errno
 import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
@@ -107,9 +108,11 @@ class Fault:
             raise ValueError(f"fault at_secs {self.at_secs!r}: use seconds >= 0 after "
                              f"training began")
         if self.lasting and self.duration_secs <= 0:
-            raise ValueError(f"a {self.kind} lasts a while: give duration_secs > 0")
+            raise ValueError(f"a {self.kind} lasts a while: give duration_secs > 0 "
+                             f"('for 3s')")
         if not self.lasting and self.duration_secs:
-            raise ValueError(f"a {self.kind} is instantaneous: leave duration_secs 0")
+            raise ValueError(f"a {self.kind} is instantaneous: leave duration_secs 0 "
+                             f"(drop 'for ...')")
 
     @property
     def lasting(self) -> bool:
@@ -147,15 +150,39 @@ class Fault:
         """The fault `describe()` wrote (`kill evaluator:0 at 7.7s`, `freeze ps:0 at
         5s for 3s`)."""
         match = cls._TEXT.match(text)
-        if not match:
+        numbers = match and [m for m in match.group(4, 5) if m is not None]
+        if not match or any(n.count(".") > 1 for n in numbers or ()):
             raise ValueError(f"fault {text!r}: write it as KIND TYPE:INDEX at SECS "
-                             f"[for SECS], e.g. 'cut worker:0 at 9s for 3.7s'")
+                             f"[for SECS] [with DETAIL], e.g. 'cut worker:0 at 9s for "
+                             f"3.7s' or 'storage-errors storage:0 at 2s for 5s with 503'")
         kind, task_type, index, at, duration, detail = match.groups()
         return cls(kind, task_type, int(index), float(at), float(duration or 0.0),
                    detail or "")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _bad_detail(storage: str, fault: Fault) -> str | None:
+    """Why the storage cannot apply `fault`'s detail (None: it can, or there is none
+    and the storage's default applies): an HTTP status for gs:// errors, an errno name
+    for NFS errors, seconds for slow answers; a stall or a full disk takes none."""
+    detail = fault.detail
+    if not detail:
+        return None
+    if fault.kind == "storage-errors" and storage == "gs":
+        ok = detail.isdigit() and 400 <= int(detail) <= 599
+        return None if ok else f"gs:// answers an HTTP status: write 'with 503' (400-599)"
+    if fault.kind == "storage-errors":
+        ok = detail.isupper() and isinstance(getattr(errno, detail, None), int)
+        return None if ok else "a file server fails with an errno: write 'with EIO' or 'ESTALE'"
+    if fault.kind == "storage-slow":
+        try:
+            ok = detail.endswith("s") and float(detail[:-1]) > 0
+        except ValueError:
+            ok = False
+        return None if ok else "slow answers take seconds: write 'with 1s'"
+    return f"a {fault.kind} takes no 'with ...': drop {detail!r}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,6 +225,9 @@ class Schedule:
                 if fault.kind not in STORAGE_FAULTS[self.storage]:
                     raise ValueError(f"fault {fault.describe()!r}: {self.storage} storage "
                                      f"has only {list(STORAGE_FAULTS[self.storage])}")
+                why = _bad_detail(self.storage, fault)
+                if why:
+                    raise ValueError(f"fault {fault.describe()!r}: {why}")
                 continue
             if (fault.task_type, fault.index) not in tasks:
                 raise ValueError(f"fault {fault.describe()!r}: this job has no "
