@@ -116,6 +116,16 @@ def schedules_from(args: argparse.Namespace) -> list[Schedule]:
             for s in schedules for k in range(1, repeat + 1)]
 
 
+def _modes_and_storages(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """--modes (default: the drawn modes this TensorFlow line runs) and --storage."""
+    modes = (_names(args.modes, MODES, "modes") if args.modes
+             else suite.drawn_line_modes())
+    if not modes:
+        raise ValueError("no mode runs on this TensorFlow line: "
+                         + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
+    return modes, _names(args.storage, STORAGES, "storage")
+
+
 def _written(args: argparse.Namespace) -> list[Schedule]:
     """`--schedule`: its faults for each mode and storage asked for."""
     texts = [t.strip() for t in args.schedule.split(";") if t.strip()]
@@ -126,12 +136,7 @@ def _written(args: argparse.Namespace) -> list[Schedule]:
     if not faults:
         raise ValueError(f"--schedule {args.schedule!r}: name at least one fault, e.g. "
                          "\"kill worker:0 at 3s\"")
-    modes = (_names(args.modes, MODES, "modes") if args.modes
-             else suite.drawn_line_modes())
-    if not modes:
-        raise ValueError("no mode runs on this TensorFlow line: "
-                         + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
-    storages = _names(args.storage, STORAGES, "storage")
+    modes, storages = _modes_and_storages(args)
     written = []
     for mode in modes:
         for storage in storages:
@@ -165,12 +170,7 @@ def _named_schedules(args: argparse.Namespace) -> list[Schedule]:
             raise ValueError(f"--regression {unknown}: use all or some of "
                              f"{', '.join(REGRESSIONS)}")
         return [REGRESSIONS[n] for n in names]
-    modes = (_names(args.modes, MODES, "modes") if args.modes
-             else suite.drawn_line_modes())
-    if not modes:
-        raise ValueError("no mode runs on this TensorFlow line: "
-                         + "; ".join(f"{m}: {mode_unavailable(m)}" for m in MODES))
-    storages = _names(args.storage, STORAGES, "storage")
+    modes, storages = _modes_and_storages(args)
     seeds = [args.seed] if args.seed is not None else parse_seeds(args.seeds or "1-5")
     kinds = ALL_KINDS if args.kinds == "all" else _names(args.kinds, ALL_KINDS, "kinds")
     return [Schedule.generate(s, modes=modes, storages=storages, faults=_range(args.faults),
