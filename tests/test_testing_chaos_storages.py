@@ -1,12 +1,17 @@
 """The chaos runs' storages: what each gives the pods and the bed, the one staleness
-figure each adds to the bound, and the runner's view of model_dir read behind no cache
+figure each adds to the bound, the runner's view of model_dir read behind no cache
 (local and NFS-like here; the gs:// bucket's view runs against the emulator in
-tests/cluster/test_testing_gcs.py)."""
+tests/cluster/test_testing_gcs.py), and what a storage fault's `with DETAIL` does on
+each storage."""
+
+import errno
+import re
 
 import pytest
 
 from trainexec.testing.chaos.storages import (STORAGE_STALENESS_SECS, LocalStorage,
-                                              NfsStorage, result_of, storage_for)
+                                              NfsStorage, fault_setting, result_of,
+                                              storage_for)
 
 pytestmark = pytest.mark.any_line
 
@@ -67,3 +72,27 @@ def test_a_fault_end_still_to_come_is_not_played_on_a_stopped_storage(tmp_path, 
         storage.apply(Fault("disk-full", "storage", 0, 0.0, 0.3))
     time.sleep(0.6)
     assert played == ["fill", "free", "fill"]
+
+
+@pytest.mark.parametrize("storage,kind,detail,setting", [
+    ("nfs", "storage-errors", "", errno.EIO), ("nfs", "storage-errors", "ESTALE", errno.ESTALE),
+    ("nfs", "storage-slow", "", 0.05), ("nfs", "storage-slow", "2.5s", 2.5),
+    ("nfs", "storage-outage", "", None), ("nfs", "disk-full", "", None),
+    ("gs", "storage-errors", "", 503), ("gs", "storage-errors", "429", 429),
+    ("gs", "storage-slow", "", 1.0), ("gs", "storage-outage", "", None)])
+def test_a_storage_fault_detail_is_read_by_its_storage(storage, kind, detail, setting):
+    assert fault_setting(storage, kind, detail) == setting
+
+
+@pytest.mark.parametrize("storage,kind,detail,words", [
+    ("gs", "storage-errors", "EIO", "write 'with 503'"),
+    ("gs", "storage-errors", "200", "write 'with 503'"),
+    ("nfs", "storage-errors", "503", "write 'with EIO'"),
+    ("nfs", "storage-errors", "eio", "write 'with EIO'"),
+    ("nfs", "storage-slow", "2", "write 'with 1s'"), ("gs", "storage-slow", "0s", "write 'with 1s'"),
+    ("nfs", "storage-outage", "EIO", "drop 'EIO'"), ("gs", "disk-full", "", "no disk to fill"),
+    ("local", "storage-errors", "", "use --storage nfs or gs")])
+def test_a_detail_its_storage_cannot_apply_is_refused_saying_what_to_write(
+        storage, kind, detail, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        fault_setting(storage, kind, detail)

@@ -198,13 +198,15 @@ _PEER_WORDS = ("coordination service", "heartbeat", "collective ops is aborted",
                # a ps restarted under a step in flight (ABORTED inside an INTERNAL
                # error; chaos seed 76 of the storage rerun)
                "expects a different device incarnation", "was probably restarted")
-# A peer's gRPC server could not decode what this task sent it (TF 2.15's eager client
-# once sent a PSS worker a device name of garbage bytes, "contains invalid UTF-8": the
-# worker answered INTERNAL "Unable to parse request"). The exchange failed, not the
-# program, and a restart sends it whole. Only when the words come with a remote task
-# (`/job:`), from TensorFlow's runtime: a user's own call (a py_function asking an HTTP
-# API) may say the same, and that is the program's error.
-_GARBLED_REQUEST = "unable to parse request"
+# Words that say a peer is lost only in an error of this type whose message names a
+# remote task (`/job:`): the same words from a user's own call (a py_function asking an
+# HTTP API) are the program's error.
+_PEER_WORDS_NAMING_A_TASK = {
+    # a peer's gRPC server could not decode what this task sent it (TF 2.15's eager
+    # client once sent a PSS worker a device name of garbage bytes, "contains invalid
+    # UTF-8", answered INTERNAL): the exchange failed, not the program, and a restart
+    # sends it whole
+    "InternalError": ("unable to parse request",)}
 
 
 def _chain(error: BaseException) -> list[BaseException]:
@@ -256,8 +258,9 @@ def _is_peer_error(error: BaseException) -> bool:
         lowered = text.lower()
         return (type(error).__name__ in _PEER_ERROR_NAMES
                 or any(words in lowered for words in _PEER_WORDS)
-                or (type(error).__name__ == "InternalError" and _GARBLED_REQUEST in lowered
-                    and "/job:" in lowered))
+                or ("/job:" in lowered and any(
+                    words in lowered
+                    for words in _PEER_WORDS_NAMING_A_TASK.get(type(error).__name__, ()))))
     return (type(error) is RuntimeError
             and text.startswith(tuple(f"{name}:" for name in _PEER_ERROR_NAMES)))
 

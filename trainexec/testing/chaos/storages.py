@@ -38,7 +38,7 @@ import threading
 from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 __all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "LocalStorage",
-           "NfsStorage", "storage_for"]
+           "NfsStorage", "fault_setting", "storage_for"]
 
 # How late a host may see another host's change on each storage, at worst: the
 # NFS-like views' caches (trainexec.testing.storage.NFS_DEFAULTS: acregmax and acdirmax
@@ -167,14 +167,30 @@ class NfsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.shared.on_machine(self.shared.on_hosts("final_result.json")))
 
+    SLOW = "0.05s"  # a slow call's time when a fault names none
+
+    @classmethod
+    def setting(cls, kind: str, detail: str | None) -> int | float | None:
+        """What fault `kind` written `with detail` does here: the errno a failing call
+        raises (default EIO), the seconds a slow call takes (default 0.05 s), nothing for
+        a stall or a full disk. ValueError, saying what to write, for a detail it cannot
+        apply."""
+        if kind == "storage-errors":
+            return _errno_of(detail)
+        if kind == "storage-slow":
+            return _seconds(detail or cls.SLOW)
+        _no_detail(kind, detail)
+        return None
+
     def apply(self, fault: Any) -> None:
         secs = fault.duration_secs
+        self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
         if fault.kind == "storage-errors":
-            self.shared.fail(getattr(errno, fault.detail or "EIO"), secs)
+            self.shared.fail(_errno_of(fault.detail), secs)
         elif fault.kind == "storage-outage":
             self.shared.stall(secs)
         elif fault.kind == "storage-slow":
-            self.shared.slow(float((fault.detail or "0.05s").rstrip("s")), secs)
+            self.shared.slow(_seconds(fault.detail or self.SLOW), secs)
         else:  # disk-full: the volume full for the fault's time
             self.shared.fill()
             self._ends.after(secs, self.shared.free)
@@ -226,16 +242,34 @@ class GcsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.result_file)
 
+    SLOW = "1s"  # a slow answer's wait when a fault names none
+
+    @classmethod
+    def setting(cls, kind: str, detail: str | None) -> int | float | None:
+        """What fault `kind` written `with detail` does here: the HTTP status the
+        emulator answers (default 503), the seconds an answer waits (default 1 s),
+        nothing for an outage. ValueError, saying what to write, for a detail it cannot
+        apply (a full disk included: a bucket has none)."""
+        if kind == "storage-errors":
+            return _status_of(detail)
+        if kind == "storage-slow":
+            return _seconds(detail or cls.SLOW)
+        if kind == "disk-full":
+            raise ValueError("gs:// has no disk to fill")
+        _no_detail(kind, detail)
+        return None
+
     def apply(self, fault: Any) -> None:
         from trainexec.testing.gcs.faults import FaultPlan
 
         secs = fault.duration_secs
+        self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
         if fault.kind == "storage-errors":
-            self.emulator.inject(FaultPlan("error", status=int(fault.detail or 503),
+            self.emulator.inject(FaultPlan("error", status=_status_of(fault.detail),
                                            secs=secs))
         elif fault.kind == "storage-slow":
-            self.emulator.inject(FaultPlan("delay", delay_secs=float(
-                (fault.detail or "1s").rstrip("s")), secs=secs))
+            self.emulator.inject(FaultPlan("delay", delay_secs=_seconds(
+                fault.detail or self.SLOW), secs=secs))
         elif fault.kind == "storage-outage":
             self.emulator.pause()
             self._ends.after(secs, self.emulator.resume)
@@ -245,6 +279,49 @@ class GcsStorage:
 
 _STORAGES: dict[str, type[LocalStorage] | type[NfsStorage] | type[GcsStorage]] = {
     "local": LocalStorage, "nfs": NfsStorage, "gs": GcsStorage}
+
+
+def fault_setting(storage: str, kind: str, detail: str | None) -> int | float | None:
+    """What storage fault `kind` written `with detail` does on storage `storage` (its
+    class's `setting`); ValueError, saying what to write, when that storage cannot
+    apply it."""
+    kind_class = _STORAGES[storage]
+    if kind_class is LocalStorage:
+        raise ValueError("local storage takes no storage faults: use --storage nfs or gs")
+    return kind_class.setting(kind, detail)  # type: ignore[union-attr]
+
+
+def _errno_of(detail: str | None) -> int:
+    """The errno named "EIO", "ESTALE", ... (EIO when none is named)."""
+    name = detail or "EIO"
+    code = getattr(errno, name, None)
+    if not name.isupper() or not isinstance(code, int):
+        raise ValueError("a file server fails with an errno: write 'with EIO' or 'ESTALE'")
+    return code
+
+
+def _status_of(detail: str | None) -> int:
+    """The HTTP error status written "503" (503 when none is written)."""
+    status = detail or "503"
+    if not (status.isdigit() and 400 <= int(status) <= 599):
+        raise ValueError("gs:// answers an HTTP status: write 'with 503' (400-599)")
+    return int(status)
+
+
+def _seconds(written: str) -> float:
+    """Seconds written as "1s" or "0.5s"."""
+    try:
+        secs = float(written[:-1]) if written.endswith("s") else -1.0
+    except ValueError:
+        secs = -1.0
+    if secs <= 0:
+        raise ValueError("slow answers take seconds: write 'with 1s'")
+    return secs
+
+
+def _no_detail(kind: str, detail: str | None) -> None:
+    if detail:
+        raise ValueError(f"a {kind} takes no 'with ...': drop {detail!r}")
 
 
 def storage_for(name: str, workdir: str, faults: bool = False) -> ChaosStorage:
