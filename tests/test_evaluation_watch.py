@@ -49,7 +49,7 @@ def test_a_file_landing_wakes_the_watcher(tmp_path, write):
         thread = later(0.2, lambda: write(str(tmp_path / "ckpt-1.weights.h5")))
         started = time.monotonic()
         assert watcher.wait(10.0)
-        assert time.monotonic() - started < 1.0  # woken, not timed out
+        assert time.monotonic() - started < 5.0  # woken (by 0.2 s), not timed out (10 s)
         thread.join()
         watcher.wait(0.05)  # rename_in's rename may come after the first wake
         rename_in(str(tmp_path / "checkpoint"))  # two events, both queued
@@ -82,7 +82,7 @@ def test_the_waiter_sleeps_until_the_directory_exists_then_watches(tmp_path):
         thread = later(0.2, lambda: rename_in(str(directory / "checkpoint")))
         started = time.monotonic()
         waiter.wait(10.0)
-        assert time.monotonic() - started < 1.0 and waiter.wakes == 1
+        assert time.monotonic() - started < 5.0 and waiter.wakes == 1  # woken, not at 10 s
         assert waiter.watching and clock.sleeps == [1.0]
         thread.join()
     finally:
@@ -159,4 +159,4 @@ def test_the_loop_picks_a_checkpoint_up_long_before_its_poll(tmp_path):
     loop.run()
     thread.join()
     assert target.evaluated == [os.path.join(model_dir, "model.ckpt-10")]
-    assert listener.evaluated_at - written["at"] < 1.0  # not the 20 s poll
+    assert listener.evaluated_at - written["at"] < 5.0  # woken, not the 20 s poll

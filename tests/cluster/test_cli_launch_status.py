@@ -33,7 +33,7 @@ for step in (50, 100):
                                    "secs_left": (100 - step) / 25, "metrics": {"loss": 0.5}})
     if name == "evaluator:0":
         reporter.report(EVALUATION, {"step": step, "metrics": {"loss": 0.25}})
-    time.sleep(1.5)
+    time.sleep(3)  # each state shown three redraws long (one a second), on a busy machine too
 """
 ARGS = ("--evaluator", "--grace", "1", "--", sys.executable, "-c", PROGRAM)
 LOGS = [f"[{task}] {task} at {step}" for task in ("chief:0", "worker:0", "evaluator:0")

@@ -60,5 +60,6 @@ def test_a_task_blocked_on_a_stalled_file_server_exits_with_the_storage_code(tmp
     took = time.monotonic() - stalled_at
     err = open(tmp_path / "err").read()
     assert code == 172, err[-2000:]
-    assert 3.0 <= took < 3.0 + 10, took  # the bound, a poll, the probe's start
+    # the bound (from a probe that may have begun just before the stall), a poll, the start
+    assert 2.5 <= took < 3.0 + 10, took
     assert f"worker:0: storage unavailable: {model_dir} did not answer in 3s" in err
