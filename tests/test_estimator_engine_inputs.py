@@ -212,6 +212,9 @@ def test_the_iris_custom_estimator_of_dense_layers(monkeypatch, tmp_path, capsys
         return
     out = run_program("iris_custom_estimator.py", monkeypatch, tmp_path, capsys)
     accuracy = float(re.search(r"Test set accuracy: ([\d.]+)", out).group(1))
-    assert accuracy >= 0.9
+    # Unseeded, as the program was written: 12 runs here (2026-11-30, tf_keras) scored
+    # 0.933-1.0 on its 30 test flowers (10 of 12 all right), every prediction right;
+    # chance is 1/3
+    assert accuracy >= 0.8
     predicted = re.findall(r'Prediction is "(\w+)" \([\d.]+%\), expected "(\w+)"', out)
     assert len(predicted) == 3 and all(got == wanted for got, wanted in predicted)
