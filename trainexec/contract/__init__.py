@@ -5,6 +5,8 @@
 * `storage_faults`: an error of `model_dir`'s storage told from the rest, transient or
   permanent, with its path and what to do; `storage_watch`: the bound on how long
   `model_dir` may not answer (a stalled file server, a silent bucket);
+* `tensorflow_calls`: a task's background calls into TensorFlow, waited for when the
+  program ends (one returning during finalization aborts the process);
 * `termination`: whether this process got SIGTERM (an error after it is a preemption);
 * `exit_deadline`: the bound on a cluster task's ending once its role is over;
   `exit_watchdog`: its last resort, a process outside the interpreter that ends a task

@@ -31,6 +31,7 @@ import time
 from typing import Callable, Mapping
 
 from trainexec.contract.exit_codes import STORAGE_UNAVAILABLE, ExitCodes, flush_logs
+from trainexec.contract.tensorflow_calls import tensorflow_call
 from trainexec.env_settings import seconds_setting
 from trainexec.records.storage import LOCAL, NETWORK, OBJECT, storage_of
 
@@ -100,7 +101,8 @@ class StorageWatch:
 
         def probe() -> None:
             try:
-                self._probe(self.model_dir)
+                with tensorflow_call():  # gs:// is read through TensorFlow's client
+                    self._probe(self.model_dir)
             except Exception:  # noqa: BLE001 - an answer, even an error: not a stall
                 pass
             finally:

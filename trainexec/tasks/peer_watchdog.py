@@ -50,6 +50,7 @@ from typing import Callable
 
 from trainexec.clock import Clock, SystemClock
 from trainexec.contract.exit_codes import flush_logs
+from trainexec.contract.tensorflow_calls import tensorflow_call
 from trainexec.records.finished_tasks import FinishedTasks
 
 __all__ = ["LINGER_SECS", "PeerWatchdog"]
@@ -97,8 +98,9 @@ class PeerWatchdog:
     def _run(self) -> None:
         while not self._stopped.is_set():
             try:
-                if self.check():
-                    return
+                with tensorflow_call():  # its reads may sit in TensorFlow's GCS client
+                    if self.check():
+                        return
             except Exception as err:  # a file system hiccup: look again, never die
                 logger.warning("%s watchdog could not read the finished records: %s",
                                self.task, err)

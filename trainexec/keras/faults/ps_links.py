@@ -39,6 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 from trainexec.clock import Clock, SystemClock
 from trainexec.evaluation.target import describe_error
 from trainexec.contract.exit_codes import is_tensorflow_error
+from trainexec.contract.tensorflow_calls import tensorflow_call
 
 __all__ = ["LINK_WAIT_SECS", "Link", "is_ps_link_error", "touch_ps", "wait_for_ps_links",
            "worker_devices"]
@@ -142,7 +143,8 @@ def wait_for_ps_links(workers: Sequence[str], touch: Callable[[str], None],
         while True:
             attempts[worker] += 1
             try:
-                touch(worker)
+                with tensorflow_call():  # a frozen worker holds it inside TensorFlow
+                    touch(worker)
             except Exception as error:  # noqa: BLE001: the coordinator decides what is fatal
                 elapsed = clock.now() - started
                 if is_ps_link_error(error) and elapsed + poll_secs < timeout_secs:
