@@ -292,3 +292,14 @@ def test_a_read_in_flight_when_the_program_ends_does_not_abort_it(netns, emulato
         emulator.resume()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "not rethrown" not in err, (proc.returncode, err[-3000:])
+
+
+def test_a_resumable_upload_holding_no_byte_says_so_as_gcs_does(netns, emulator):
+    # GCS's 308 for an upload holding no byte has no Range header; TensorFlow's client
+    # reads "bytes=0-0" as one byte held and resends from byte 1 (the emulator's own
+    # answer, which turned a 429 burst during a save into a 400 and a restart).
+    answers = _result(_client(netns, emulator, [str(PROGRAMS / "upload_status_client.py"),
+                                                emulator.bucket, "status/upload"]), emulator)
+    assert answers == {"before_a_byte": [308, None], "chunk": [308, "bytes=0-39"],
+                       "after_40": [308, "bytes=0-39"], "last": [200, None]}
+    assert emulator.read_object("status/upload") == b"x" * 40 + b"y" * 60

@@ -205,6 +205,8 @@ class _Dispatcher:
             return response
         previous = self.current(*target)
         handler(request, response, self.storage)
+        if "upload_id" in request.query:
+            self.no_range_before_a_byte(response, request.query["upload_id"][0])
         new = self.current(*target)
         if new is not None and new is not previous:
             self.stamp(new, int(previous["generation"]) if previous else 0)
@@ -246,6 +248,15 @@ class _Dispatcher:
         return self.finish(response, conditions)
 
     # --- helpers
+    def no_range_before_a_byte(self, response, upload_id: str) -> None:
+        """GCS answers a resumable upload that holds no byte yet (308) without a Range
+        header; the emulator says "bytes=0-0", one byte held, and TensorFlow's client
+        then resends from byte 1, which the emulator refuses (400 "Invalid
+        Content-Range start"): seen after a 429 burst met a checkpoint's upload."""
+        if response.status.value == 308 and \
+                self.storage.get_resumable_byte_count(upload_id) == 0:
+            response._headers.pop("Range", None)
+
     def finish(self, response, conditions):
         """A resumable upload keeps the preconditions it started with (for its last
         chunk); an error without a body gets GCS's."""
