@@ -192,27 +192,29 @@ class _Dispatcher:
     def write_object(self, request, response, handler, target, conditions):
         """A request that writes a new version of `target` (bucket, object): its
         preconditions (and a copy's `ifSource...` ones) checked, then the emulator's
-        handler, then a fresh generation and GCS's times on what it wrote."""
+        handler, then a fresh generation and GCS's times on what it wrote. An upload that
+        holds no byte is answered 308 with no Range, as by GCS (TensorFlow's client would
+        resend from byte 1 after the emulator's "bytes=0-0", and get a 400)."""
         params = request.params or {}
+        upload = request.query.get("upload_id", [None])[0]
         failed = conditions_fail(conditions, self.current(*target))
         if failed is None and handler in (self.objects.copy, self.objects.rewrite):
             source = (params.get("bucket_name"), params.get("object_id"))
             failed = conditions_fail(conditions, self.current(*source), "ifSource")
         if failed:
             self.precondition_failed(response, failed)
-            if "upload_id" in request.query:
-                self.upload_conditions.pop(request.query["upload_id"][0], None)
+            self.upload_conditions.pop(upload, None)
             return response
         previous = self.current(*target)
         handler(request, response, self.storage)
-        if "upload_id" in request.query:
-            self.no_range_before_a_byte(response, request.query["upload_id"][0])
+        if upload and response.status.value == 308 and \
+                self.storage.get_resumable_byte_count(upload) == 0:
+            response._headers.pop("Range", None)  # as GCS; "bytes=0-0" would say one byte
         new = self.current(*target)
         if new is not None and new is not previous:
             self.stamp(new, int(previous["generation"]) if previous else 0)
             self.storage._write_config_to_file()
-            if "upload_id" in request.query:
-                self.upload_conditions.pop(request.query["upload_id"][0], None)
+            self.upload_conditions.pop(upload, None)
         return self.finish(response, conditions)
 
     def object_request(self, request, response, handler, method: str, conditions):
@@ -248,15 +250,6 @@ class _Dispatcher:
         return self.finish(response, conditions)
 
     # --- helpers
-    def no_range_before_a_byte(self, response, upload_id: str) -> None:
-        """GCS answers a resumable upload that holds no byte yet (308) without a Range
-        header; the emulator says "bytes=0-0", one byte held, and TensorFlow's client
-        then resends from byte 1, which the emulator refuses (400 "Invalid
-        Content-Range start"): seen after a 429 burst met a checkpoint's upload."""
-        if response.status.value == 308 and \
-                self.storage.get_resumable_byte_count(upload_id) == 0:
-            response._headers.pop("Range", None)
-
     def finish(self, response, conditions):
         """A resumable upload keeps the preconditions it started with (for its last
         chunk); an error without a body gets GCS's."""
