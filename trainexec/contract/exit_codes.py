@@ -54,6 +54,7 @@ from typing import Any, Callable, Mapping
 from trainexec.contract.exit_deadline import DEFAULT_SECS as DEFAULT_DEADLINE_SECS
 from trainexec.contract.exit_deadline import deadline_secs, end_within
 from trainexec.contract.storage_faults import is_tensorflow_error, storage_fault
+from trainexec.contract.tensorflow_calls import stop_new_calls
 from trainexec.contract.termination import termination_requested
 from trainexec.errors import ConfigError, PeerLostError
 
@@ -309,6 +310,8 @@ def install_exit_hook(task: str, in_cluster: bool = True,
         flush_logs()
         if in_cluster:  # nothing this task still waits for may keep it from ending
             end_within(_deadline_or_default(), code, task)
+        if exit_fn is os._exit:  # no finalizing: background calls need no waiting for
+            stop_new_calls()
         atexit._run_exitfuncs()
         flush_logs()
         exit_fn(code)

@@ -31,7 +31,7 @@ import time
 from typing import Callable, Mapping
 
 from trainexec.contract.exit_codes import STORAGE_UNAVAILABLE, ExitCodes, flush_logs
-from trainexec.contract.tensorflow_calls import tensorflow_call
+from trainexec.contract.tensorflow_calls import ending, tensorflow_call
 from trainexec.env_settings import seconds_setting
 from trainexec.records.storage import LOCAL, NETWORK, OBJECT, storage_of
 
@@ -91,6 +91,8 @@ class StorageWatch:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_secs):
+            if ending():  # the program is ending: a probe now would only park
+                return
             if not self.look():
                 return
 

@@ -35,7 +35,8 @@ import threading
 import time
 from typing import Iterator
 
-__all__ = ["WAIT_SECS", "calls_in_flight", "tensorflow_call", "wait_for_calls"]
+__all__ = ["WAIT_SECS", "calls_in_flight", "ending", "stop_new_calls", "tensorflow_call",
+           "wait_for_calls"]
 
 # At most this long the end of the program waits for calls in flight, when no exit
 # deadline ends it first (a local run, or TRAINEXEC_EXIT_DEADLINE_SECS=0).
@@ -44,22 +45,20 @@ WAIT_SECS = 10.0
 _changed = threading.Condition()
 _in_flight = 0
 _ending = threading.Event()
-_registered: list[bool] = []
 
 
 @contextlib.contextmanager
 def tensorflow_call() -> Iterator[None]:
     """Marks a call into TensorFlow from a daemon thread, which the program's end waits
     for (see the module doc). Once the program is ending, a new call does not start: the
-    thread waits for the process to end."""
+    thread waits for the process to end (never call it from the main thread then)."""
     global _in_flight
-    if _ending.is_set():
+    with _changed:  # the check and the count together: the end cannot slip between
+        ending = _ending.is_set()
+        if not ending:
+            _in_flight += 1
+    if ending:
         threading.Event().wait()  # never set: the process ends around this thread
-    with _changed:
-        if not _registered:
-            _registered.append(True)
-            atexit.register(wait_for_calls)
-        _in_flight += 1
     try:
         yield
     finally:
@@ -73,15 +72,31 @@ def calls_in_flight() -> int:
         return _in_flight
 
 
+def ending() -> bool:
+    """The program is ending: no new call starts (a watch should stop looking)."""
+    return _ending.is_set()
+
+
+def stop_new_calls() -> None:
+    """No new call starts from now on; those in flight are not waited for (an exit by
+    `os._exit`, which does not finalize the interpreter, has nothing to fear from them)."""
+    with _changed:
+        _ending.set()
+    atexit.unregister(wait_for_calls)
+
+
 def wait_for_calls(secs: float = WAIT_SECS) -> bool:
     """No new call starts, and the calls in flight are waited for, up to `secs`; True
     when none is left (what `atexit` runs)."""
-    _ending.set()
     deadline = time.monotonic() + secs
     with _changed:
+        _ending.set()
         while _in_flight:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             _changed.wait(left)
     return True
+
+
+atexit.register(wait_for_calls)  # at import: the program may end before a first call

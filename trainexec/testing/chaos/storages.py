@@ -33,6 +33,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import math
 import os
 import threading
 from typing import Any, Iterator, Mapping, Protocol, Sequence
@@ -270,11 +271,9 @@ class GcsStorage:
         elif fault.kind == "storage-slow":
             self.emulator.inject(FaultPlan("delay", delay_secs=_seconds(
                 fault.detail or self.SLOW), secs=secs))
-        elif fault.kind == "storage-outage":
+        else:  # storage-outage (setting() refused a full disk)
             self.emulator.pause()
             self._ends.after(secs, self.emulator.resume)
-        else:
-            raise ValueError(f"{fault.describe()}: gs:// has no disk to fill")
 
 
 _STORAGES: dict[str, type[LocalStorage] | type[NfsStorage] | type[GcsStorage]] = {
@@ -314,7 +313,7 @@ def _seconds(written: str) -> float:
         secs = float(written[:-1]) if written.endswith("s") else -1.0
     except ValueError:
         secs = -1.0
-    if secs <= 0:
+    if not (math.isfinite(secs) and secs > 0):  # "nans", "infs" refused too
         raise ValueError("slow answers take seconds: write 'with 1s'")
     return secs
 
