@@ -61,8 +61,8 @@ PRIVATE_USE_ALLOWED = {
     ("trainexec/testing/gcs/server.py", "_write_config_to_file"):
         "gcp-storage-emulator's Storage saves its metadata (test emulator only)",
     ("trainexec/testing/gcs/server.py", "_headers"):
-        "gcp-storage-emulator's Response headers, for a resumable upload's Location "
-        "(test emulator only)",
+        "gcp-storage-emulator's Response headers: a resumable upload's Location, and "
+        "the Range it must not send for an upload holding no byte (test emulator only)",
     ("trainexec/testing/gcs/server.py", "_content"):
         "gcp-storage-emulator's Response body, to tell an empty error (test emulator only)",
 }

@@ -204,6 +204,23 @@ def _result_code(proc: subprocess.Popen, emulator: GcsEmulator, timeout: float =
                                   f"{err[-3000:]}\nemulator log:\n{emulator.log_tail()}")
 
 
+def _next_line(proc: subprocess.Popen, secs: float = 120) -> str:
+    """The client's next line of output; fails (killing it) when none comes in `secs`
+    (a client stuck before saying "ready" must not hold the suite)."""
+    import threading
+
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()),
+                              daemon=True)
+    reader.start()
+    reader.join(secs)
+    if not lines:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"the client said nothing in {secs:.0f}s\nstderr:\n{err[-3000:]}")
+    return lines[0].strip()
+
+
 def _timed(netns, emulator, op, url, during=None, timeout=300) -> dict:
     """`op` on `url` by TensorFlow's client; `during()` runs once the client is ready,
     just before the operation starts (it injects a fault)."""
@@ -213,7 +230,7 @@ def _timed(netns, emulator, op, url, during=None, timeout=300) -> dict:
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     if during is not None:
-        assert proc.stdout.readline().strip() == "ready", proc.communicate()
+        assert _next_line(proc) == "ready", proc.communicate()
         during()
         proc.stdin.write("go\n")
         proc.stdin.flush()
@@ -282,11 +299,11 @@ def test_a_read_in_flight_when_the_program_ends_does_not_abort_it(netns, emulato
                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout.readline().strip() == "ready", proc.communicate()
+        assert _next_line(proc) == "ready", proc.communicate()
         emulator.pause()
         proc.stdin.write("go\n")
         proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "program over", proc.communicate()
+        assert _next_line(proc) == "program over", proc.communicate()
         time.sleep(resume_after)
     finally:
         emulator.resume()

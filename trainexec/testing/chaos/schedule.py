@@ -32,7 +32,7 @@ import random
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from trainexec.testing.chaos.storages import fault_setting
+from trainexec.testing.chaos.storages import drawn_details, fault_setting
 
 __all__ = ["ALL_KINDS", "DRAWN_MODES", "DRAWN_STORAGES", "KINDS", "MODES", "STORAGES",
            "STORAGE_FAULTS", "STORAGE_KINDS", "TRAINING_SECS", "Fault", "Schedule",
@@ -46,10 +46,6 @@ KINDS = ("kill", "sigterm", "freeze", "cut")  # of a pod
 STORAGE_KINDS = ("storage-errors", "storage-outage", "storage-slow", "disk-full")
 ALL_KINDS = KINDS + STORAGE_KINDS
 STORAGE_FAULTS = {"local": (), "gs": STORAGE_KINDS[:3], "nfs": STORAGE_KINDS}
-# What each storage's errors and slowness are, drawn per fault (its `detail`).
-_DETAILS = {("gs", "storage-errors"): ("503", "429", "500"),
-            ("nfs", "storage-errors"): ("EIO", "ESTALE"),
-            ("gs", "storage-slow"): ("1s",), ("nfs", "storage-slow"): ("0.05s",)}
 # MultiWorkerMirrored and ParameterServer Keras jobs, tf.estimator's Estimator (the
 # TF 2.15 line), trainexec.estimator's own engine (the current line), a canned
 # estimator on it (`trainexec.examples.canned_job`: a DNNLinearCombinedClassifier), and
@@ -347,7 +343,7 @@ class Schedule:
             duration = (max(round(rng.uniform(MIN_DURATION_SECS * scale,
                                               MAX_DURATION_SECS * scale), 1), 0.1)
                         if lasting else 0.0)
-            details = _DETAILS.get((storage, kind), ("",))
+            details = drawn_details(storage, kind)
             detail = rng.choice(details) if len(details) > 1 else details[0]
             drawn.append(Fault(kind, task_type, index, round(at, 1), duration, detail))
         return dataclasses.replace(shape, faults=tuple(drawn))

@@ -36,7 +36,7 @@ import json
 import math
 import os
 import threading
-from typing import Any, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence, cast
 
 __all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "LocalStorage",
            "NfsStorage", "fault_setting", "storage_for"]
@@ -102,6 +102,7 @@ class LocalStorage:
     name = "local"
     staleness_secs = STORAGE_STALENESS_SECS["local"]
     extra_hosts: Sequence[str] = ()
+    DETAILS: Mapping[str, tuple[str, ...]] = {}  # it takes no storage fault
 
     def __init__(self, workdir: str) -> None:
         self.model_dir = os.path.join(workdir, "model")
@@ -168,7 +169,10 @@ class NfsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.shared.on_machine(self.shared.on_hosts("final_result.json")))
 
-    SLOW = "0.05s"  # a slow call's time when a fault names none
+    # The details a drawn fault of each kind takes here (`Schedule.generate` picks one);
+    # a fault written without one takes the first.
+    DETAILS: Mapping[str, tuple[str, ...]] = {"storage-errors": ("EIO", "ESTALE"),
+                                              "storage-slow": ("0.05s",)}
 
     @classmethod
     def setting(cls, kind: str, detail: str | None) -> int | float | None:
@@ -177,21 +181,21 @@ class NfsStorage:
         a stall or a full disk. ValueError, saying what to write, for a detail it cannot
         apply."""
         if kind == "storage-errors":
-            return _errno_of(detail)
+            return _errno_of(detail or cls.DETAILS[kind][0])
         if kind == "storage-slow":
-            return _seconds(detail or cls.SLOW)
+            return _seconds(detail or cls.DETAILS[kind][0])
         _no_detail(kind, detail)
         return None
 
     def apply(self, fault: Any) -> None:
         secs = fault.duration_secs
-        self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
+        value = self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
         if fault.kind == "storage-errors":
-            self.shared.fail(_errno_of(fault.detail), secs)
+            self.shared.fail(cast(int, value), secs)
         elif fault.kind == "storage-outage":
             self.shared.stall(secs)
         elif fault.kind == "storage-slow":
-            self.shared.slow(_seconds(fault.detail or self.SLOW), secs)
+            self.shared.slow(cast(float, value), secs)
         else:  # disk-full: the volume full for the fault's time
             self.shared.fill()
             self._ends.after(secs, self.shared.free)
@@ -243,7 +247,10 @@ class GcsStorage:
     def read_result(self) -> bytes | None:
         return _read(self.result_file)
 
-    SLOW = "1s"  # a slow answer's wait when a fault names none
+    # The details a drawn fault of each kind takes here; a fault written without one
+    # takes the first.
+    DETAILS: Mapping[str, tuple[str, ...]] = {"storage-errors": ("503", "429", "500"),
+                                              "storage-slow": ("1s",)}
 
     @classmethod
     def setting(cls, kind: str, detail: str | None) -> int | float | None:
@@ -252,9 +259,9 @@ class GcsStorage:
         nothing for an outage. ValueError, saying what to write, for a detail it cannot
         apply (a full disk included: a bucket has none)."""
         if kind == "storage-errors":
-            return _status_of(detail)
+            return _status_of(detail or cls.DETAILS[kind][0])
         if kind == "storage-slow":
-            return _seconds(detail or cls.SLOW)
+            return _seconds(detail or cls.DETAILS[kind][0])
         if kind == "disk-full":
             raise ValueError("gs:// has no disk to fill")
         _no_detail(kind, detail)
@@ -264,13 +271,12 @@ class GcsStorage:
         from trainexec.testing.gcs.faults import FaultPlan
 
         secs = fault.duration_secs
-        self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
+        value = self.setting(fault.kind, fault.detail)  # refuses what it cannot apply
         if fault.kind == "storage-errors":
-            self.emulator.inject(FaultPlan("error", status=_status_of(fault.detail),
-                                           secs=secs))
+            self.emulator.inject(FaultPlan("error", status=cast(int, value), secs=secs))
         elif fault.kind == "storage-slow":
-            self.emulator.inject(FaultPlan("delay", delay_secs=_seconds(
-                fault.detail or self.SLOW), secs=secs))
+            self.emulator.inject(FaultPlan("delay", delay_secs=cast(float, value),
+                                           secs=secs))
         else:  # storage-outage (setting() refused a full disk)
             self.emulator.pause()
             self._ends.after(secs, self.emulator.resume)
@@ -290,18 +296,22 @@ def fault_setting(storage: str, kind: str, detail: str | None) -> int | float | 
     return kind_class.setting(kind, detail)  # type: ignore[union-attr]
 
 
-def _errno_of(detail: str | None) -> int:
-    """The errno named "EIO", "ESTALE", ... (EIO when none is named)."""
-    name = detail or "EIO"
+def drawn_details(storage: str, kind: str) -> tuple[str, ...]:
+    """The details a drawn fault of `kind` on `storage` takes (one is picked per fault);
+    ("",) for a kind that takes none."""
+    return _STORAGES[storage].DETAILS.get(kind, ("",))
+
+
+def _errno_of(name: str) -> int:
+    """The errno named "EIO", "ESTALE", ..."""
     code = getattr(errno, name, None)
     if not name.isupper() or not isinstance(code, int):
         raise ValueError("a file server fails with an errno: write 'with EIO' or 'ESTALE'")
     return code
 
 
-def _status_of(detail: str | None) -> int:
-    """The HTTP error status written "503" (503 when none is written)."""
-    status = detail or "503"
+def _status_of(status: str) -> int:
+    """The HTTP error status written "503"."""
     if not (status.isdigit() and 400 <= int(status) <= 599):
         raise ValueError("gs:// answers an HTTP status: write 'with 503' (400-599)")
     return int(status)
