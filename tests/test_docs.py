@@ -244,6 +244,37 @@ def test_code_line_check_sees_every_fence():
     assert [len(line) for _, line in _code_lines(text)] == [5, 90, 81]
 
 
+TABLE_SEPARATOR = re.compile(r"^\|( *:?-{3,}:? *\|)+ *$")
+
+
+def _headless_table_rows(text):
+    """Line numbers of table rows that open a table without a header: a row after a
+    blank line (or prose) not followed by a `| --- |` separator renders as a paragraph
+    of pipes (as a blank line inside a table does to every row after it)."""
+    code = {number for number, _ in _code_lines(text)}
+    lines = text.splitlines()
+    found = []
+    for number, line in enumerate(lines, 1):
+        if number in code or not line.startswith("|"):
+            continue
+        opens = number == 1 or not lines[number - 2].startswith("|")
+        if opens and not (number < len(lines) and TABLE_SEPARATOR.match(lines[number])):
+            found.append(number)
+    return found
+
+
+@pytest.mark.parametrize("path", _pages(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_table_has_its_header(path):
+    assert _headless_table_rows(path.read_text()) == []
+
+
+def test_headless_table_check_sees_a_broken_table():
+    table = "| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+    assert _headless_table_rows("text\n\n" + table) == []
+    assert _headless_table_rows(table + "\n| 3 | 4 |\n") == [5]
+    assert _headless_table_rows("```\n| in code |\n```\n") == []
+
+
 # User pages say nothing of the repository's tests and CI; CONTRIBUTING.md does.
 INTERNALS = re.compile(r"`tests/|\.ci/run|`scripts/")
 
