@@ -303,6 +303,29 @@ def test_the_bound_counts_from_the_last_faults_end_when_it_is_later():
     assert names(later) == ["late-exit"]
 
 
+def test_a_storage_outage_counts_until_a_request_begun_in_it_gives_up():
+    # A gs:// outage 10-50 s; the chief, whose request could not connect while the
+    # bucket was silent, succeeds 29 s after the final checkpoint and the outage.
+    outage = AppliedFault(Fault("storage-outage", "storage", 0, 10.0, 40.0), T0 + 10.0,
+                          T0 + 50.0, settle_secs=61.0)
+    late_chief = good_evidence(applied=good_evidence().applied + (outage,),
+                               final_step_at=T0 + 51.0, ended=T0 + 80.0,
+                               exits=good_evidence().exits + (
+                                   PodExit("demo-chief-0", T0 + 80.0, 0),))
+    assert late_chief.last_fault_end == T0 + 111.0
+    assert names(late_chief) == []
+    # Without the settling time (another storage, or another kind), the same is late.
+    [violation] = check(dataclasses.replace(late_chief, applied=good_evidence().applied + (
+        dataclasses.replace(outage, settle_secs=0.0),)))
+    assert violation.name == "chief-late"
+    assert "(or the last fault ended; bound" in violation.evidence[0]
+    # Past the settling time too, the chief is late, and the line says what was counted.
+    [violation] = check(dataclasses.replace(late_chief, ended=T0 + 135.0))
+    assert violation.name == "chief-late"
+    assert ("(or the last fault ended and 61s more for a request begun in it to give up"
+            in violation.evidence[0])
+
+
 def test_a_chief_that_ends_long_after_the_final_checkpoint_is_late():
     evidence = good_evidence(final_step_at=T0 + 60.0 - BOUND_SECS - 1.0)
     [violation] = check(evidence)
@@ -632,3 +655,24 @@ def test_a_fault_the_bed_fails_to_apply_is_reported_with_the_beds_error():
     assert not applied.applied
     assert applied.detail == ("not applied: the bed failed: FileNotFoundError: [Errno 2] No "
                               "such file or directory: 'plan.json.tmp'")
+
+
+def test_a_storage_fault_is_recorded_with_its_storages_settling_time():
+    from trainexec.testing.chaos.runner import _FaultPlayer
+
+    class _Bucket:
+        settle_secs = {"storage-outage": 61.0}
+        played: list = []
+
+        def apply(self, fault):
+            self.played.append(fault.kind)
+
+    schedule = Schedule.explicit("mwms", ["storage-outage storage:0 at 0s for 2s",
+                                          "storage-errors storage:0 at 0s for 1s"],
+                                 storage="gs")
+    player = _FaultPlayer(schedule, storage=_Bucket(), clock=lambda: 0.0)
+    player.start(run=None, began=0.0)
+    recorded = {a.fault.kind: a for a in player.finish()}
+    assert sorted(_Bucket.played) == ["storage-errors", "storage-outage"]
+    assert recorded["storage-outage"].over == 2.0 + 61.0
+    assert recorded["storage-errors"].over == 1.0

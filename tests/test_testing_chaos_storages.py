@@ -21,6 +21,11 @@ def test_storages_by_name_and_their_staleness(tmp_path):
             for name in ("local", "nfs", "gs")} == STORAGE_STALENESS_SECS == {
         "local": 0.0, "nfs": 60.0, "gs": 5.0}
     assert storage_for("gs", str(tmp_path)).extra_hosts == ("gcs",)
+    # Only a gs:// outage outlasts its end: TensorFlow's GCS client gives up a request
+    # that could not connect after 60 s without progress.
+    assert {name: dict(storage_for(name, str(tmp_path)).settle_secs)
+            for name in ("local", "nfs", "gs")} == {
+        "local": {}, "nfs": {}, "gs": {"storage-outage": 61.0}}
     assert "aliases" in storage_for("gs", str(tmp_path)).bed_options()
     with pytest.raises(ValueError, match="use one of local, nfs, gs"):
         storage_for("s3", str(tmp_path))

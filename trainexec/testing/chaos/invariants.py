@@ -40,6 +40,10 @@ Liveness (a bound, which load can stretch; reported apart):
   `RECOVERY_SECS` of the later of the last fault's end and the last pod start
   after the first fault, unless training had reached `max_steps` by then.
 
+A fault's end counts its settling (`AppliedFault.over`): after a gs:// outage, a
+request that could not connect while the bucket was silent waits on until TensorFlow's
+GCS client gives it up (`GcsStorage.settle_secs`).
+
 Example:
     ```python
     violations = check(evidence)
@@ -212,7 +216,7 @@ def _recovery(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if not applied or ev.phase != "Succeeded":
         return []
     first = min(a.at for a in applied)
-    anchor = max([a.ends for a in applied]
+    anchor = max([a.over for a in applied]
                  + [e.at for e in ev.pod_events if e.what == "started" and e.at >= first])
     steps = sorted((at, _step(name)) for name, at in ev.complete_at.items())
     before = max((step for at, step in steps if at <= anchor), default=0)
@@ -222,7 +226,7 @@ def _recovery(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if again is not None and again - anchor <= ev.recovery_secs:
         return []
     took = "never" if again is None else f"{again - anchor:.1f}s"
-    return ((f"training went on {took} after the last fault ended or the last pod "
+    return ((f"training went on {took} after {ev.fault_end_words} or the last pod "
              f"started (at {anchor - ev.started:.1f}s, step {before}; bound "
              f"{ev.recovery_secs:g}s)",
              f"checkpoints: {[(round(at - ev.started, 1), step) for at, step in steps]}"),)
@@ -280,7 +284,7 @@ def _late_exit(ev: Evidence) -> Sequence[tuple[str, ...]]:
     for pod, at in sorted(_last_exits(ev).items()):
         if pod != ev.chief and at > deadline:
             anchor = ("the chief succeeded" if ev.last_fault_end is None
-                      or ev.ended >= ev.last_fault_end else "the last fault ended")
+                      or ev.ended >= ev.last_fault_end else ev.fault_end_words)
             tail = ev.tail(_task_of(pod), 4)
             found.append((f"{pod} ended {at - deadline + ev.bound_secs:.1f}s after "
                           f"{anchor} (bound {ev.bound_secs:g}s)", *tail,
@@ -312,7 +316,7 @@ def _chief_late(ev: Evidence) -> Sequence[tuple[str, ...]]:
     if ev.ended <= deadline:
         return []
     return ((f"{ev.chief} succeeded {ev.ended - deadline + ev.bound_secs:.1f}s after the "
-             f"final checkpoint appeared (or the last fault ended; bound "
+             f"final checkpoint appeared (or {ev.fault_end_words}; bound "
              f"{ev.bound_secs:g}s)", *ev.tail(_task_of(ev.chief), 5)),)
 
 

@@ -185,7 +185,8 @@ class _FaultPlayer:
         now = self.clock()
         try:
             _apply(run, self.storage, fault)
-            record = AppliedFault(fault, now, now + fault.duration_secs)
+            record = AppliedFault(fault, now, now + fault.duration_secs, settle_secs=(
+                self.storage.settle_secs.get(fault.kind, 0.0) if fault.on_storage else 0.0))
         except (ProcessLookupError, AttributeError) as err:  # between restarts, ended
             record = AppliedFault(fault, now, now, applied=False,
                                   detail=f"not applied: {type(err).__name__} (the pod's "

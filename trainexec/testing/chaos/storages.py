@@ -6,11 +6,13 @@ Three storages, each a class with the same small shape (`ChaosStorage`):
 | --- | --- | --- | --- |
 | `local` | one directory of this machine (every host's mount namespace sees it) | that directory | `BOUND_SECS` |
 | `nfs` | a per-host NFS-like view (`trainexec.testing.storage.SharedDir`, NFS's default caching) | the backing directory, behind no cache | `BOUND_SECS` + 60 s |
-| `gs` | `gs://trainexec-test/model` through TensorFlow's own GCS client, against `trainexec.testing.gcs.GcsEmulator` on bed host "gcs" | the emulator's objects, from its files | `BOUND_SECS` + 5 s |
+| `gs` | `gs://trainexec-test/model` through TensorFlow's own GCS client, against `trainexec.testing.gcs.GcsEmulator` on bed host "gcs" | the emulator's objects, from its files | `BOUND_SECS` + 5 s; an outage's end + 61 s |
 
 `staleness_secs` (how late one host may see another's change: NFS's attribute and
 lookup caches, TensorFlow's GCS stat cache) is the one number a storage adds to
-the bound every pod must end within; it is written here once.
+the bound every pod must end within; it is written here once. `settle_secs` (per
+fault kind) is how long after a storage fault's end a pod may still be inside it;
+the invariants count a fault's end from then (`AppliedFault.over`).
 
 The runner never reads through the pods' caches: `files()` is a snapshot of
 every file under `model_dir` with its size, taken from the backing directory or
@@ -65,6 +67,8 @@ class ChaosStorage(Protocol):
 
     name: str
     staleness_secs: float
+    # How long after a storage fault of each kind ends a pod may still be inside it.
+    settle_secs: Mapping[str, float]
     extra_hosts: Sequence[str]  # bed hosts of its own (the emulator's)
 
     def bed_options(self) -> Mapping[str, Any]: ...  # TestBed keywords
@@ -101,6 +105,7 @@ class LocalStorage:
 
     name = "local"
     staleness_secs = STORAGE_STALENESS_SECS["local"]
+    settle_secs: Mapping[str, float] = {}
     extra_hosts: Sequence[str] = ()
     DETAILS: Mapping[str, tuple[str, ...]] = {}  # it takes no storage fault
 
@@ -137,6 +142,7 @@ class NfsStorage:
 
     name = "nfs"
     staleness_secs = STORAGE_STALENESS_SECS["nfs"]
+    settle_secs: Mapping[str, float] = {}  # a stall's end lets every blocked call go on
     extra_hosts: Sequence[str] = ()
 
     def __init__(self, workdir: str, faults: bool = False) -> None:
@@ -207,6 +213,12 @@ class GcsStorage:
 
     name = "gs"
     staleness_secs = STORAGE_STALENESS_SECS["gs"]
+    # A connection the silent bucket never accepted waits on after the outage (its
+    # client's SYN retries back off) until TensorFlow's GCS client gives the request up,
+    # GCS_REQUEST_IDLE_TIMEOUT_SECS (60 s) without progress, and retries it (seen after
+    # a 50 s outage: "stuck at 0 of 0 bytes for 61 seconds and will be aborted", the
+    # bucket answering again for 16 s by then).
+    settle_secs: Mapping[str, float] = {"storage-outage": 61.0}
     extra_hosts: Sequence[str] = ("gcs",)
     prefix = "model/"
 
