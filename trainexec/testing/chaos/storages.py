@@ -41,7 +41,7 @@ import threading
 from typing import Any, Iterator, Mapping, Protocol, Sequence, cast
 
 __all__ = ["STORAGE_STALENESS_SECS", "ChaosStorage", "GcsStorage", "JobPaths", "LocalStorage",
-           "NfsStorage", "fault_setting", "storage_for"]
+           "NfsStorage", "drawn_details", "fault_setting", "storage_for"]
 
 # How late a host may see another host's change on each storage, at worst: the
 # NFS-like views' caches (trainexec.testing.storage.NFS_DEFAULTS: acregmax and acdirmax
