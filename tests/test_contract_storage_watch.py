@@ -57,3 +57,20 @@ def test_the_code_follows_trainexec_exit_codes(monkeypatch):
     finally:
         stalled.set()
     assert exited == [75]
+
+
+def test_a_look_parked_because_the_program_is_ending_is_not_a_stall(monkeypatch):
+    # Once the program ends, a new call into TensorFlow parks until the process is
+    # gone (trainexec.contract.tensorflow_calls): a look that began just then must not
+    # end the task with the storage code (with the exit deadline off, nothing else
+    # would end it first).
+    from trainexec.contract import storage_watch
+
+    monkeypatch.setattr(storage_watch, "ending", lambda: True)
+    parked, exited = threading.Event(), []
+    try:
+        assert StorageWatch("/m", "chief:0", 0.1, probe=lambda path: parked.wait(30),
+                            exit_fn=exited.append).look()
+    finally:
+        parked.set()
+    assert exited == []

@@ -24,9 +24,9 @@ def test_the_tail_of_a_task_is_its_last_lines_timed_from_the_jobs_start():
 
 def test_the_last_fault_end_counts_applied_faults_only():
     # The good run: a SIGTERM at 25 s, a cut from 25 s to 31 s.
-    assert good_evidence().last_fault_end == T0 + 31.0
+    assert good_evidence().last_fault_over == T0 + 31.0
     never = AppliedFault(Fault("cut", "worker", 1, 40.0, 30.0), T0 + 70.0, T0 + 100.0,
                          applied=False, detail="not applied: every pod had ended")
-    assert good_evidence(applied=good_evidence().applied + (never,)).last_fault_end == (
+    assert good_evidence(applied=good_evidence().applied + (never,)).last_fault_over == (
         T0 + 31.0)
-    assert good_evidence(applied=()).last_fault_end is None
+    assert good_evidence(applied=()).last_fault_over is None

@@ -39,7 +39,7 @@ def test_a_fault_that_was_not_applied_neither_ends_late_nor_calls_for_a_restart(
     kill = AppliedFault(Fault("kill", "worker", 1, 5.0), T0 + 25.0, T0 + 25.0,
                         applied=False, detail="worker:1 had already exited")
     evidence = good_evidence(applied=(kill,), pod_events=good_evidence().pod_events[:4])
-    assert evidence.last_fault_end is None
+    assert evidence.last_fault_over is None
     assert not_judged(evidence) == {"restarted": "no pod was killed or preempted",
                                     "recovery": "no fault was applied"}
     assert check(evidence) == []

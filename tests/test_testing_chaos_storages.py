@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from trainexec.testing.chaos.schedule import Fault
 from trainexec.testing.chaos.storages import (STORAGE_STALENESS_SECS, LocalStorage,
                                               NfsStorage, fault_setting, result_of,
                                               storage_for)
@@ -21,11 +22,11 @@ def test_storages_by_name_and_their_staleness(tmp_path):
             for name in ("local", "nfs", "gs")} == STORAGE_STALENESS_SECS == {
         "local": 0.0, "nfs": 60.0, "gs": 5.0}
     assert storage_for("gs", str(tmp_path)).extra_hosts == ("gcs",)
-    # Only a gs:// outage outlasts its end: TensorFlow's GCS client gives up a request
-    # that could not connect after 60 s without progress.
-    assert {name: dict(storage_for(name, str(tmp_path)).settle_secs)
+    # Only a gs:// outage outlasts its end: a request that could not connect waits for
+    # its next SYN or TensorFlow's GCS client's give-up after 60 s without progress.
+    assert {name: dict(storage_for(name, str(tmp_path)).lingers_secs)
             for name in ("local", "nfs", "gs")} == {
-        "local": {}, "nfs": {}, "gs": {"storage-outage": 61.0}}
+        "local": {}, "nfs": {}, "gs": {"storage-outage": 35.0}}
     assert "aliases" in storage_for("gs", str(tmp_path)).bed_options()
     with pytest.raises(ValueError, match="use one of local, nfs, gs"):
         storage_for("s3", str(tmp_path))
@@ -101,3 +102,8 @@ def test_a_detail_its_storage_cannot_apply_is_refused_saying_what_to_write(
         storage, kind, detail, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         fault_setting(storage, kind, detail)
+
+
+def test_a_pod_fault_given_to_the_bucket_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="kill is not a fault of gs:// storage"):
+        storage_for("gs", str(tmp_path)).apply(Fault("kill", "worker", 0, 1.0))

@@ -112,8 +112,8 @@ class StorageWatch:
 
         threading.Thread(target=probe, name="trainexec-storage-probe", daemon=True).start()
         began = self._now()
-        if done.wait(self.bound_secs) or self._stop.is_set():
-            return True
+        if done.wait(self.bound_secs) or self._stop.is_set() or ending():
+            return True  # answered, stopped, or parked because the program is ending
         self.fired = True
         code = ExitCodes.from_env().code_for(STORAGE_UNAVAILABLE)
         logger.error("%s: storage unavailable: %s did not answer in %.0fs (a stat of it "

@@ -99,4 +99,6 @@ def wait_for_calls(secs: float = WAIT_SECS) -> bool:
     return True
 
 
-atexit.register(wait_for_calls)  # at import: the program may end before a first call
+# At import: the end then marks the program ending even if no call ever started, so
+# that none can start while the interpreter finalizes.
+atexit.register(wait_for_calls)

@@ -40,20 +40,20 @@ RECOVERY_SECS = 30.0
 @dataclasses.dataclass(frozen=True)
 class AppliedFault:
     """A fault as it was applied: when (monotonic), until when, or why not;
-    `settle_secs`: how long after its end a pod may still be inside it (a request
-    begun during a gs:// outage: `ChaosStorage.settle_secs`)."""
+    `lingers_secs`: how long after its end a pod may still be inside it (a request
+    begun during a gs:// outage: `ChaosStorage.lingers_secs`)."""
 
     fault: Fault
     at: float
     ends: float
     applied: bool = True
     detail: str = ""
-    settle_secs: float = 0.0
+    lingers_secs: float = 0.0
 
     @property
     def over(self) -> float:
         """When no pod can still be inside the fault: its end, and its settling."""
-        return self.ends + self.settle_secs
+        return self.ends + self.lingers_secs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,17 +136,17 @@ class Evidence:
                 for line in mine[-count:]]
 
     @property
-    def last_fault_end(self) -> float | None:
+    def last_fault_over(self) -> float | None:
         """When the last applied fault was over (`AppliedFault.over`)."""
         applied = [a.over for a in self.applied if a.applied]
         return max(applied) if applied else None
 
     @property
     def fault_end_words(self) -> str:
-        """What `last_fault_end` is, for a violation's line."""
+        """What `last_fault_over` is, for a violation's line."""
         last = max((a for a in self.applied if a.applied), key=lambda a: a.over,
                    default=None)
-        if last is None or not last.settle_secs:
+        if last is None or not last.lingers_secs:
             return "the last fault ended"
-        return (f"the last fault ended and {last.settle_secs:g}s more for a request begun "
+        return (f"the last fault ended and {last.lingers_secs:g}s more for a request begun "
                 f"in it to give up")

@@ -42,7 +42,7 @@ Liveness (a bound, which load can stretch; reported apart):
 
 A fault's end counts its settling (`AppliedFault.over`): after a gs:// outage, a
 request that could not connect while the bucket was silent waits on until TensorFlow's
-GCS client gives it up (`GcsStorage.settle_secs`).
+GCS client gives it up (`GcsStorage.lingers_secs`).
 
 Example:
     ```python
@@ -265,7 +265,7 @@ def _timeline(ev: Evidence) -> list[str]:
 
 def _deadline(ev: Evidence, since: float) -> float:
     """The bound after the later of `since` and the last fault's end."""
-    last = ev.last_fault_end
+    last = ev.last_fault_over
     return max(since, last if last is not None else since) + ev.bound_secs
 
 
@@ -283,8 +283,8 @@ def _late_exit(ev: Evidence) -> Sequence[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
     for pod, at in sorted(_last_exits(ev).items()):
         if pod != ev.chief and at > deadline:
-            anchor = ("the chief succeeded" if ev.last_fault_end is None
-                      or ev.ended >= ev.last_fault_end else ev.fault_end_words)
+            anchor = ("the chief succeeded" if ev.last_fault_over is None
+                      or ev.ended >= ev.last_fault_over else ev.fault_end_words)
             tail = ev.tail(_task_of(pod), 4)
             found.append((f"{pod} ended {at - deadline + ev.bound_secs:.1f}s after "
                           f"{anchor} (bound {ev.bound_secs:g}s)", *tail,

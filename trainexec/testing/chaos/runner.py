@@ -183,10 +183,11 @@ class _FaultPlayer:
         if delay > 0 and self._stop.wait(delay):
             return
         now = self.clock()
+        lingers = self._lingers_secs(fault)
         try:
             _apply(run, self.storage, fault)
-            record = AppliedFault(fault, now, now + fault.duration_secs, settle_secs=(
-                self.storage.settle_secs.get(fault.kind, 0.0) if fault.on_storage else 0.0))
+            record = AppliedFault(fault, now, now + fault.duration_secs,
+                                  lingers_secs=lingers)
         except (ProcessLookupError, AttributeError) as err:  # between restarts, ended
             record = AppliedFault(fault, now, now, applied=False,
                                   detail=f"not applied: {type(err).__name__} (the pod's "
@@ -202,10 +203,16 @@ class _FaultPlayer:
         logger.info("chaos %s: %s%s", self.schedule.label(), fault.describe(),
                     "" if record.applied else f" ({record.detail})")
 
+    def _lingers_secs(self, fault: Fault) -> float:
+        return self.storage.lingers_secs.get(fault.kind, 0.0) if fault.on_storage else 0.0
+
     def left_secs(self) -> float:
-        """How long the last fault has still to run (0 before training began)."""
-        return 0.0 if self.began is None else max(
-            0.0, self.began + self.schedule.last_fault_end_secs - self.clock())
+        """How long until the last fault is over, its lingering counted (0 before
+        training began)."""
+        if self.began is None or not self.schedule.faults:
+            return 0.0
+        over = max(f.ends_secs + self._lingers_secs(f) for f in self.schedule.faults)
+        return max(0.0, self.began + over - self.clock())
 
     def finish(self) -> list[AppliedFault]:
         """Stops what is still due; records it as not applied."""
