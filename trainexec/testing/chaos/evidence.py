@@ -135,17 +135,21 @@ class Evidence:
         return [f"{line.at - self.started:.1f}s [{line.task}] {line.text}"
                 for line in mine[-count:]]
 
+    def _last_over(self) -> AppliedFault | None:
+        """The applied fault that was over last (`AppliedFault.over`), if any."""
+        return max((a for a in self.applied if a.applied), key=lambda a: a.over,
+                   default=None)
+
     @property
     def last_fault_over(self) -> float | None:
         """When the last applied fault was over (`AppliedFault.over`)."""
-        applied = [a.over for a in self.applied if a.applied]
-        return max(applied) if applied else None
+        last = self._last_over()
+        return None if last is None else last.over
 
     @property
     def fault_end_words(self) -> str:
         """What `last_fault_over` is, for a violation's line."""
-        last = max((a for a in self.applied if a.applied), key=lambda a: a.over,
-                   default=None)
+        last = self._last_over()
         if last is None or not last.lingers_secs:
             return "the last fault ended"
         return (f"the last fault ended and {last.lingers_secs:g}s more for a request begun "

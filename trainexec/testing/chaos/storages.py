@@ -187,9 +187,9 @@ class NfsStorage:
         a stall or a full disk. ValueError, saying what to write, for a detail it cannot
         apply."""
         if kind == "storage-errors":
-            return _errno_of(detail or cls.DETAILS[kind][0])
+            return _errno_of(_or_first(detail, cls.DETAILS[kind]))
         if kind == "storage-slow":
-            return _seconds(detail or cls.DETAILS[kind][0])
+            return _seconds(_or_first(detail, cls.DETAILS[kind]))
         _no_detail(kind, detail)
         return None
 
@@ -275,9 +275,9 @@ class GcsStorage:
         nothing for an outage. ValueError, saying what to write, for a detail it cannot
         apply (a full disk included: a bucket has none)."""
         if kind == "storage-errors":
-            return _status_of(detail or cls.DETAILS[kind][0])
+            return _status_of(_or_first(detail, cls.DETAILS[kind]))
         if kind == "storage-slow":
-            return _seconds(detail or cls.DETAILS[kind][0])
+            return _seconds(_or_first(detail, cls.DETAILS[kind]))
         if kind == "disk-full":
             raise ValueError("gs:// has no disk to fill")
         _no_detail(kind, detail)
@@ -312,6 +312,11 @@ def fault_setting(storage: str, kind: str, detail: str | None) -> int | float | 
     if kind_class is LocalStorage:
         raise ValueError("local storage takes no storage faults: use --storage nfs or gs")
     return kind_class.setting(kind, detail)  # type: ignore[union-attr]
+
+
+def _or_first(detail: str | None, details: tuple[str, ...]) -> str:
+    """A fault's written detail, or its storage's default for the kind (the first)."""
+    return detail or details[0]
 
 
 def drawn_details(storage: str, kind: str) -> tuple[str, ...]:
