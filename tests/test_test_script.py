@@ -40,7 +40,7 @@ def test_each_line_leaves_its_junit_file_log_and_slowest_tests(tmp_path):
 
 
 @IN_THIS_CHECKOUTS_VENV
-def test_a_whole_line_runs_its_unit_tests_on_two_processes_then_its_cluster_tests(tmp_path):
+def test_a_whole_line_runs_its_unit_tests_on_two_processes_beside_its_cluster_tests(tmp_path):
     # No arguments: the line's own split. PYTEST_ADDOPTS narrows both parts to one file
     # that starts no cluster (the cluster part then selects nothing), a small run.
     reports = tmp_path / "reports"
@@ -58,5 +58,6 @@ def test_a_whole_line_runs_its_unit_tests_on_two_processes_then_its_cluster_test
     assert [int(s.get("tests")) for s in merged] == [int(s.get("tests")) for s in parts]
     assert int(parts[0].get("tests")) > 0 and all(s.get("name") == "line2" for s in merged)
     summary = done.stdout[done.stdout.index("===== summary"):]
-    assert "no cluster (2 processes):" in summary and "tf_keras (Keras 2), cluster:" in summary
+    assert "no cluster (2 processes, nice 19):" in summary
+    assert "tf_keras (Keras 2), cluster:" in summary
     assert (reports / "line2.log").read_text().startswith(unit)
