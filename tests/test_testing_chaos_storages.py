@@ -96,6 +96,8 @@ def test_a_storage_fault_detail_is_read_by_its_storage(storage, kind, detail, se
     ("nfs", "storage-errors", "503", "write 'with EIO'"),
     ("nfs", "storage-errors", "eio", "write 'with EIO'"),
     ("nfs", "storage-slow", "2", "write 'with 1s'"), ("gs", "storage-slow", "0s", "write 'with 1s'"),
+    ("nfs", "storage-slow", "nans", "write 'with 1s'"),
+    ("gs", "storage-slow", "infs", "write 'with 1s'"),
     ("nfs", "storage-outage", "EIO", "drop 'EIO'"), ("gs", "disk-full", "", "no disk to fill"),
     ("local", "storage-errors", "", "use --storage nfs or gs")])
 def test_a_detail_its_storage_cannot_apply_is_refused_saying_what_to_write(
@@ -104,6 +106,9 @@ def test_a_detail_its_storage_cannot_apply_is_refused_saying_what_to_write(
         fault_setting(storage, kind, detail)
 
 
-def test_a_pod_fault_given_to_the_bucket_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="kill is not a fault of gs:// storage"):
-        storage_for("gs", str(tmp_path)).apply(Fault("kill", "worker", 0, 1.0))
+@pytest.mark.parametrize("storage,words", [("gs", "gs:// storage"),
+                                           ("nfs", "NFS-like storage")])
+def test_a_pod_fault_given_to_the_storage_is_refused(tmp_path, storage, words):
+    # before, the NFS-like storage took any kind it did not know for a full disk
+    with pytest.raises(ValueError, match=f"kill is not a fault of {words}"):
+        storage_for(storage, str(tmp_path)).apply(Fault("kill", "worker", 0, 1.0))

@@ -202,9 +202,11 @@ class NfsStorage:
             self.shared.stall(secs)
         elif fault.kind == "storage-slow":
             self.shared.slow(cast(float, value), secs)
-        else:  # disk-full: the volume full for the fault's time
+        elif fault.kind == "disk-full":  # the volume full for the fault's time
             self.shared.fill()
             self._ends.after(secs, self.shared.free)
+        else:
+            raise ValueError(f"{fault.kind} is not a fault of NFS-like storage")
 
 
 class GcsStorage:
