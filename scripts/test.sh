@@ -38,11 +38,13 @@ run_line() {  # number, label, venv, part (unit, cluster or ""), [VAR=value...] 
         run_part "$number" "$label" "" "${envs[@]}" -- "$@" ;;
     # The tests that start no cluster are CPU-bound and independent: both cores
     # (pytest-xdist), at the lowest priority, beside the cluster parts.
+    # With them, the cluster tests that time nothing (`untimed`: pip, one process).
     unit) run_part "$number" "$label, no cluster (2 processes, nice 19)" unit \
-            "${envs[@]}" -- -m "not cluster" -n 2 ;;
+            "${envs[@]}" -- -m "not cluster or untimed" -n 2 ;;
     # The cluster tests time processes and faults: one at a time, at normal priority.
     cluster) echo "[tests] ===== $number. $label ====="
-             run_part "$number" "$label, cluster" cluster "${envs[@]}" -- -m cluster ;;
+             run_part "$number" "$label, cluster" cluster "${envs[@]}" -- \
+               -m "cluster and not untimed" ;;
   esac
 }
 

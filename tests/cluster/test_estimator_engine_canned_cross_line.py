@@ -17,7 +17,8 @@ import tensorflow as tf
 from processes import with_trainexec_estimator
 from test_estimator_engine_cross_line import TF215_PYTHON, run
 
-pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
+# untimed: nothing here is timed (generous timeouts only): runs beside the cluster tests
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line, pytest.mark.untimed]
 
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_programs",
                        "canned_estimators.py")

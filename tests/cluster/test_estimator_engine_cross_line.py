@@ -15,7 +15,8 @@ import tensorflow as tf
 
 from processes import with_trainexec_estimator
 
-pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
+# untimed: nothing here is timed (generous timeouts only): runs beside the cluster tests
+pytestmark = [pytest.mark.cluster, pytest.mark.tf_line, pytest.mark.untimed]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAM = os.path.join(os.path.dirname(os.path.dirname(__file__)), "estimator_programs",

@@ -29,7 +29,8 @@ import pytest
 
 from doc_commands import commands
 
-pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
+# untimed: nothing here is timed (generous timeouts only): runs beside the cluster tests
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line, pytest.mark.untimed]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INSTALL_LINES = [c.text.split("#")[0].strip() for c in commands()

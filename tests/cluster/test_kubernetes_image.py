@@ -22,7 +22,8 @@ import pytest
 
 from doc_commands import dockerfiles, program_text
 
-pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
+# untimed: nothing here is timed (generous timeouts only): runs beside the cluster tests
+pytestmark = [pytest.mark.cluster, pytest.mark.any_line, pytest.mark.untimed]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 [(PAGE, DOCKERFILE)] = dockerfiles()
