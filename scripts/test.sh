@@ -11,12 +11,14 @@
 #      plumbing) cannot give another result there and runs once, in run 1.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
 # TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
-# Without arguments, each run is two pytest runs: the tests that start no cluster on
-# both cores (pytest-xdist, -n 2), and the cluster tests alone (they time processes).
-# The runs' cluster parts go one after the other in the foreground; meanwhile their
-# no-cluster parts run one after the other in the background at the lowest CPU
-# priority (nice 19), so they take only the cores the cluster tests leave idle (most:
-# those wait on processes and faults); their logs are printed after.
+# Without arguments, each run is two pytest runs. Its cluster part (the cluster tests,
+# which time processes and faults, and the `timed` tests, which bound real time) runs
+# in the foreground, one run after the other, at normal priority. Meanwhile the runs'
+# no-cluster parts (the tests that start no cluster, on both cores with pytest-xdist,
+# and the `untimed` cluster tests) run one after the other in the background at a low
+# CPU priority (nice 10: about a tenth of a core the cluster tests keep busy, and every
+# core they leave idle; most of the time they wait on processes and faults); their
+# logs are printed after.
 # Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
 # lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the two
 # parts' own files are lineN-unit.* and lineN-cluster.*.
@@ -37,14 +39,16 @@ run_line() {  # number, label, venv, part (unit, cluster or ""), [VAR=value...] 
     "") echo "[tests] ===== $number. $label ====="  # the caller picks the tests: one run
         run_part "$number" "$label" "" "${envs[@]}" -- "$@" ;;
     # The tests that start no cluster are CPU-bound and independent: both cores
-    # (pytest-xdist), at the lowest priority, beside the cluster parts.
-    # With them, the cluster tests that time nothing (`untimed`: pip, one process).
-    unit) run_part "$number" "$label, no cluster (2 processes, nice 19)" unit \
-            "${envs[@]}" -- -m "not cluster or untimed" -n 2 ;;
-    # The cluster tests time processes and faults: one at a time, at normal priority.
+    # (pytest-xdist), at a low priority, beside the cluster parts; with them the
+    # cluster tests that time nothing (`untimed`: pip, one process at a time).
+    unit) run_part "$number" "$label, no cluster (2 processes, nice $NICE)" unit \
+            "${envs[@]}" -- -m "(not cluster and not timed) or untimed" -n 2 \
+            -p no:cacheprovider ;;
+    # The cluster tests time processes and faults, the `timed` tests real waits: one
+    # at a time, at normal priority.
     cluster) echo "[tests] ===== $number. $label ====="
-             run_part "$number" "$label, cluster" cluster "${envs[@]}" -- \
-               -m "cluster and not untimed" ;;
+             run_part "$number" "$label, cluster and timed" cluster "${envs[@]}" -- \
+               -m "(cluster and not untimed) or timed" ;;
   esac
 }
 
@@ -61,9 +65,11 @@ for part in ("unit", "cluster"):
         pass
 ET.ElementTree(merged).write(f"{base}.xml", encoding="utf-8", xml_declaration=True)
 MERGE
-  cat "$LOGS/line$number-unit.log" "$LOGS/line$number-cluster.log" > "$LOGS/line$number.log"
+  # A part that died before writing its files leaves the other's (and its summary line).
+  cat "$LOGS/line$number-unit.log" "$LOGS/line$number-cluster.log" \
+    > "$LOGS/line$number.log" 2>/dev/null || true
   cat "$LOGS/line$number-unit-slowest.txt" "$LOGS/line$number-cluster-slowest.txt" \
-    > "$LOGS/line$number-slowest.txt"
+    > "$LOGS/line$number-slowest.txt" 2>/dev/null || true
 }
 
 run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- pytest args
@@ -73,7 +79,7 @@ run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- p
   shift
   local log="$LOGS/$name.log" code=0 started=$SECONDS
   if [ "$part" = unit ]; then  # in the background: its log only, printed at the end
-    nice -n 19 env "${envs[@]}" "$venv/bin/python" -m pytest \
+    nice -n "$NICE" env "${envs[@]}" "$venv/bin/python" -m pytest \
       --junitxml="$LOGS/$name.xml" -o junit_suite_name="line$number" "$@" \
       > "$log" 2>&1 || code=$?
   else
@@ -91,27 +97,34 @@ run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- p
   [ "$code" -eq 5 ] && code=0  # a filtered run that selects nothing is not a failure
   [ "$code" -ne 0 ] && status=1
   summaries+=("[tests] $number. $label: ${closing:-no result} ($((SECONDS - started)) s, exit $code)")
+  # The background's lines reach the summary through a file, each as its part ends.
+  if [ "$part" = unit ]; then printf '%s\n' "${summaries[-1]}" >> "$LOGS/.unit-summaries"; fi
 }
 
-# Each run's label, environment and variables, the environments made first (one after
-# the other: each pip builds trainexec in this tree).
+# Each run's label, environment and variables (one VAR=value a line), the environments
+# made first (one after the other: each pip builds trainexec in this tree).
 declare -A LABEL VENV VARS
+tf_version() {  # venv: its TensorFlow's version, "?" when it has none
+  "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' \
+    2>/dev/null || echo "?"
+}
 for number in $LINES_TO_RUN; do
   case "$number" in
     1) VENV[1]="$(trainexec_env current)"
-       # The cross-line test writes a checkpoint with tf.estimator on 2.15 first.
+       # The cross-line tests write checkpoints with tf.estimator on 2.15.
        tf215="$(trainexec_env tf2.15)"
-       LABEL[1]="TensorFlow $("${VENV[1]}/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), Keras 3"
-       VARS[1]="TF_USE_LEGACY_KERAS=0 TRAINEXEC_TF215_PYTHON=$tf215/bin/python" ;;
+       LABEL[1]="TensorFlow $(tf_version "${VENV[1]}"), Keras 3"
+       VARS[1]="TF_USE_LEGACY_KERAS=0"$'\n'"TRAINEXEC_TF215_PYTHON=$tf215/bin/python" ;;
     2) VENV[2]="$(trainexec_env current)"
-       LABEL[2]="TensorFlow $("${VENV[2]}/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' 2>/dev/null), tf_keras (Keras 2)"
-       VARS[2]="TF_USE_LEGACY_KERAS=1 TRAINEXEC_KERAS_TESTS_ONLY=1" ;;
+       LABEL[2]="TensorFlow $(tf_version "${VENV[2]}"), tf_keras (Keras 2)"
+       VARS[2]="TF_USE_LEGACY_KERAS=1"$'\n'"TRAINEXEC_KERAS_TESTS_ONLY=1" ;;
     3) VENV[3]="$(trainexec_env tf2.15)"
        LABEL[3]="TensorFlow 2.15 + tensorflow-estimator"
-       VARS[3]="TRAINEXEC_REQUIRE_ESTIMATOR=1 TRAINEXEC_TF_LINE_TESTS_ONLY=1" ;;
+       VARS[3]="TRAINEXEC_REQUIRE_ESTIMATOR=1"$'\n'"TRAINEXEC_TF_LINE_TESTS_ONLY=1" ;;
     *) echo "TRAINEXEC_TEST_LINES: unknown run '$number' (1, 2 or 3)" >&2; exit 2 ;;
   esac
 done
+NICE=10  # the background parts' priority (see the top)
 
 stop_tree() {  # pid: ends a process and every process under it
   local child
@@ -120,38 +133,40 @@ stop_tree() {  # pid: ends a process and every process under it
   kill -TERM "$1" 2>/dev/null; kill -CONT "$1" 2>/dev/null || true
 }
 
-run() {  # number, part, pytest args...: one part of one run (paths hold no space)
-  local number="$1" part="$2"; shift 2
+run() {  # number, part, pytest args...: one part of one run
+  local number="$1" part="$2" vars; shift 2
   venv="${VENV[$number]}"
-  # shellcheck disable=SC2086  # VARS holds VAR=value words
-  run_line "$number" "${LABEL[$number]}" "$venv" "$part" ${VARS[$number]} -- "$@"
+  mapfile -t vars <<< "${VARS[$number]}"
+  run_line "$number" "${LABEL[$number]}" "$venv" "$part" "${vars[@]}" -- "$@"
 }
 
 if [ "$#" -gt 0 ]; then  # the caller picks the tests: one pytest run per line, as asked
   for number in $LINES_TO_RUN; do run "$number" "" "$@"; done
 else
-  unit_summaries="$LOGS/.unit-summaries"
-  : > "$unit_summaries"
-  echo "[tests] the no-cluster parts run in the background at nice 19; their logs follow the cluster parts"
-  ( summaries=(); status=0
-    for number in $LINES_TO_RUN; do run "$number" unit; done
-    printf '%s\n' "${summaries[@]}" > "$unit_summaries"
+  for number in $LINES_TO_RUN; do  # nothing of an earlier run is merged into this one
+    rm -f "$LOGS/line$number"{,-unit,-cluster}{.xml,.log,-slowest.txt}
+  done
+  : > "$LOGS/.unit-summaries"
+  echo "[tests] the no-cluster parts run in the background at nice $NICE;" \
+       "their logs follow the cluster parts"
+  ( for number in $LINES_TO_RUN; do run "$number" unit; done
     exit "$status" ) &
   units=$!
-  # Should this script end early (an error, Ctrl-C, CI's time limit), they end with it;
-  # a kill of the whole process group reaches them too (they stay in this one).
-  trap 'stop_tree "$units"' EXIT
+  # Should this script end early (an error, Ctrl-C, a TERM once the running pytest has
+  # returned), the background parts end with it if still running (not a pid reused
+  # since); a kill of the whole process group reaches them too (they stay in it).
+  trap 'if jobs -pr | grep -qx "$units"; then stop_tree "$units"; fi' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   for number in $LINES_TO_RUN; do run "$number" cluster; done
-  wait "$units" || status=1
+  wait "$units" || status=1  # a background part failed, or was killed
   trap - EXIT
   for number in $LINES_TO_RUN; do
     echo "[tests] ===== $number. ${LABEL[$number]}, no cluster (its log) ====="
-    cat "$LOGS/line$number-unit.log"
+    cat "$LOGS/line$number-unit.log" 2>/dev/null || echo "(no log: the part did not run)"
     merge_line "$number" "${VENV[$number]}"
   done
-  mapfile -t unit_lines < "$unit_summaries"
+  mapfile -t unit_lines < "$LOGS/.unit-summaries"
   summaries=("${unit_lines[@]}" "${summaries[@]}")
 fi
 

@@ -16,7 +16,8 @@ from trainexec.contract.exit_deadline import (DEFAULT_SECS, ENV_VAR, OUTSIDE_MAR
                                               ExitDeadline, deadline_secs)
 from trainexec.errors import ConfigError
 
-pytestmark = pytest.mark.any_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.any_line, pytest.mark.timed]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,7 +13,8 @@ from trainexec.contract.exit_watchdog import (WATCHDOG, start_time, take_outside
                                               watch_from_outside)
 from trainexec.contract.restart_announcements import LAUNCH_DIR_ENV
 
-pytestmark = pytest.mark.any_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.any_line, pytest.mark.timed]
 
 
 def _sleeper():

@@ -14,7 +14,8 @@ from processes import ROOT
 from trainexec.contract import tensorflow_calls
 from trainexec.contract.tensorflow_calls import calls_in_flight, tensorflow_call, wait_for_calls
 
-pytestmark = pytest.mark.any_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.any_line, pytest.mark.timed]
 
 
 @pytest.fixture(autouse=True)

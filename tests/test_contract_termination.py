@@ -16,7 +16,8 @@ from trainexec.contract.termination import (forget_termination_request,
                                             termination_requested)
 from trainexec.errors import ConfigError
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 # What pybind11 hands over when TensorFlow's coordination service call fails inside
 # its preemption handler (the chief cut off): a plain RuntimeError.

@@ -14,7 +14,8 @@ import tensorflow as tf
 import trainexec.estimator as te
 from engine_models import make_model_fn, train_input_fn
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 
 def good_model_fn(features, labels, mode):

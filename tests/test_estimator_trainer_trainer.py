@@ -11,7 +11,9 @@ import tensorflow as tf
 import trainexec
 from trainexec.examples import estimator_job
 
-pytestmark = [pytest.mark.estimator, pytest.mark.tf_line]  # every test here builds a real tf.estimator model
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+# every test here builds a real tf.estimator model
+pytestmark = [pytest.mark.estimator, pytest.mark.tf_line, pytest.mark.timed]
 
 
 def finite_input_fn():

@@ -20,7 +20,8 @@ from trainexec.evaluation.lease import (LEASE_FILE, EvaluatorAlreadyRunning,
                                         EvaluatorLease, EvaluatorLeaseLost)
 from trainexec.records.liveness import Owner
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 LOG = "trainexec.evaluation.lease"
 

@@ -16,7 +16,8 @@ from trainexec.evaluation.one_pass import Evaluator
 from trainexec.evaluation.watch import DirectoryWaiter, DirectoryWatcher, SleepWaiter, waiter_for
 from fakes import DirectoryTarget, FakeClock, point_state_file_at, write_checkpoint
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="inotify is Linux only")

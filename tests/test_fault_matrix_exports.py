@@ -35,7 +35,8 @@ from trainexec.keras.evaluate.exporters import (BEST_FILE, BestExporter, FinalEx
                                                 LatestExporter)
 from trainexec.specs import EvalSpec, TrainSpec
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 
 # -- evaluators of Keras checkpoints of known quality (finished_runs.finished_keras_run) ------

@@ -9,7 +9,8 @@ import pytest
 
 from trainexec.keras.faults.coordinator_release import release_coordinator
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 
 class Handler:

@@ -10,7 +10,8 @@ from trainexec.keras.faults.ps_links import (Link, is_ps_link_error, wait_for_ps
                                              worker_devices)
 import pytest
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 WORKER = "/job:worker/replica:0/task:0"
 

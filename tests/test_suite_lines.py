@@ -122,44 +122,48 @@ def test_full_suite_tests_run_only_when_asked(run):
     assert {_KEPT, _FULL_SUITE} <= _collected(run, paths, "-m", "cluster or full_suite")
 
 
+def _collect_probe(tmp_path, name: str, body: str, env: dict) -> tuple[int, str]:
+    """Collects one probe file in a copy of the suite's frame (conftest.py, tf_lines.py,
+    pytest.ini) under tmp_path, never in tests/cluster/ itself: a cluster part running
+    meanwhile (scripts/test.sh runs the no-cluster tests beside it) would collect it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    probes = tmp_path / "tests" / "cluster"
+    probes.mkdir(parents=True)
+    for frame in ("conftest.py", "tf_lines.py"):
+        shutil.copy(ROOT / frame, tmp_path / "tests" / frame)
+    shutil.copy(ROOT.parent / "pytest.ini", tmp_path / "pytest.ini")
+    marked = probes / name
+    marked.write_text(body)
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+         str(marked)], env={**os.environ, **env}, cwd=tmp_path, capture_output=True,
+        text=True, timeout=120)
+    return out.returncode, out.stdout + out.stderr
+
+
 @pytest.mark.parametrize("marks, words", [
     ("@pytest.mark.full_suite\n", "give covered_by="),
     ("@pytest.mark.estimator\n@pytest.mark.full_suite(covered_by='test_y')\n",
      "an `estimator` test runs on every line it can"),
 ], ids=["no-covered-by", "estimator"])
-def test_a_full_suite_test_must_name_its_cover_and_not_be_an_estimator_test(marks, words):
-    import os
-    import subprocess
-    import sys
-    # One file per row: xdist may run the rows at once.
-    marked = ROOT / "cluster" / f"test_zz_full_suite_probe_{len(marks)}.py"
-    marked.write_text("import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
-                      f"\n\n{marks}def test_x():\n    pass\n")
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-             str(marked)], env=os.environ, cwd=ROOT.parent, capture_output=True, text=True,
-            timeout=120)
-    finally:
-        marked.unlink()
-    assert out.returncode != 0
-    assert words in out.stdout + out.stderr
+def test_a_full_suite_test_must_name_its_cover_and_not_be_an_estimator_test(
+        tmp_path, marks, words):
+    code, said = _collect_probe(
+        tmp_path, "test_zz_full_suite_probe.py",
+        "import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
+        f"\n\n{marks}def test_x():\n    pass\n", {})
+    assert code != 0
+    assert words in said, said[-2000:]
 
 
 def test_an_estimator_test_marked_full_lines_stops_the_run(tmp_path):
-    import os
-    import subprocess
-    import sys
-    marked = ROOT / "cluster" / "test_zz_full_lines_estimator_probe.py"
-    marked.write_text("import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
-                      "\n\n@pytest.mark.estimator\n@pytest.mark.full_lines\n"
-                      "def test_x():\n    pass\n")
-    try:
-        out = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-             str(marked)], env={**os.environ, "TRAINEXEC_TF_LINE_TESTS_ONLY": "1"},
-            cwd=ROOT.parent, capture_output=True, text=True, timeout=120)
-    finally:
-        marked.unlink()
-    assert out.returncode != 0
-    assert "which would leave them out of run 3" in out.stdout + out.stderr
+    code, said = _collect_probe(
+        tmp_path, "test_zz_full_lines_estimator_probe.py",
+        "import pytest\npytestmark = [pytest.mark.cluster, pytest.mark.any_line]"
+        "\n\n@pytest.mark.estimator\n@pytest.mark.full_lines\ndef test_x():\n    pass\n",
+        {"TRAINEXEC_TF_LINE_TESTS_ONLY": "1"})
+    assert code != 0
+    assert "which would leave them out of run 3" in said, said[-2000:]

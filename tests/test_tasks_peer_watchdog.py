@@ -14,7 +14,8 @@ from trainexec.records.finished_tasks import FinishedTasks, record_task_finished
 from trainexec.keras.faults import scratch
 from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
 
-pytestmark = pytest.mark.tf_line
+# timed: bounds real time (seconds): runs with the cluster tests, at normal priority
+pytestmark = [pytest.mark.tf_line, pytest.mark.timed]
 
 
 class Exits:

@@ -54,8 +54,10 @@ def test_the_base_is_tensorflows_official_image_of_this_line():
 def test_its_steps_run_in_an_emulated_image(tmp_path):
     context, root = tmp_path / "context", tmp_path / "image"
     # The build context as the guide lays it out: a checkout of trainexec, train.py.
+    # (Not what the suite writes while it runs: its reports and pytest's cache.)
     shutil.copytree(ROOT, context / "trainexec", ignore=shutil.ignore_patterns(
-        ".venv*", "site", ".git", "__pycache__", "*.egg-info", "build", ".mypy_cache"))
+        ".venv*", "site", ".git", "__pycache__", "*.egg-info", "build", ".mypy_cache",
+        ".pytest_cache", "test-reports"))
     (context / "train.py").write_text(program_text("train.py"))
     env_dir = tmp_path / "python"
     venv.EnvBuilder(with_pip=True).create(env_dir)
