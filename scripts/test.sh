@@ -30,28 +30,6 @@ mkdir -p "$LOGS"
 summaries=()
 status=0
 
-run_line() {  # number, label, venv, part (unit, cluster or ""), [VAR=value...] -- pytest args
-  local number="$1" label="$2" venv="$3" part="$4"; shift 4
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  case "$part" in
-    "") echo "[tests] ===== $number. $label ====="  # the caller picks the tests: one run
-        run_part "$number" "$label" "" "${envs[@]}" -- "$@" ;;
-    # The tests that start no cluster are CPU-bound and independent: both cores
-    # (pytest-xdist), at a low priority, beside the cluster parts; with them the
-    # cluster tests that time nothing (`untimed`: pip, one process at a time).
-    unit) run_part "$number" "$label, no cluster (2 processes, nice $NICE)" unit \
-            "${envs[@]}" -- -m "(not cluster and not timed) or untimed" -n 2 \
-            -p no:cacheprovider ;;
-    # The cluster tests time processes and faults, the `timed` tests real waits: one
-    # at a time, at normal priority.
-    cluster) echo "[tests] ===== $number. $label ====="
-             run_part "$number" "$label, cluster and timed" cluster "${envs[@]}" -- \
-               -m "(cluster and not untimed) or timed" ;;
-  esac
-}
-
 merge_line() {  # number, venv: one JUnit file, one log and one slowest list per line
   local number="$1" venv="$2"
   "$venv/bin/python" - "$LOGS/line$number" <<'MERGE'
@@ -133,11 +111,25 @@ stop_tree() {  # pid: ends a process and every process under it
   kill -TERM "$1" 2>/dev/null; kill -CONT "$1" 2>/dev/null || true
 }
 
-run() {  # number, part, pytest args...: one part of one run
-  local number="$1" part="$2" vars; shift 2
+run() {  # number, part (unit, cluster, or "": the caller's tests), pytest args...
+  local number="$1" part="$2" label="${LABEL[$1]}" vars; shift 2
   venv="${VENV[$number]}"
   mapfile -t vars <<< "${VARS[$number]}"
-  run_line "$number" "${LABEL[$number]}" "$venv" "$part" "${vars[@]}" -- "$@"
+  case "$part" in
+    "") echo "[tests] ===== $number. $label ====="  # the caller picks the tests: one run
+        run_part "$number" "$label" "" "${vars[@]}" -- "$@" ;;
+    # The tests that start no cluster are CPU-bound and independent: both cores
+    # (pytest-xdist), at a low priority, beside the cluster parts; with them the
+    # cluster tests that time nothing (`untimed`: pip, one process at a time).
+    unit) run_part "$number" "$label, no cluster (2 processes, nice $NICE)" unit \
+            "${vars[@]}" -- -m "(not cluster and not timed) or untimed" -n 2 \
+            -p no:cacheprovider ;;
+    # The cluster tests time processes and faults, the `timed` tests real waits: one
+    # at a time, at normal priority.
+    cluster) echo "[tests] ===== $number. $label ====="
+             run_part "$number" "$label, cluster and timed" cluster "${vars[@]}" -- \
+               -m "(cluster and not untimed) or timed" ;;
+  esac
 }
 
 if [ "$#" -gt 0 ]; then  # the caller picks the tests: one pytest run per line, as asked
