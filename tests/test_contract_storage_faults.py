@@ -174,3 +174,23 @@ def test_a_plain_error_tensorflows_own_python_raised_about_a_full_disk_is_storag
     assert "No space left on device" in fault.describe()
     # The same words raised by a program's own code are the program's error.
     assert storage_fault(_raised_from_module("my_program", RuntimeError(text))) is None
+
+
+def test_a_directory_tensorflow_could_not_stat_is_a_transient_storage_fault(tmp_path):
+    # TensorFlow's RecursivelyCreateDir calls a directory it could not stat (an NFS ESTALE)
+    # "not a directory": chaos row estimator-nfs-storage, a tf.estimator chief's
+    # meta-graph write, exited 1 (permanent) for it at stop 59's CI.
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    error = tf.errors.FailedPreconditionError(None, None, f"{model_dir} is not a directory")
+    fault = storage_fault(error)
+    assert fault is not None and fault.kind == UNAVAILABLE and fault.retryable
+    assert fault.path == str(model_dir)
+    assert "could not stat it" in fault.describe()
+    # A file where model_dir should be is the program's error, told as before.
+    a_file = tmp_path / "model.txt"
+    a_file.write_text("not a directory")
+    assert storage_fault(tf.errors.FailedPreconditionError(
+        None, None, f"{a_file} is not a directory")) is None
+    assert storage_fault(tf.errors.FailedPreconditionError(
+        None, None, f"{tmp_path / 'gone'} is not a directory")) is None

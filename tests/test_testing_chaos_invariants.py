@@ -62,6 +62,17 @@ def test_a_killed_pod_restarted_after_the_kill_keeps_the_promise():
     # A kill after the job was over: nothing restarts a pod then.
     over = dataclasses.replace(kill, at=T0 + 61.0, ends=T0 + 61.0)
     assert "restarted" not in names(good_evidence(applied=(SIGTERM, CUT, over)))
+    # Nor one sent just before the job ended whose program went down only after the end
+    # (regression seed 48 at stop 59's CI: SIGTERM at 25.1 s, the chief's exit between,
+    # the worker's 143 at 25.3 s).
+    last = dataclasses.replace(kill, at=T0 + 59.8, ends=T0 + 59.8)
+    down_after = good_evidence().exits + (PodExit("demo-worker-1", T0 + 60.2, 143),)
+    assert "restarted" not in names(good_evidence(applied=(SIGTERM, CUT, last),
+                                                  exits=down_after))
+    # Down before the end, and not restarted, it is still a violation.
+    down_before = good_evidence().exits + (PodExit("demo-worker-1", T0 + 59.9, 143),)
+    assert names(good_evidence(applied=(SIGTERM, CUT, last), exits=down_before)) == [
+        "restarted"]
 
 
 def test_a_failed_job_with_no_permanent_exit_still_names_its_reason_and_log():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import importlib.util
+import sys
 import time
 
 import pytest
@@ -70,3 +71,34 @@ def test_a_full_disk_cuts_a_write_short_until_space_is_freed(shared):
     shared.free()
     assert _sh(bed, "a", f"head -c 100000 /dev/zero > {shared.on_hosts('big')}"
                ).returncode == 0
+
+
+_MAKE_DIRS = """
+import sys
+import tensorflow as tf
+from trainexec.contract.storage_faults import storage_fault
+try:
+    tf.io.gfile.makedirs(sys.argv[1])
+except tf.errors.OpError as error:
+    fault = storage_fault(error)
+    print(type(error).__name__, "|", error.message, "|", fault and fault.kind)
+else:
+    print("made")
+"""
+
+
+def test_tensorflow_calls_a_directory_it_cannot_stat_no_directory_and_that_is_transient(
+        shared):
+    # What a tf.estimator chief's meta-graph write met at stop 59's CI (chaos row
+    # estimator-nfs-storage): ESTALE on a look-up of model_dir becomes TensorFlow's
+    # "<model_dir> is not a directory", which must not end the task as permanent.
+    shared, bed = shared
+    _sh(bed, "a", f"mkdir -p {shared.on_hosts('model')}")
+    shared.fail(errno.ESTALE, secs=30, ops=("getattr",))
+    made = bed.run("b", [sys.executable, "-c", _MAKE_DIRS, shared.on_hosts("model/eval")])
+    shared.clear()
+    assert made.returncode == 0, made.stderr[-2000:]
+    kind, message, fault = (part.strip() for part in made.stdout.strip().splitlines()[-1]
+                            .split("|"))
+    assert (kind, fault) == ("FailedPreconditionError", "unavailable"), made.stdout
+    assert message.endswith("is not a directory"), message

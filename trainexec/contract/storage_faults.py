@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import os
 import re
+import stat
 
 __all__ = ["FAILED", "UNAVAILABLE", "StorageFault", "is_tensorflow_error", "storage_fault"]
 
@@ -65,6 +67,11 @@ _FILE_SYSTEM_WORDS = ("Input/output error", "Stale file handle")
 _TEMP_SHARD = re.compile(r"_temp[/\\]part-\d+-of-\d+")
 _GONE_WORDS = ("not found", "did not exist", "no such file")
 SHARD_GONE = "a shard of the checkpoint being saved was gone before the save merged it"
+# TensorFlow's RecursivelyCreateDir says "<dir> is not a directory" of a directory it
+# could not stat (a network file system's ESTALE or EIO folded away: the chaos row
+# estimator-nfs-storage, a tf.estimator chief's meta-graph write at stop 59's CI).
+_NOT_A_DIRECTORY = re.compile(r"(?<![\w:/])(/(?!job:)[^\s'\",;:)]+) is not a directory")
+LOOKUP_FAILED = "a look-up of the directory failed for a while"
 
 _RESTART = "a restart resumes from the last whole checkpoint"
 _RESUBMIT = "then resubmit the job: the last whole checkpoint is kept"
@@ -81,6 +88,9 @@ _FIX = {  # what to do, by the permanent fault's reason
 def _advice(kind: str, reason: str) -> str:
     if reason == SHARD_GONE:
         return f"a save cut short, or another save of the same step; {_RESTART}"
+    if reason == LOOKUP_FAILED:
+        return (f"TensorFlow could not stat it and called it no directory, but it is one; "
+                f"{_RESTART}")
     if kind == UNAVAILABLE:
         return f"the storage did not answer after its client's retries; {_RESTART}"
     fix = _FIX.get(reason) or ("give the task's account access to it (on GCS, e.g. "
@@ -214,6 +224,9 @@ def _from_tensorflow(error: BaseException) -> StorageFault | None:
         return StorageFault(FAILED, "the bucket does not exist", path, operation)
     if _TEMP_SHARD.search(text) and any(words in lower for words in _GONE_WORDS):
         return StorageFault(UNAVAILABLE, SHARD_GONE, path, operation)
+    not_a_directory = _NOT_A_DIRECTORY.search(text)
+    if not_a_directory and _a_directory_after_all(not_a_directory.group(1)):
+        return StorageFault(UNAVAILABLE, LOOKUP_FAILED, not_a_directory.group(1), operation)
     match = _HTTP_STATUS.search(text)
     if match:
         status = int(match.group(1))
@@ -225,6 +238,16 @@ def _from_tensorflow(error: BaseException) -> StorageFault | None:
         return StorageFault(UNAVAILABLE, "the storage's endpoint did not answer", path,
                             operation)
     return None
+
+
+def _a_directory_after_all(path: str) -> bool:
+    """Whether `path`, which TensorFlow called no directory, is one now, or still cannot
+    be looked up for a transient reason: then the error was the storage's, not a file
+    where model_dir should be (which stays the program's error)."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError as err:
+        return err.errno in _TRANSIENT_ERRNOS
 
 
 def _path_in(text: str) -> str | None:

@@ -17,7 +17,8 @@ whatever the machine's load):
 * `half-checkpoint`: every checkpoint the evaluator evaluated had its .index and
   every data shard in place when it did;
 * `restarted`: a pod killed or preempted while the job ran was restarted (a
-  preempted one that ended 0, its role done, need not be);
+  preempted one that ended 0, its role done, need not be, nor one whose program
+  ended only once the job was over: a SIGTERM just before the chief's exit);
 * `processes-left`: no pod's program still runs once the job is over and the
   waiting is done.
 
@@ -198,9 +199,13 @@ def _restarted(ev: Evidence) -> Sequence[tuple[str, ...]]:
         if ev.ended is not None and a.at >= ev.ended:
             continue  # the job was over: nothing restarts a pod then
         pod = _pod_of(ev, a.fault.task)
-        after = [e for e in ev.exits if e.pod == pod and e.at >= a.at]
+        after = sorted((e for e in ev.exits if e.pod == pod and e.at >= a.at),
+                       key=lambda e: e.at)
         if a.fault.kind == "sigterm" and after and after[0].code == 0:
             continue  # preempted as its role ended: done, not to be restarted
+        if (after and after[0].code != 0 and ev.ended is not None
+                and after[0].at >= ev.ended):
+            continue  # the fault took it down once the job was over: nothing restarts it
         if any(e.pod == pod and e.what == "restarting" and e.at >= a.at
                for e in ev.pod_events):
             continue
