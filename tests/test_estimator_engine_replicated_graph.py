@@ -2,13 +2,15 @@
 session), in this process: each replica takes its own batch, the gradients are averaged
 as tf.estimator averaged them, the checkpoints hold the variables under their own names
 (so evaluate, predict and export read them without a strategy), `eval_distribute`
-gives the metrics a plain evaluation gives, and only the first replica's hooks run."""
+gives the metrics a plain evaluation gives, only the first replica's hooks run, and
+tf.data autotunes the input only where the input_fn asks."""
 
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.framework import dataset_options_pb2
 
 import trainexec.estimator as te
 from engine_models import FEATURES, data, eval_input_fn, make_model_fn, predict_input_fn, \
@@ -162,3 +164,41 @@ def test_keras_layers_under_two_replicas_train_or_are_refused_before_anything_is
                        r"dense/kernel/replica_1.* are replicas' copies .* tf_keras"):
         model.train(batches_of(32), max_steps=2)
     assert os.listdir(tmp_path) == []
+
+
+class _InputOptions(tf.compat.v1.train.SessionRunHook):
+    """Records the autotune setting of each options node in the training graph."""
+
+    seen: list = []
+
+    def begin(self):
+        for op in tf.compat.v1.get_default_graph().get_operations():
+            if op.type == "OptionsDataset":
+                options = dataset_options_pb2.Options.FromString(
+                    op.get_attr("serialized_options"))
+                _InputOptions.seen.append(
+                    options.autotune_options.enabled
+                    if options.autotune_options.HasField("enabled") else None)
+
+
+@pytest.mark.parametrize("asked, host", [(None, False), (True, True)])
+def test_the_strategys_input_autotunes_only_where_the_input_fn_asks(tmp_path, no_tf_config,
+                                                                    asked, host):
+    # Autotuning's threads held a MWMS chief's session close up to 60 s (destroying an
+    # iterator waits for its thread's next tuning): the input_fn's dataset tunes only if
+    # it asks; the two replicas' device datasets (a generator and a fixed prefetch:
+    # nothing to tune) never do.
+    def input_fn():
+        dataset = batches_of(32)()
+        if asked is not None:
+            options = tf.data.Options()
+            options.autotune.enabled = asked
+            dataset = dataset.with_options(options)
+        return dataset
+
+    _InputOptions.seen.clear()
+    estimator(tmp_path, sgd_model_fn, train_distribute=two_replicas()).train(
+        input_fn, max_steps=2, hooks=[_InputOptions()])
+    # The strategy adds options nodes of its own, which leave autotuning unset.
+    assert [enabled for enabled in _InputOptions.seen if enabled is not None] == [
+        host, False, False]

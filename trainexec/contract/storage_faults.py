@@ -6,7 +6,7 @@ program's and not a peer's, and whether a restart helps depends on the storage:
 
 | kind | examples | what to do |
 | --- | --- | --- |
-| transient (`storage_unavailable`, retryable) | an object store's 429 / 500 / 502 / 503 / 504 / 408 / 410 after its client's retries, a connection refused, reset or timed out; `EIO`, `ESTALE`, `ETIMEDOUT` from a network file system | nothing: a restart resumes from the last whole checkpoint |
+| transient (`storage_unavailable`, retryable) | an object store's 429 / 500 / 502 / 503 / 504 / 408 / 410 after its client's retries, a connection refused, reset or timed out; `EIO`, `ESTALE`, `ETIMEDOUT` from a network file system (also TensorFlow's "`<dir>` is not a directory" of a directory it could not stat) | nothing: a restart resumes from the last whole checkpoint |
 | permanent (`storage_failed`, permanent) | `ENOSPC` (a full disk), `EDQUOT` (a quota), `EROFS` (mounted read-only), `EACCES` / HTTP 401 / 403 (no permission), a bucket that does not exist | free space, raise the quota, fix the mount or the permission, then resubmit: the last whole checkpoint is kept |
 
 `storage_fault(error)` reads an exception (and what it was raised from): a TensorFlow
