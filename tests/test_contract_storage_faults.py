@@ -7,6 +7,7 @@ code N`)."""
 from __future__ import annotations
 
 import errno
+import threading
 
 import pytest
 import tensorflow as tf
@@ -186,7 +187,7 @@ def test_a_directory_tensorflow_could_not_stat_is_a_transient_storage_fault(tmp_
     fault = storage_fault(error)
     assert fault is not None and fault.kind == UNAVAILABLE and fault.retryable
     assert fault.path == str(model_dir)
-    assert "could not stat it" in fault.describe()
+    assert "could not look it up" in fault.describe()
     # A file where model_dir should be is the program's error, told as before.
     a_file = tmp_path / "model.txt"
     a_file.write_text("not a directory")
@@ -194,3 +195,23 @@ def test_a_directory_tensorflow_could_not_stat_is_a_transient_storage_fault(tmp_
         None, None, f"{a_file} is not a directory")) is None
     assert storage_fault(tf.errors.FailedPreconditionError(
         None, None, f"{tmp_path / 'gone'} is not a directory")) is None
+
+
+def test_a_directory_whose_look_up_still_fails_or_hangs_is_transient(tmp_path):
+    from trainexec.contract.storage_faults import _a_directory_after_all
+
+    def stale(path):
+        raise OSError(errno.ESTALE, "Stale file handle", path)
+
+    def gone(path):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+
+    assert _a_directory_after_all(str(tmp_path), look_up_fn=stale)
+    assert not _a_directory_after_all(str(tmp_path), look_up_fn=gone)
+    # A hard-mounted NFS whose server is gone never answers: the task still ends.
+    never = threading.Event()
+    try:
+        assert _a_directory_after_all(str(tmp_path), within_secs=0.2,
+                                      look_up_fn=lambda path: never.wait())
+    finally:
+        never.set()

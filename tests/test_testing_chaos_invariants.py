@@ -69,6 +69,11 @@ def test_a_killed_pod_restarted_after_the_kill_keeps_the_promise():
     down_after = good_evidence().exits + (PodExit("demo-worker-1", T0 + 60.2, 143),)
     assert "restarted" not in names(good_evidence(applied=(SIGTERM, CUT, last),
                                                   exits=down_after))
+    # Down after the end but long after the fault, it went down by the end, not the fault.
+    late = good_evidence().exits + (PodExit("demo-worker-1", T0 + 60.2, 143),)
+    early_kill = dataclasses.replace(kill, at=T0 + 40.0, ends=T0 + 40.0)
+    assert names(good_evidence(applied=(SIGTERM, CUT, early_kill), exits=late)) == [
+        "restarted"]
     # Down before the end, and not restarted, it is still a violation.
     down_before = good_evidence().exits + (PodExit("demo-worker-1", T0 + 59.9, 143),)
     assert names(good_evidence(applied=(SIGTERM, CUT, last), exits=down_before)) == [

@@ -30,6 +30,8 @@ import errno
 import os
 import re
 import stat
+import threading
+from typing import Callable
 
 __all__ = ["FAILED", "UNAVAILABLE", "StorageFault", "is_tensorflow_error", "storage_fault"]
 
@@ -70,8 +72,15 @@ SHARD_GONE = "a shard of the checkpoint being saved was gone before the save mer
 # TensorFlow's RecursivelyCreateDir says "<dir> is not a directory" of a directory it
 # could not stat (a network file system's ESTALE or EIO folded away: the chaos row
 # estimator-nfs-storage, a tf.estimator chief's meta-graph write at stop 59's CI).
-_NOT_A_DIRECTORY = re.compile(r"(?<![\w:/])(/(?!job:)[^\s'\",;:)]+) is not a directory")
+# The path starts the message or follows a space or a quote (not `./model`, whose
+# "/model" is another directory); a relative one is not matched and stays the program's.
+# On gs:// TensorFlow strips the scheme and bucket ("/model/eval is not a directory"):
+# the local look-up then finds nothing there, and the error stays the program's too.
+_NOT_A_DIRECTORY = re.compile(r"(?:^|(?<=[\s'\"]))(/(?!job:)[^\s'\",;:)]+) is not a directory")
 LOOKUP_FAILED = "a look-up of the directory failed for a while"
+# How long the look-up of such a directory may take: a hard-mounted NFS whose server is
+# gone blocks it, and the task must still end (an unanswered look-up is transient).
+LOOKUP_SECS = 5.0
 
 _RESTART = "a restart resumes from the last whole checkpoint"
 _RESUBMIT = "then resubmit the job: the last whole checkpoint is kept"
@@ -89,7 +98,7 @@ def _advice(kind: str, reason: str) -> str:
     if reason == SHARD_GONE:
         return f"a save cut short, or another save of the same step; {_RESTART}"
     if reason == LOOKUP_FAILED:
-        return (f"TensorFlow could not stat it and called it no directory, but it is one; "
+        return (f"TensorFlow could not look it up and called it no directory; "
                 f"{_RESTART}")
     if kind == UNAVAILABLE:
         return f"the storage did not answer after its client's retries; {_RESTART}"
@@ -240,14 +249,24 @@ def _from_tensorflow(error: BaseException) -> StorageFault | None:
     return None
 
 
-def _a_directory_after_all(path: str) -> bool:
+def _a_directory_after_all(path: str, within_secs: float = LOOKUP_SECS,
+                           look_up_fn: Callable[[str], os.stat_result] = os.stat) -> bool:
     """Whether `path`, which TensorFlow called no directory, is one now, or still cannot
-    be looked up for a transient reason: then the error was the storage's, not a file
-    where model_dir should be (which stays the program's error)."""
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except OSError as err:
-        return err.errno in _TRANSIENT_ERRNOS
+    be looked up for a transient reason (an errno of `_TRANSIENT_ERRNOS`, or no answer
+    within `within_secs`): then the error was the storage's, not a file where model_dir
+    should be (which stays the program's error). `look_up_fn`: os.stat, or a test's."""
+    answer: list[bool] = []
+
+    def look_up() -> None:
+        try:
+            answer.append(stat.S_ISDIR(look_up_fn(path).st_mode))
+        except OSError as err:
+            answer.append(err.errno in _TRANSIENT_ERRNOS)
+
+    looking = threading.Thread(target=look_up, name="trainexec-lookup", daemon=True)
+    looking.start()
+    looking.join(within_secs)
+    return answer[0] if answer else True
 
 
 def _path_in(text: str) -> str | None:

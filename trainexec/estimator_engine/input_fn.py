@@ -10,6 +10,13 @@ returns one of:
 * `(features, labels)`, a tuple or list of two;
 * features alone (`labels` is None then).
 
+Under a distribution strategy (`strategy_iterator`), the strategy's iterator reads the
+dataset, which runs without tf.data's autotuning unless its options set
+`autotune.enabled`, nor do the per-device datasets of the iterator
+(`compat.device_input`): destroying an autotuned iterator at a session's close waited
+for its tuning thread, which is not woken then (its period grows to 60 s), and a
+MultiWorkerMirroredStrategy chief returned from training up to 42 s late so.
+
 Features and labels reach the `model_fn` as they come: Tensors, dicts of Tensors,
 nested tuples, and also Python values or NumPy arrays (`{"x": [[1.], [2.]]}`), which
 the `model_fn`'s own ops convert, as they did under tf.estimator. A tuple or list of
@@ -24,15 +31,17 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
 from trainexec.estimator_engine.calls import fn_args
+from trainexec.estimator_engine.compat.device_input import device_datasets_without_autotune
 
 __all__ = ["Inputs", "as_dataset", "call_input_fn", "invoke_input_fn",
            "iterator_from_input_fn", "iterator_initializer_hook", "reads_dataset_or_queue",
-           "split_features_and_labels"]
+           "split_features_and_labels", "strategy_iterator", "without_autotune_unless_asked"]
 
 
 class Inputs(NamedTuple):
@@ -137,9 +146,8 @@ def iterator_from_input_fn(input_fn: Callable, mode: str | None, params: Any, co
     `distribution` (anything with `make_input_fn_iterator`), the input_fn is called
     through it and gets its `input_context` if it names one."""
     if distribution is not None:
-        iterator = distribution.make_input_fn_iterator(
-            lambda input_context: invoke_input_fn(input_fn, mode, params, config,
-                                                  input_context))
+        iterator = strategy_iterator(distribution, lambda input_context: invoke_input_fn(
+            input_fn, mode, params, config, input_context))
         initialize = getattr(iterator, "initialize", None)
         hooks = [iterator_initializer_hook(initialize())] if callable(initialize) else []
         return iterator, hooks
@@ -149,3 +157,30 @@ def iterator_from_input_fn(input_fn: Callable, mode: str | None, params: Any, co
                         f"read through an iterator, returned: {result!r}")
     iterator = tf.compat.v1.data.make_initializable_iterator(result)
     return iterator, [iterator_initializer_hook(iterator.initializer)]
+
+
+def strategy_iterator(strategy: Any, dataset_fn: Callable[[Any], Any]) -> Any:
+    """`strategy.make_input_fn_iterator(dataset_fn)`, its datasets without tf.data's
+    autotuning unless the input's options ask for it (module doc)."""
+
+    def dataset(input_context: Any) -> Any:
+        result = dataset_fn(input_context)
+        if isinstance(result, tf.data.Dataset):
+            return without_autotune_unless_asked(result)
+        return result
+
+    with device_datasets_without_autotune():
+        return strategy.make_input_fn_iterator(dataset)
+
+
+def without_autotune_unless_asked(dataset: Any) -> Any:
+    """`dataset` with tf.data's autotuning off, unless its options set
+    `autotune.enabled` (then as they say)."""
+    with warnings.catch_warnings():  # in a graph, options() warns that it gives the
+        warnings.simplefilter("ignore")  # Python-side options: the input_fn's, as wanted
+        asked = dataset.options().autotune.enabled
+    if asked is not None:
+        return dataset
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)

@@ -9,7 +9,8 @@ are tf.estimator's too:
 1. the input: `strategy.make_input_fn_iterator` calls the `input_fn` once per input
    pipeline (its `input_context` says which, for `Dataset.shard`), and every replica
    takes its own batch from it: the batch size is per replica. The input_fn returns a
-   `tf.data.Dataset` (or `trainexec.estimator.inputs`' tensors, read as theirs); a hook
+   `tf.data.Dataset` (or `trainexec.estimator.inputs`' tensors, read as theirs), read
+   without tf.data's autotuning unless it asks (`input_fn.strategy_iterator`); a hook
    (re)initializes the iterator in each session;
 2. the global step (a mirrored variable), and the read of it the standard hooks fetch;
 3. `strategy.extended.call_for_each_replica(model_fn, ...)`, each replica with its
@@ -40,17 +41,15 @@ Example:
 from __future__ import annotations
 
 import logging
-import warnings
 from typing import Any, Callable, Mapping, NamedTuple
 
 import tensorflow as tf
 
 from trainexec.errors import ConfigError
-from trainexec.estimator_engine.compat.device_input import device_datasets_without_autotune
 from trainexec.estimator_engine.compat.loss_scaling import reported_loss_reduction
 from trainexec.estimator_engine.graph import GLOBAL_STEP_READ_COLLECTION, Built
 from trainexec.estimator_engine.input_fn import (as_dataset, invoke_input_fn,
-                                                 split_features_and_labels)
+                                                 split_features_and_labels, strategy_iterator)
 from trainexec.estimator_engine.model_fn_keras import keras_scope
 from trainexec.estimator_engine.model_spec import EstimatorSpec, ModeKeys
 from trainexec.estimator_engine.strategy_checks import describe
@@ -102,29 +101,11 @@ def _replicated_input(input_fn: Callable, mode: str, params: Any, config: Any,
                 f"distribution strategy ({type(strategy).__name__}) it must return a "
                 "tf.data.Dataset, which the strategy splits among its replicas: return "
                 "tf.data.Dataset.from_tensor_slices(...)... (batched per replica)")
-        return _without_autotune_unless_asked(result)
+        return result
 
-    with tf.compat.v1.device("/cpu:0"), device_datasets_without_autotune():
-        iterator = strategy.make_input_fn_iterator(dataset)
+    with tf.compat.v1.device("/cpu:0"):
+        iterator = strategy_iterator(strategy, dataset)
     return iterator, _DistributedIteratorHook(iterator)
-
-
-def _without_autotune_unless_asked(dataset: Any) -> Any:
-    """`dataset` with tf.data's autotuning off, unless its options set it.
-
-    The strategy's iterator over it is destroyed when the session closes, and waits then
-    for its autotuning thread, which is not woken: a MultiWorkerMirroredStrategy chief
-    returned up to 42 s late from training so (`compat.device_input`, which keeps the
-    per-device datasets from tuning too). An input_fn that wants autotuning sets
-    `options.autotune.enabled = True` on its dataset, and keeps that wait."""
-    with warnings.catch_warnings():  # in a graph, options() warns it is the Python-side
-        warnings.simplefilter("ignore")  # record: the input_fn's with_options, as wanted
-        asked = dataset.options().autotune.enabled
-    if asked is not None:
-        return dataset
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset.with_options(options)
 
 
 def first_replicas(grouped: Any, strategy: Any) -> tuple:

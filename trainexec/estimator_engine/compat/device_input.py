@@ -19,8 +19,9 @@ waiting for `Model::OptimizeLoop` under `MasterSession::DeleteWorkerSessions`).
 A device's dataset has nothing to tune (a generator and a prefetch of fixed size), and
 no public API gives it options: `device_datasets_without_autotune` wraps TensorFlow's
 function for the block, so that each device's dataset it makes is built with
-`options.autotune.enabled = False`, and puts the function back after it. The host
-dataset is the `input_fn`'s, whose options are the user's (`replicated_graph`).
+`options.autotune.enabled = False`, and puts the function back after it (one block at a
+time; a block within a block changes nothing more). The host dataset is the
+`input_fn`'s, whose options are the user's (`input_fn.strategy_iterator`).
 
 Example:
     ```python
@@ -50,7 +51,10 @@ INTERNALS = (
                           "up to 60 s for it"),
 )
 
-_LOCK = threading.Lock()  # one block at a time swaps the module's function
+# One block at a time swaps the module's function (re-entrant: an input_fn called inside
+# the block may build another strategy's iterator; the inner block then changes nothing).
+_LOCK = threading.RLock()
+_WRAPPED = "_trainexec_without_autotune"
 
 
 @contextlib.contextmanager
@@ -58,19 +62,20 @@ def device_datasets_without_autotune() -> Iterator[None]:
     """Within the block, each per-device dataset a `MultiDeviceIterator` builds has
     tf.data's autotuning off (module doc); outside it, TensorFlow's function is back."""
     module = importlib.import_module(_OWNER)
-    original = getattr(module, _FUNCTION, None)
-    if original is None:
-        yield
-        return
-
-    def without_autotune(*args: Any, **kwargs: Any) -> Any:
-        import tensorflow as tf
-
-        options = tf.data.Options()
-        options.autotune.enabled = False
-        return original(*args, **kwargs).with_options(options)
-
     with _LOCK:
+        original = getattr(module, _FUNCTION, None)
+        if original is None or getattr(original, _WRAPPED, False):
+            yield
+            return
+
+        def without_autotune(*args: Any, **kwargs: Any) -> Any:
+            import tensorflow as tf
+
+            options = tf.data.Options()
+            options.autotune.enabled = False
+            return original(*args, **kwargs).with_options(options)
+
+        setattr(without_autotune, _WRAPPED, True)
         setattr(module, _FUNCTION, without_autotune)
         try:
             yield

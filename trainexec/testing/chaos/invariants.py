@@ -17,8 +17,9 @@ whatever the machine's load):
 * `half-checkpoint`: every checkpoint the evaluator evaluated had its .index and
   every data shard in place when it did;
 * `restarted`: a pod killed or preempted while the job ran was restarted (a
-  preempted one that ended 0, its role done, need not be, nor one whose program
-  ended only once the job was over: a SIGTERM just before the chief's exit);
+  preempted one that ended 0, its role done, need not be, nor one the fault took down
+  (within `TAKEN_DOWN_SECS`) only once the job was over: a SIGTERM just before the
+  chief's exit);
 * `processes-left`: no pod's program still runs once the job is over and the
   waiting is done.
 
@@ -184,6 +185,11 @@ def _half_checkpoint(ev: Evidence) -> Sequence[tuple[str, ...]]:
     return found
 
 
+# A pod that exits within this of its kill or SIGTERM went down by the fault (one that
+# lingers longer went down by something else: the job's end, a hang).
+TAKEN_DOWN_SECS = 5.0
+
+
 def _pod_of(ev: Evidence, task: str) -> str:
     """worker:1 -> the chief's pod name's job, e.g. demo-worker-1."""
     job = ev.chief.rsplit("-", 2)[0]
@@ -204,7 +210,7 @@ def _restarted(ev: Evidence) -> Sequence[tuple[str, ...]]:
         if a.fault.kind == "sigterm" and after and after[0].code == 0:
             continue  # preempted as its role ended: done, not to be restarted
         if (after and after[0].code != 0 and ev.ended is not None
-                and after[0].at >= ev.ended):
+                and after[0].at >= ev.ended and after[0].at - a.at <= TAKEN_DOWN_SECS):
             continue  # the fault took it down once the job was over: nothing restarts it
         if any(e.pod == pod and e.what == "restarting" and e.at >= a.at
                for e in ev.pod_events):
