@@ -37,7 +37,8 @@ from typing import Any, Callable, NamedTuple
 import tensorflow as tf
 
 from trainexec.estimator_engine.calls import fn_args
-from trainexec.estimator_engine.compat.device_input import device_datasets_without_autotune
+from trainexec.estimator_engine.compat.device_input import (autotune_off,
+                                                            device_datasets_without_autotune)
 
 __all__ = ["Inputs", "as_dataset", "call_input_fn", "invoke_input_fn",
            "iterator_from_input_fn", "iterator_initializer_hook", "reads_dataset_or_queue",
@@ -179,8 +180,4 @@ def without_autotune_unless_asked(dataset: Any) -> Any:
     with warnings.catch_warnings():  # in a graph, options() warns that it gives the
         warnings.simplefilter("ignore")  # Python-side options: the input_fn's, as wanted
         asked = dataset.options().autotune.enabled
-    if asked is not None:
-        return dataset
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset.with_options(options)
+    return dataset if asked is not None else autotune_off(dataset)

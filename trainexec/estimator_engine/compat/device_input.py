@@ -39,7 +39,7 @@ from typing import Any, Iterator
 
 from trainexec.internals import LINES, Internal
 
-__all__ = ["INTERNALS", "device_datasets_without_autotune"]
+__all__ = ["INTERNALS", "autotune_off", "device_datasets_without_autotune"]
 
 _OWNER = "tensorflow.python.data.ops.multi_device_iterator_ops"
 _FUNCTION = "_create_device_dataset"
@@ -57,6 +57,15 @@ _LOCK = threading.RLock()
 _WRAPPED = "_trainexec_without_autotune"
 
 
+def autotune_off(dataset: Any) -> Any:
+    """`dataset` with `options.autotune.enabled = False` (public tf.data API)."""
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.with_options(options)
+
+
 @contextlib.contextmanager
 def device_datasets_without_autotune() -> Iterator[None]:
     """Within the block, each per-device dataset a `MultiDeviceIterator` builds has
@@ -69,11 +78,7 @@ def device_datasets_without_autotune() -> Iterator[None]:
             return
 
         def without_autotune(*args: Any, **kwargs: Any) -> Any:
-            import tensorflow as tf
-
-            options = tf.data.Options()
-            options.autotune.enabled = False
-            return original(*args, **kwargs).with_options(options)
+            return autotune_off(original(*args, **kwargs))
 
         setattr(without_autotune, _WRAPPED, True)
         setattr(module, _FUNCTION, without_autotune)
