@@ -57,7 +57,7 @@ run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- p
   shift
   local log="$LOGS/$name.log" code=0 started=$SECONDS
   if [ "$part" = unit ]; then  # in the background: its log only, printed at the end
-    nice -n "$NICE" env "${envs[@]}" "$venv/bin/python" -m pytest \
+    "${LOW_PRIORITY[@]}" env "${envs[@]}" "$venv/bin/python" -m pytest \
       --junitxml="$LOGS/$name.xml" -o junit_suite_name="line$number" "$@" \
       > "$log" 2>&1 || code=$?
   else
@@ -102,7 +102,14 @@ for number in $LINES_TO_RUN; do
     *) echo "TRAINEXEC_TEST_LINES: unknown run '$number' (1, 2 or 3)" >&2; exit 2 ;;
   esac
 done
-NICE=10  # the background parts' priority (see the top)
+# The background parts' priority (see the top): the idle scheduling class where the
+# kernel has it (a CPU, and with ionice the disk, only when the cluster tests leave it
+# idle), else nice 10.
+if chrt --idle 0 ionice -c 3 true 2>/dev/null; then
+  LOW_PRIORITY=(chrt --idle 0 ionice -c 3) PRIORITY="idle priority"
+else
+  LOW_PRIORITY=(nice -n 10) PRIORITY="nice 10"
+fi
 
 stop_tree() {  # pid: ends a process and every process under it
   local child
@@ -121,7 +128,7 @@ run() {  # number, part (unit, cluster, or "": the caller's tests), pytest args.
     # The tests that start no cluster are CPU-bound and independent: both cores
     # (pytest-xdist), at a low priority, beside the cluster parts; with them the
     # cluster tests that time nothing (`untimed`: pip, one process at a time).
-    unit) run_part "$number" "$label, no cluster (2 processes, nice $NICE)" unit \
+    unit) run_part "$number" "$label, no cluster (2 processes, $PRIORITY)" unit \
             "${vars[@]}" -- -m "(not cluster and not timed) or untimed" -n 2 \
             -p no:cacheprovider ;;
     # The cluster tests time processes and faults, the `timed` tests real waits: one
@@ -139,7 +146,7 @@ else
     rm -f "$LOGS/line$number"{,-unit,-cluster}{.xml,.log,-slowest.txt}
   done
   : > "$LOGS/.unit-summaries"
-  echo "[tests] the no-cluster parts run in the background at nice $NICE;" \
+  echo "[tests] the no-cluster parts run in the background at $PRIORITY;" \
        "their logs follow the cluster parts"
   ( for number in $LINES_TO_RUN; do run "$number" unit; done
     exit "$status" ) &
