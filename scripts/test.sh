@@ -15,10 +15,11 @@
 # which time processes and faults, and the `timed` tests, which bound real time) runs
 # in the foreground, one run after the other, at normal priority. Meanwhile the runs'
 # no-cluster parts (the tests that start no cluster, on both cores with pytest-xdist,
-# and the `untimed` cluster tests) run one after the other in the background at a low
-# CPU priority (nice 10: about a tenth of a core the cluster tests keep busy, and every
-# core they leave idle; most of the time they wait on processes and faults); their
-# logs are printed after.
+# and the `untimed` cluster tests) run one after the other in the background at idle
+# priority (chrt --idle, ionice -c 3: only the CPU and disk the cluster tests leave
+# idle, which is most of the time, as those mostly wait on processes and faults; nice
+# 10 where the kernel has no idle class); their logs are printed after. A run's
+# multi-host tests (the heaviest) come last in it (tests/conftest.py).
 # Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
 # lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the two
 # parts' own files are lineN-unit.* and lineN-cluster.*.

@@ -48,6 +48,13 @@ def test_a_watcher_writes_its_marker_and_counts_records_from_its_mtime_on(tmp_pa
     assert watch.finished() == {"chief:0", "worker:0"}
 
 
+def test_a_watcher_makes_the_records_directory_before_it_first_lists_it(tmp_path):
+    # An NFS client remembers a directory it found missing (layout.listed): made by
+    # the watcher's host at its start, it is never found missing there.
+    FinishedTasks.starting_now(str(tmp_path), "ps:0")
+    assert os.listdir(tmp_path / "trainexec" / "finished") == []
+
+
 def test_a_record_being_renamed_into_place_and_other_files_are_not_records(tmp_path):
     directory = tmp_path / "trainexec" / "finished"
     directory.mkdir(parents=True)

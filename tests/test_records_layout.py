@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from trainexec.records.layout import (COMPLETION_FILE, FINISHED_DIR, atomic_write_text,
-                               eval_state_dir, file_system_now, mtime_nsec, read_json_file,
+                               eval_state_dir, file_system_now, listed, mtime_nsec,
+                               read_json_file,
                                read_record, record_path, task_file_name, task_of_file_name,
                                write_json)
 
@@ -39,6 +40,30 @@ def test_an_absent_record_reads_as_none_silently(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         assert read_record(str(tmp_path / "none.json"), dict, "thing") is None
     assert caplog.records == []
+
+
+def test_a_file_is_listed_only_where_a_listing_of_its_directory_shows_it(tmp_path,
+                                                                        monkeypatch):
+    (tmp_path / "there.json").write_text("{}")
+    assert listed(str(tmp_path / "there.json"))
+    assert not listed(str(tmp_path / "absent.json"))
+    assert not listed(str(tmp_path / "no-dir" / "absent.json"))
+    assert not listed(str(tmp_path / "there.json" / "under-a-file"))
+    monkeypatch.chdir(tmp_path)
+    assert listed("there.json")
+
+
+def test_a_local_record_no_listing_shows_is_not_looked_up(tmp_path, monkeypatch):
+    # On NFS a failed look-up is remembered up to 60 s (tests/cluster/
+    # test_records_nfs_lookups.py runs it for real): absent from the listing, the
+    # file is never opened.
+    path = tmp_path / "record.json"
+    path.write_text('{"a": 1}')
+    monkeypatch.setattr(os, "listdir", lambda directory: [])
+    opened = []
+    monkeypatch.setattr("builtins.open", lambda *args, **kwargs: opened.append(args))
+    assert read_json_file(str(path)) is None
+    assert opened == []
 
 
 @pytest.mark.parametrize("content,parse", [

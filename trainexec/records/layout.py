@@ -47,6 +47,7 @@ __all__ = [
     "atomic_write_text",
     "eval_state_dir",
     "file_system_now",
+    "listed",
     "mtime_nsec",
     "read_json_file",
     "read_record",
@@ -190,13 +191,34 @@ def read_whole(path: str, *, sleep: Callable[[float], None] = time.sleep,
             sleep(_INCONSISTENT_RETRY_SECS)
 
 
+def listed(path: str) -> bool:
+    """Whether a listing of its directory shows the local file `path`.
+
+    On a shared file system a failed look-up is remembered: an NFS client
+    (lookupcache=all, the default) answers "no such file" for a name it looked
+    up in vain for up to acdirmax (60 s) after, so a record another host writes
+    meanwhile stays unseen that long. A listing reads the directory itself;
+    looking a name up only once a listing shows it leaves no failed look-up to
+    remember. False when the directory is missing too.
+    """
+    directory, name = os.path.split(path)
+    try:
+        return name in os.listdir(directory or ".")
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
 def read_json_file(path: str) -> Any | None:
     """The JSON value stored at `path` (read whole: `read_whole`); None when
     there is no such file.
 
+    A local file is looked up only once a listing shows it (`listed`): a record
+    another host writes is read as soon as it is there, on NFS too.
     Raises ValueError when the file is not JSON.
     """
     if "://" not in path:
+        if not listed(path):
+            return None
         try:
             text = read_whole(path)
         except FileNotFoundError:
