@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from trainexec.records.layout import (COMPLETION_FILE, FINISHED_DIR, atomic_write_text,
-                               eval_state_dir, file_system_now, listed, mtime_nsec,
-                               read_json_file,
+                               eval_state_dir, file_system_now, listed, make_watched_dir,
+                               mtime_nsec, read_json_file,
                                read_record, record_path, task_file_name, task_of_file_name,
                                write_json)
 
@@ -51,6 +51,29 @@ def test_a_file_is_listed_only_where_a_listing_of_its_directory_shows_it(tmp_pat
     assert not listed(str(tmp_path / "there.json" / "under-a-file"))
     monkeypatch.chdir(tmp_path)
     assert listed("there.json")
+    assert listed("gs://bucket/model/trainexec/training_complete.json")  # no such cache
+
+
+def test_a_directory_this_process_may_not_list_leaves_the_plain_look_up_to_decide(
+        tmp_path, monkeypatch):
+    def refused(directory):
+        raise PermissionError(13, "Permission denied", directory)
+
+    (tmp_path / "record.json").write_text('{"a": 1}')
+    monkeypatch.setattr(os, "listdir", refused)
+    assert listed(str(tmp_path / "record.json"))
+    assert read_json_file(str(tmp_path / "record.json")) == {"a": 1}
+
+
+def test_a_watched_directory_is_made_locally_and_a_failure_only_logged(tmp_path, caplog):
+    make_watched_dir(str(tmp_path / "model" / "trainexec"))
+    assert (tmp_path / "model" / "trainexec").is_dir()
+    make_watched_dir(str(tmp_path / "model" / "trainexec"))  # there already: nothing
+    (tmp_path / "a-file").write_text("")
+    with caplog.at_level(logging.INFO, logger="trainexec.records.layout"):
+        make_watched_dir(str(tmp_path / "a-file" / "trainexec"))
+    assert f"Could not make {tmp_path}/a-file/trainexec" in caplog.text
+    make_watched_dir("gs://bucket/model/trainexec")  # a URL: nothing to make
 
 
 def test_a_local_record_no_listing_shows_is_not_looked_up(tmp_path, monkeypatch):

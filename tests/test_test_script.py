@@ -3,6 +3,7 @@ run's whole output and its slowest tests, where TRAINEXEC_TEST_REPORTS says."""
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -58,8 +59,8 @@ def test_a_whole_line_runs_its_unit_tests_on_two_processes_beside_its_cluster_te
     assert [int(s.get("tests")) for s in merged] == [int(s.get("tests")) for s in parts]
     assert int(parts[0].get("tests")) > 0 and all(s.get("name") == "line2" for s in merged)
     summary = done.stdout[done.stdout.index("===== summary"):]
-    idle = subprocess.run(["chrt", "--idle", "0", "ionice", "-c", "3", "true"],
-                          capture_output=True).returncode == 0
+    idle = shutil.which("chrt") is not None and subprocess.run(
+        ["chrt", "--idle", "0", "ionice", "-c", "3", "true"], capture_output=True).returncode == 0
     priority = "idle priority" if idle else "nice 10"
     assert f"no cluster (2 processes, {priority}):" in summary
     assert "tf_keras (Keras 2), cluster and timed:" in summary

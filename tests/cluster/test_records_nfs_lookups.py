@@ -3,7 +3,9 @@ on NFS too: two bed hosts with NFS-like views of one directory (NFS's default ca
 a failed look-up remembered 60 s). Before trainexec looked records up only once a
 listing showed them (`trainexec.records.layout.listed`), an evaluator that had looked
 for the chief's completion record at its start saw it up to 60 s after it was written
-(chaos seed 31: 35 s). Root and bindfs only; skipped, saying why, elsewhere."""
+(chaos seed 31: 35 s); and a host that had looked into the records' directory before
+any host made it missed them as long (`make_watched_dir`). Root and bindfs only;
+skipped, saying why, elsewhere."""
 
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ import os, sys
 sys.path.insert(0, {ROOT!r})
 from trainexec.records.completion import read_training_complete
 from trainexec.records.finished_tasks import FinishedTasks
+from trainexec.records.layout import make_watched_dir
 model_dir = sys.argv[1]
+make_watched_dir(model_dir + "/trainexec")  # as the evaluator starts, on NFS
 print("os:", os.path.exists(model_dir + "/trainexec/other.json"))
 done = read_training_complete(model_dir)
 print("record:", None if done is None else done.global_step)
@@ -48,7 +52,7 @@ def test_a_record_written_after_another_host_looked_for_it_is_read_at_once(tmp_p
     shared = SharedDir(str(tmp_path / "backing"))  # NFS's defaults: negative look-ups 60 s
     with TestBed(["chief", "evaluator"], shared_dir=shared) as bed:
         model_dir = shared.on_hosts("model")
-        os.makedirs(shared.on_machine(f"{model_dir}/trainexec"))
+        os.makedirs(shared.on_machine(model_dir))  # trainexec/ not yet: a fresh model_dir
 
         def look() -> str:
             done = bed.run("evaluator", [sys.executable, "-c", LOOK, model_dir])

@@ -52,7 +52,8 @@ from trainexec.evaluation.policy import (Action, Decision, Failure, FailureKind,
 from trainexec.evaluation.target import (CheckpointDisappearedError, CorruptCheckpointError,
                                          EvaluationTarget, describe_error)
 from trainexec.evaluation.watch import Waiter, waiter_for
-from trainexec.records.layout import EVALUATOR_STARTED_FILE, mtime_nsec, record_path, write_json
+from trainexec.records.layout import (EVALUATOR_STARTED_FILE, RECORDS_DIR, make_watched_dir,
+                                     mtime_nsec, record_path, write_json)
 
 __all__ = ["START_MARKER", "STILL_WAITING_LOG_SECS", "ContinuousEvaluation"]
 
@@ -193,6 +194,9 @@ class ContinuousEvaluation:
 
         self._started_wall_time = time.time()
         self._started_marker_nsec = None
+        if self._settle_files:  # a network file system: the chief's completion record
+            # lands there; made before the first look for it (layout.listed)
+            make_watched_dir(record_path(str(self._target.model_dir), RECORDS_DIR))
         if self._policy.stale_record_grace_secs <= 0:
             return  # every record is trusted at once: no need to tell their age
         marker = record_path(str(self._target.model_dir), START_MARKER)

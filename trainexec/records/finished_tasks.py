@@ -32,14 +32,13 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import AbstractSet
 
 from trainexec.records.completion import completion_path
-from trainexec.records.layout import (FINISHED_DIR, STARTED_DIR, listed, mtime_nsec,
-                                     record_path, task_file_name, task_of_file_name,
-                                     write_json)
+from trainexec.records.layout import (FINISHED_DIR, STARTED_DIR, listed, make_watched_dir,
+                                     mtime_nsec, record_path, task_file_name,
+                                     task_of_file_name, write_json)
 
 __all__ = ["FINISHED_DIR", "FinishedTasks", "record_task_finished"]
 
@@ -69,10 +68,7 @@ class FinishedTasks:
         marker = record_path(model_dir, f"{STARTED_DIR}/{task_file_name(watcher)}")
         write_json(marker, {"task": watcher, "started_at": time.time()})
         watch = cls(model_dir, mtime_nsec(marker))
-        if "://" not in model_dir:
-            # Made before this host first lists it: an NFS client would remember a
-            # missing directory (see `layout.listed`) and miss the records in it.
-            os.makedirs(watch.directory, exist_ok=True)
+        make_watched_dir(watch.directory)  # before this host first lists it
         return watch
 
     def finished(self) -> set[str]:
@@ -88,7 +84,7 @@ class FinishedTasks:
 
     def completed_since(self) -> bool:
         """Whether the completion record was written at or after the marker."""
-        if "://" not in self.completion_path and not listed(self.completion_path):
+        if not listed(self.completion_path):
             return False  # no failed look-up for NFS to remember (`layout.listed`)
         try:
             return mtime_nsec(self.completion_path) >= self.since_nsec

@@ -48,6 +48,7 @@ __all__ = [
     "eval_state_dir",
     "file_system_now",
     "listed",
+    "make_watched_dir",
     "mtime_nsec",
     "read_json_file",
     "read_record",
@@ -199,13 +200,36 @@ def listed(path: str) -> bool:
     up in vain for up to acdirmax (60 s) after, so a record another host writes
     meanwhile stays unseen that long. A listing reads the directory itself;
     looking a name up only once a listing shows it leaves no failed look-up to
-    remember. False when the directory is missing too.
+    remember. False when the directory is missing too (make the directories such
+    records land in before looking: `make_watched_dir`); True for a URL (gs://:
+    no such cache) and for a directory this process may not list (the plain
+    look-up decides).
     """
+    if "://" in path:
+        return True
     directory, name = os.path.split(path)
     try:
         return name in os.listdir(directory or ".")
     except (FileNotFoundError, NotADirectoryError):
         return False
+    except PermissionError:
+        return True
+
+
+def make_watched_dir(directory: str) -> None:
+    """Makes the local `directory` that other hosts will write records into, before
+    this host first looks there: an NFS client remembers a missing directory as it
+    does a missing file (`listed`). Nothing for a URL. A failure (a read-only
+    model_dir) is logged and left: the records are then read when the client's
+    cache lets them be.
+    """
+    if "://" in directory:
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as err:
+        logger.info("Could not make %s (%s): on a network file system records written "
+                    "there by other hosts may be seen late", directory, err)
 
 
 def read_json_file(path: str) -> Any | None:
@@ -216,9 +240,9 @@ def read_json_file(path: str) -> Any | None:
     another host writes is read as soon as it is there, on NFS too.
     Raises ValueError when the file is not JSON.
     """
+    if not listed(path):
+        return None
     if "://" not in path:
-        if not listed(path):
-            return None
         try:
             text = read_whole(path)
         except FileNotFoundError:
