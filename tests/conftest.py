@@ -92,11 +92,22 @@ def _keep_full_suite_apart(config, items) -> None:
         items[:] = [item for item in items if id(item) not in dropped]
 
 
-def _multihost_last(items) -> None:
-    """The multi-host runs (five TensorFlow processes training on two cores, the
-    heaviest tests) go last in a run: in run 1 the background's no-cluster parts have
-    mostly ended by then, so those runs meet idle cores (stable: the rest keep their
-    order)."""
+def _multihost_part(config, items) -> None:
+    """The multi-host tests (five TensorFlow processes training on two cores, the
+    heaviest) go last in a run, when the background's no-cluster parts have mostly
+    ended (stable: the rest keep their order); scripts/test.sh runs them in a part of
+    their own: TRAINEXEC_MULTIHOST_TESTS=apart leaves them out, =only keeps them alone."""
+    part = os.environ.get("TRAINEXEC_MULTIHOST_TESTS", "")
+    if part not in ("", "apart", "only"):
+        raise pytest.UsageError(f"TRAINEXEC_MULTIHOST_TESTS={part!r}: use apart (every "
+                                f"test but the multi-host ones) or only (those alone)")
+    if part:
+        dropped = [item for item in items
+                   if (item.get_closest_marker("multihost") is not None) == (part == "apart")]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            gone = set(map(id, dropped))
+            items[:] = [item for item in items if id(item) not in gone]
     items.sort(key=lambda item: item.get_closest_marker("multihost") is not None)
 
 
@@ -149,7 +160,7 @@ def pytest_collection_modifyitems(config, items):
             config.hook.pytest_deselected(items=once)
             dropped = set(map(id, once))
             items[:] = [item for item in items if id(item) not in dropped]
-    _multihost_last(items)
+    _multihost_part(config, items)
     if tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR"):
         return  # pytest_runtest_call fails them instead
     if any(item.get_closest_marker("estimator") for item in items):
