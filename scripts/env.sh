@@ -5,7 +5,10 @@
 #   current  .venv          newest TensorFlow (Keras 3 as tf.keras) + tf_keras
 #   tf2.15   .venv-tf2.15   TensorFlow 2.15 + tensorflow-estimator 2.15 (Estimators)
 #
-# An environment is reinstalled when setup.py is newer than its stamp file.
+# An environment is reinstalled when setup.py is newer than its stamp file. Two
+# environments may be made at once (.ci/run does): their dependencies are installed
+# side by side, and trainexec itself, whose build writes trainexec.egg-info/ and build/
+# in this tree, by one pip at a time (a lock on setup.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3.11}"
@@ -34,6 +37,27 @@ ensure_venv() {
   fi
 }
 
+# trainexec_requirements EXTRAS: trainexec's requirements and those of EXTRAS (a comma-
+# separated list), one a line, read from setup.py's setup() call without building
+# anything (a stand-in `setuptools` module records the call's arguments).
+trainexec_requirements() {
+  "$PYTHON" - "$ROOT/setup.py" "$1" <<'READ'
+import sys, types
+path, extras = sys.argv[1], sys.argv[2]
+arguments = {}
+stand_in = types.ModuleType("setuptools")
+stand_in.setup = lambda **kwargs: arguments.update(kwargs)
+stand_in.find_packages = lambda *args, **kwargs: []
+sys.modules["setuptools"] = stand_in
+sys.argv = [path]
+with open(path, encoding="utf-8") as source:
+    exec(compile(source.read(), path, "exec"), {"__file__": path, "__name__": "__main__"})
+print(*arguments["install_requires"], sep="\n")
+for extra in filter(None, extras.split(",")):
+    print(*arguments["extras_require"][extra], sep="\n")
+READ
+}
+
 trainexec_env() {
   local line="$1" venv extras
   case "$line" in
@@ -42,7 +66,20 @@ trainexec_env() {
     *) echo "trainexec_env: unknown TensorFlow line '$line' (current or tf2.15)" >&2
        return 2 ;;
   esac
-  ensure_venv setup "$line" "$venv" "$venv/.trainexec-installed" "$ROOT/setup.py" \
-    "trainexec[$extras] (a few minutes the first time)" -e "$ROOT[$extras]"
+  local stamp="$venv/.trainexec-installed"
+  if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
+    local requirements code=0
+    requirements="$(mktemp)"
+    trainexec_requirements "$extras" > "$requirements" \
+      && ensure_venv setup "$line" "$venv" "$venv/.trainexec-dependencies" \
+           "$ROOT/setup.py" "trainexec[$extras]'s dependencies (a few minutes the first time)" \
+           -r "$requirements" || code=$?
+    rm -f "$requirements"
+    [ "$code" -eq 0 ] || return "$code"
+    # trainexec itself, editable: its dependencies are in, so nothing more to fetch.
+    flock "$ROOT/setup.py" "$venv/bin/python" -m pip install --quiet --no-deps \
+      -e "$ROOT[$extras]" >&2 || return
+    touch "$stamp"
+  fi
   echo "$venv"
 }
