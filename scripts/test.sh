@@ -11,19 +11,18 @@
 #      plumbing) cannot give another result there and runs once, in run 1.
 # Extra arguments go to every pytest run, e.g. ./scripts/test.sh -m "not cluster" -x
 # TRAINEXEC_TEST_LINES picks runs by number, e.g. TRAINEXEC_TEST_LINES="1 3".
-# Without arguments, each run is two or three pytest runs. Its cluster part (the cluster tests,
+# Without arguments, each run is two pytest runs. Its cluster part (the cluster tests,
 # which time processes and faults, and the `timed` tests, which bound real time) runs
 # in the foreground, one run after the other, at normal priority. Meanwhile the runs'
 # no-cluster parts (the tests that start no cluster, on both cores with pytest-xdist,
 # and the `untimed` cluster tests) run one after the other in the background at idle
 # priority (chrt --idle, ionice -c 3: only the CPU and disk the cluster tests leave
 # idle, which is most of the time, as those mostly wait on processes and faults; nice
-# 10 where the kernel has no idle class); their logs are printed after. The multi-host
-# tests (the heaviest) are a cluster part of their own, run after every line's other
-# cluster tests, once the background has ended (TRAINEXEC_MULTIHOST_TESTS, conftest.py).
+# 10 where the kernel has no idle class); their logs are printed after. A run's
+# multi-host tests (mostly waiting on faults) come first in it (tests/conftest.py).
 # Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
-# lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the
-# parts' own files are lineN-unit.*, lineN-cluster.* and lineN-multihost.*.
+# lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the two
+# parts' own files are lineN-unit.* and lineN-cluster.*.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 LINES_TO_RUN="${TRAINEXEC_TEST_LINES:-1 2 3}"
@@ -38,7 +37,7 @@ merge_line() {  # number, venv: one JUnit file, one log and one slowest list per
 import sys, xml.etree.ElementTree as ET
 base = sys.argv[1]
 merged = ET.Element("testsuites")
-for part in ("unit", "cluster", "multihost"):
+for part in ("unit", "cluster"):
     try:
         merged.extend(ET.parse(f"{base}-{part}.xml").getroot())
     except (OSError, ET.ParseError):
@@ -46,13 +45,10 @@ for part in ("unit", "cluster", "multihost"):
 ET.ElementTree(merged).write(f"{base}.xml", encoding="utf-8", xml_declaration=True)
 MERGE
   # A part that died before writing its files leaves the other's (and its summary line).
-  local part
-  for part in unit cluster multihost; do
-    cat "$LOGS/line$number-$part.log" 2>/dev/null || true
-  done > "$LOGS/line$number.log"
-  for part in unit cluster multihost; do
-    cat "$LOGS/line$number-$part-slowest.txt" 2>/dev/null || true
-  done > "$LOGS/line$number-slowest.txt"
+  cat "$LOGS/line$number-unit.log" "$LOGS/line$number-cluster.log" \
+    > "$LOGS/line$number.log" 2>/dev/null || true
+  cat "$LOGS/line$number-unit-slowest.txt" "$LOGS/line$number-cluster-slowest.txt" \
+    > "$LOGS/line$number-slowest.txt" 2>/dev/null || true
 }
 
 run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- pytest args
@@ -153,15 +149,10 @@ run() {  # number, part (unit, cluster, or "": the caller's tests), pytest args.
             "${vars[@]}" -- -m "(not cluster and not timed) or untimed" -n 2 \
             -p no:cacheprovider ;;
     # The cluster tests time processes and faults, the `timed` tests real waits: one
-    # at a time, at normal priority; the multi-host ones (the heaviest: five TensorFlow
-    # processes on two cores) in a part of their own, after every line's other cluster
-    # tests, when the background parts have ended (tests/conftest.py).
+    # at a time, at normal priority.
     cluster) echo "[tests] ===== $number. $label ====="
-             run_part "$number" "$label, cluster and timed" cluster "${vars[@]}" \
-               TRAINEXEC_MULTIHOST_TESTS=apart -- -m "(cluster and not untimed) or timed" ;;
-    multihost) echo "[tests] ===== $number. $label, multi-host ====="
-               run_part "$number" "$label, multi-host" multihost "${vars[@]}" \
-                 TRAINEXEC_MULTIHOST_TESTS=only -- -m "(cluster and not untimed) or timed" ;;
+             run_part "$number" "$label, cluster and timed" cluster "${vars[@]}" -- \
+               -m "(cluster and not untimed) or timed" ;;
   esac
 }
 
@@ -169,7 +160,7 @@ if [ "$#" -gt 0 ]; then  # the caller picks the tests: one pytest run per line, 
   for number in $LINES_TO_RUN; do run "$number" "" "$@"; done
 else
   for number in $LINES_TO_RUN; do  # nothing of an earlier run is merged into this one
-    rm -f "$LOGS/line$number"{,-unit,-cluster,-multihost}{.xml,.log,-slowest.txt}
+    rm -f "$LOGS/line$number"{,-unit,-cluster}{.xml,.log,-slowest.txt}
   done
   : > "$LOGS/.unit-summaries"
   echo "[tests] the no-cluster parts run in the background at $PRIORITY;" \
@@ -185,9 +176,6 @@ else
   trap 'exit 130' INT
   trap 'exit 143' TERM
   for number in $LINES_TO_RUN; do run "$number" cluster; done
-  for number in $LINES_TO_RUN; do  # run 2 (the Keras tests only) has no multi-host test
-    grep -qx "TRAINEXEC_KERAS_TESTS_ONLY=1" <<< "${VARS[$number]}" || run "$number" multihost
-  done
   wait "$units" || status=1  # a background part failed, or was killed
   trap - EXIT
   for number in $LINES_TO_RUN; do

@@ -66,6 +66,14 @@ def _misplaced(items) -> list[str]:
             != (CLUSTER_TESTS in item.path.resolve().parents)]
 
 
+def _deselect(config, items, dropped) -> None:
+    """Takes `dropped` out of `items` (in place), reported to pytest as deselected."""
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in gone]
+
+
 def _keep_full_suite_apart(config, items) -> None:
     """`full_suite` tests leave the run unless `-m` names them; each must say which
     default test covers its promise, and none may be an Estimator test (run 3 runs
@@ -86,29 +94,17 @@ def _keep_full_suite_apart(config, items) -> None:
     marked = [item for item in marked
               if not any(item.nodeid == arg or item.nodeid.startswith(arg + "[")
                          for arg in named)]
-    if marked and "full_suite" not in (config.getoption("markexpr") or ""):
-        config.hook.pytest_deselected(items=marked)
-        dropped = set(map(id, marked))
-        items[:] = [item for item in items if id(item) not in dropped]
+    if "full_suite" not in (config.getoption("markexpr") or ""):
+        _deselect(config, items, marked)
 
 
-def _multihost_part(config, items) -> None:
-    """The multi-host tests (five TensorFlow processes training on two cores, the
-    heaviest) go last in a run, when the background's no-cluster parts have mostly
-    ended (stable: the rest keep their order); scripts/test.sh runs them in a part of
-    their own: TRAINEXEC_MULTIHOST_TESTS=apart leaves them out, =only keeps them alone."""
-    part = os.environ.get("TRAINEXEC_MULTIHOST_TESTS", "")
-    if part not in ("", "apart", "only"):
-        raise pytest.UsageError(f"TRAINEXEC_MULTIHOST_TESTS={part!r}: use apart (every "
-                                f"test but the multi-host ones) or only (those alone)")
-    if part:
-        dropped = [item for item in items
-                   if (item.get_closest_marker("multihost") is not None) == (part == "apart")]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            gone = set(map(id, dropped))
-            items[:] = [item for item in items if id(item) not in gone]
-    items.sort(key=lambda item: item.get_closest_marker("multihost") is not None)
+def _multihost_first(items) -> None:
+    """The multi-host runs go first in a run (stable: the rest keep their order). They
+    mostly wait, on faults, freezes and caches (about 1.2 of 2 cores busy, measured),
+    while most other cluster tests keep both cores busy: in run 1 the background's
+    no-cluster parts, which take whatever the cluster tests leave, then slow the waiting
+    tests rather than the busy ones, which mostly run once the background has ended."""
+    items.sort(key=lambda item: item.get_closest_marker("multihost") is None)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -121,15 +117,11 @@ def pytest_collection_modifyitems(config, items):
     # The multi-host runs keep to the default set unless -m names them:
     # `./scripts/test.sh -m multihost` runs every row.
     if "multihost" not in (config.getoption("markexpr") or ""):
-        extra = [item for item in items if item.get_closest_marker("full_matrix")]
-        if extra:
-            config.hook.pytest_deselected(items=extra)
-            items[:] = [item for item in items if not item.get_closest_marker("full_matrix")]
+        _deselect(config, items, [item for item in items
+                                  if item.get_closest_marker("full_matrix")])
     if "slurm" not in (config.getoption("markexpr") or ""):
-        extra = [item for item in items if item.get_closest_marker("slurm_faults")]
-        if extra:
-            config.hook.pytest_deselected(items=extra)
-            items[:] = [item for item in items if not item.get_closest_marker("slurm_faults")]
+        _deselect(config, items, [item for item in items
+                                  if item.get_closest_marker("slurm_faults")])
     _keep_full_suite_apart(config, items)
     both = [item.nodeid for item in items
             if item.get_closest_marker("full_lines") and item.get_closest_marker("estimator")]
@@ -141,26 +133,18 @@ def pytest_collection_modifyitems(config, items):
     repeat_run = (tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY")
                   or tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"))
     if repeat_run and "full_lines" not in (config.getoption("markexpr") or ""):
-        extra = [item for item in items if item.get_closest_marker("full_lines")]
-        if extra:
-            config.hook.pytest_deselected(items=extra)
-            items[:] = [item for item in items if not item.get_closest_marker("full_lines")]
+        _deselect(config, items, [item for item in items
+                                  if item.get_closest_marker("full_lines")])
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
         wanted = "multihost" in (config.getoption("markexpr") or "")
-        others = [item for item in items if not item.get_closest_marker("keras")
-                  or (item.get_closest_marker("multihost") and not wanted)]
-        if others:
-            config.hook.pytest_deselected(items=others)
-            dropped = set(map(id, others))
-            items[:] = [item for item in items if id(item) not in dropped]
+        _deselect(config, items, [item for item in items
+                                  if not item.get_closest_marker("keras")
+                                  or (item.get_closest_marker("multihost") and not wanted)])
     if tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"):
-        once = [item for item in items if not (item.get_closest_marker("tf_line")
-                                               or item.get_closest_marker("estimator"))]
-        if once:
-            config.hook.pytest_deselected(items=once)
-            dropped = set(map(id, once))
-            items[:] = [item for item in items if id(item) not in dropped]
-    _multihost_part(config, items)
+        _deselect(config, items, [item for item in items
+                                  if not (item.get_closest_marker("tf_line")
+                                          or item.get_closest_marker("estimator"))])
+    _multihost_first(items)
     if tf_lines.env_flag("TRAINEXEC_REQUIRE_ESTIMATOR"):
         return  # pytest_runtest_call fails them instead
     if any(item.get_closest_marker("estimator") for item in items):
