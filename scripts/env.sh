@@ -72,7 +72,8 @@ trainexec_env() {
     requirements="$(mktemp)"
     trainexec_requirements "$extras" > "$requirements" \
       && ensure_venv setup "$line" "$venv" "$venv/.trainexec-dependencies" \
-           "$ROOT/setup.py" "trainexec[$extras]'s dependencies (a few minutes the first time)" \
+           "$ROOT/setup.py" \
+           "trainexec[$extras]'s dependencies (a few minutes the first time)" \
            -r "$requirements" || code=$?
     rm -f "$requirements"
     [ "$code" -eq 0 ] || return "$code"

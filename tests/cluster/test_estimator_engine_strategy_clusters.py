@@ -131,7 +131,15 @@ def test_parameter_server_strategy_trains_between_graph_with_the_ps(tmp_path):
     assert "probabilities" in served.structured_outputs
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "sigterm"])
+@pytest.mark.parametrize("sig", [
+    pytest.param(signal.SIGKILL, id="kill", marks=pytest.mark.full_suite(covered_by=(
+        "test_chaos.py[estimator-mwms-worker-killed] (this job, a worker killed: its group "
+        "restarts and trains to the final step, one export), test_keras_faults.py::"
+        "test_a_killed_parameter_server_worker_is_restarted_alone (the launcher restarts "
+        "a killed task) and the [sigterm] row (the launcher restarts the group, which "
+        "resumes from the chief's checkpoint)"))),
+    pytest.param(signal.SIGTERM, id="sigterm"),
+])
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_which_resumes(tmp_path,
                                                                                 sig):
     """kill -9, or a preemption's SIGTERM: the group restarts and resumes from the
