@@ -52,9 +52,12 @@ sys.modules["setuptools"] = stand_in
 sys.argv = [path]
 with open(path, encoding="utf-8") as source:
     exec(compile(source.read(), path, "exec"), {"__file__": path, "__name__": "__main__"})
-print(*arguments["install_requires"], sep="\n")
-for extra in filter(None, extras.split(",")):
-    print(*arguments["extras_require"][extra], sep="\n")
+wanted = [arguments["install_requires"]]
+wanted += [arguments["extras_require"][name] for name in filter(None, extras.split(","))]
+for requirements in wanted:  # lists of PEP 508 strings, none naming trainexec itself
+    assert isinstance(requirements, list), f"setup.py: not a list: {requirements!r}"
+    assert not any(r.startswith("trainexec") for r in requirements), requirements
+    print(*requirements, sep="\n")
 READ
 }
 
@@ -68,16 +71,14 @@ trainexec_env() {
   esac
   local stamp="$venv/.trainexec-installed"
   if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
-    local requirements code=0
-    requirements="$(mktemp)"
-    trainexec_requirements "$extras" > "$requirements" \
-      && ensure_venv setup "$line" "$venv" "$venv/.trainexec-dependencies" \
-           "$ROOT/setup.py" \
-           "trainexec[$extras]'s dependencies (a few minutes the first time)" \
-           -r "$requirements" || code=$?
-    rm -f "$requirements"
-    [ "$code" -eq 0 ] || return "$code"
-    # trainexec itself, editable: its dependencies are in, so nothing more to fetch.
+    local listed requirements
+    listed="$(trainexec_requirements "$extras")" || return
+    mapfile -t requirements <<< "$listed"
+    ensure_venv setup "$line" "$venv" "$venv/.trainexec-dependencies" "$ROOT/setup.py" \
+      "trainexec[$extras]'s dependencies (a few minutes the first time)" \
+      "${requirements[@]}" || return
+    # trainexec itself, editable, without its dependencies (in already): one pip at a
+    # time in this tree.
     flock "$ROOT/setup.py" "$venv/bin/python" -m pip install --quiet --no-deps \
       -e "$ROOT[$extras]" >&2 || return
     touch "$stamp"

@@ -87,7 +87,7 @@ run_part() {  # number, label, part ("" for the whole line), [VAR=value...] -- p
 }
 
 # Each run's label, environment and variables (one VAR=value a line), the environments
-# made first (one after the other: each pip builds trainexec in this tree).
+# made first where missing (scripts/env.sh; .ci/run makes both before).
 declare -A LABEL VENV VARS
 tf_version() {  # venv: its TensorFlow's version, "?" when it has none
   "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("tensorflow"))' \

@@ -133,11 +133,12 @@ def test_parameter_server_strategy_trains_between_graph_with_the_ps(tmp_path):
 
 @pytest.mark.parametrize("sig", [
     pytest.param(signal.SIGKILL, id="kill", marks=pytest.mark.full_suite(covered_by=(
-        "test_chaos.py[estimator-mwms-worker-killed] (this job, a worker killed: its group "
-        "restarts and trains to the final step, one export), test_keras_faults.py::"
-        "test_a_killed_parameter_server_worker_is_restarted_alone (the launcher restarts "
-        "a killed task) and the [sigterm] row (the launcher restarts the group, which "
-        "resumes from the chief's checkpoint)"))),
+        "the [sigterm] row (every line: the launcher restarts the group, which resumes "
+        "from the chief's checkpoint); on current TensorFlow, as root, test_chaos.py::"
+        "test_chaos_schedules_keep_every_promise[estimator-mwms-worker-killed] (this "
+        "job, a worker killed: its group restarts and trains to the final step, one "
+        "export); test_keras_faults.py::test_a_killed_parameter_server_worker_is_"
+        "restarted_alone (the launcher restarts a killed task)"))),
     pytest.param(signal.SIGTERM, id="sigterm"),
 ])
 def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_which_resumes(tmp_path,
