@@ -3,7 +3,9 @@ tf.estimator on TensorFlow 2: iris flowers in a pandas DataFrame, an `input_fn` 
 `tf.data`, one `numeric_column` per measurement, a `DNNClassifier` of two hidden layers
 (30 and 10 units) for three species with its default optimizer, trained, evaluated,
 then predicting three flowers. The flowers (120 to train, 30 to test) are drawn here
-around the species' measured means, so nothing is downloaded. The estimator module is
+around the species' measured means, so nothing is downloaded, and the graph is seeded
+(`RunConfig(tf_random_seed=7)`): unseeded, an unlucky start once left the test accuracy
+at 0.167 after the 2000 steps. The estimator module is
 imported on a line of its own: tf.estimator's on TensorFlow 2.15 as it is,
 `trainexec.estimator` on any line with that one line changed
 (tests/test_estimator_engine_canned_tutorials.py).
@@ -53,7 +55,8 @@ for key in train.keys():
     my_feature_columns.append(tf.feature_column.numeric_column(key=key))
 
 classifier = estimator.DNNClassifier(
-    feature_columns=my_feature_columns, hidden_units=[30, 10], n_classes=3)
+    feature_columns=my_feature_columns, hidden_units=[30, 10], n_classes=3,
+    config=estimator.RunConfig(tf_random_seed=7))
 classifier.train(input_fn=lambda: input_fn(train, train_y, training=True), steps=2000)
 
 eval_result = classifier.evaluate(
