@@ -15,9 +15,6 @@ PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
-# stale STAMP SOURCE: true when STAMP is missing or SOURCE is newer than it.
-stale() { [ ! -f "$1" ] || [ "$2" -nt "$1" ]; }
-
 # ensure_venv TAG NAME VENV STAMP SOURCE WHAT PIP-INSTALL-ARGS...: creates VENV if missing
 # and runs `pip install PIP-INSTALL-ARGS` in it when SOURCE is newer than STAMP, saying
 # so on stderr as "[TAG] ..." (NAME and WHAT name the environment and what goes in).
@@ -28,7 +25,7 @@ ensure_venv() {
     echo "[$tag] creating the $name environment in $venv" >&2
     "$PYTHON" -m venv "$venv" >&2
   fi
-  if stale "$stamp" "$source"; then
+  if [ ! -f "$stamp" ] || [ "$source" -nt "$stamp" ]; then
     echo "[$tag] installing $what into $venv" >&2
     local started=$SECONDS
     # `|| return`: under $(...) or a `&&` list bash ignores `set -e`; the stamp is
@@ -36,7 +33,7 @@ ensure_venv() {
     "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || return
     "$venv/bin/python" -m pip install --quiet "$@" >&2 || return
     touch "$stamp"
-    echo "[$tag] $name environment: packages installed in $((SECONDS - started)) s" >&2
+    echo "[$tag] $name environment ready in $((SECONDS - started)) s" >&2
   fi
 }
 
@@ -73,7 +70,7 @@ trainexec_env() {
        return 2 ;;
   esac
   local stamp="$venv/.trainexec-installed"
-  if stale "$stamp" "$ROOT/setup.py"; then
+  if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
     local listed requirements
     listed="$(trainexec_requirements "$extras")" || return
     mapfile -t requirements <<< "$listed"
@@ -85,7 +82,6 @@ trainexec_env() {
     flock "$ROOT/setup.py" "$venv/bin/python" -m pip install --quiet --no-deps \
       -e "$ROOT[$extras]" >&2 || return
     touch "$stamp"
-    echo "[setup] $line environment ready (trainexec editable in it): $venv" >&2
   fi
   echo "$venv"
 }

@@ -123,16 +123,18 @@ def test_full_suite_tests_run_only_when_asked(run):
 
 
 def _collect_probe(tmp_path, name: str, body: str, env: dict) -> tuple[int, str]:
-    """Collects one probe file in a copy of the suite's frame (conftest.py and its helpers,
+    """Collects one probe file in a copy of the suite's frame (conftest.py, tf_lines.py,
     pytest.ini) under tmp_path, never in tests/cluster/ itself: a cluster part running
     meanwhile (scripts/test.sh runs the no-cluster tests beside it) would collect it."""
     import os
+    import shutil
     import subprocess
     import sys
-
-    import suite_frame
-    probes = suite_frame.copy_to(tmp_path) / "cluster"
-    probes.mkdir()
+    probes = tmp_path / "tests" / "cluster"
+    probes.mkdir(parents=True)
+    for frame in ("conftest.py", "tf_lines.py"):
+        shutil.copy(ROOT / frame, tmp_path / "tests" / frame)
+    shutil.copy(ROOT.parent / "pytest.ini", tmp_path / "pytest.ini")
     marked = probes / name
     marked.write_text(body)
     out = subprocess.run(
