@@ -15,6 +15,9 @@ PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
+# stale STAMP SOURCE: true when STAMP is missing or SOURCE is newer than it.
+stale() { [ ! -f "$1" ] || [ "$2" -nt "$1" ]; }
+
 # ensure_venv TAG NAME VENV STAMP SOURCE WHAT PIP-INSTALL-ARGS...: creates VENV if missing
 # and runs `pip install PIP-INSTALL-ARGS` in it when SOURCE is newer than STAMP, saying
 # so on stderr as "[TAG] ..." (NAME and WHAT name the environment and what goes in).
@@ -25,7 +28,7 @@ ensure_venv() {
     echo "[$tag] creating the $name environment in $venv" >&2
     "$PYTHON" -m venv "$venv" >&2
   fi
-  if [ ! -f "$stamp" ] || [ "$source" -nt "$stamp" ]; then
+  if stale "$stamp" "$source"; then
     echo "[$tag] installing $what into $venv" >&2
     local started=$SECONDS
     # `|| return`: under $(...) or a `&&` list bash ignores `set -e`; the stamp is
@@ -33,7 +36,7 @@ ensure_venv() {
     "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || return
     "$venv/bin/python" -m pip install --quiet "$@" >&2 || return
     touch "$stamp"
-    echo "[$tag] $name environment ready in $((SECONDS - started)) s" >&2
+    echo "[$tag] $what: installed in $((SECONDS - started)) s" >&2
   fi
 }
 
@@ -70,7 +73,7 @@ trainexec_env() {
        return 2 ;;
   esac
   local stamp="$venv/.trainexec-installed"
-  if [ ! -f "$stamp" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
+  if stale "$stamp" "$ROOT/setup.py"; then
     local listed requirements
     listed="$(trainexec_requirements "$extras")" || return
     mapfile -t requirements <<< "$listed"
@@ -82,6 +85,7 @@ trainexec_env() {
     flock "$ROOT/setup.py" "$venv/bin/python" -m pip install --quiet --no-deps \
       -e "$ROOT[$extras]" >&2 || return
     touch "$stamp"
+    echo "[setup] $line environment ready: $venv" >&2
   fi
   echo "$venv"
 }

@@ -16,10 +16,11 @@
 # in the foreground, one run after the other, at normal priority. Meanwhile the runs'
 # no-cluster parts (the tests that start no cluster, on both cores with pytest-xdist,
 # and the `untimed` cluster tests) run one after the other in the background at idle
-# priority (chrt --idle, ionice -c 3: only the CPU and disk the cluster tests leave
-# idle, which is most of the time, as those mostly wait on processes and faults; nice
-# 10 where the kernel has no idle class); their logs are printed after. A run's
-# multi-host tests (the ones the background slows most) come last in it (conftest.py).
+# priority (chrt --idle, ionice -c 3: the CPU and disk the cluster tests do not take;
+# nice 10 where the kernel has no idle class); their logs are printed after. Both cores
+# are busy while they run, and the cluster tests run somewhat slower beside them
+# (CONTRIBUTING's test-suite section has the figures). A run's multi-host tests (the
+# ones the background slows most) come last in it (conftest.py).
 # Each run leaves, in TRAINEXEC_TEST_REPORTS (default test-reports/): lineN.xml (JUnit),
 # lineN.log (its whole output) and lineN-slowest.txt (its 40 slowest tests); the two
 # parts' own files are lineN-unit.* and lineN-cluster.*.
@@ -28,8 +29,8 @@ cd "$ROOT"
 # Bytecode is written (in __pycache__/, which git ignores) even where the environment
 # says not to: a run starts hundreds of Python processes (pods, launchers, pytest and
 # its workers, pytest in tests), which then read trainexec and the tests compiled, and
-# pytest keeps the test modules it rewrote (collecting the suite: 7.6 s, against 15.7
-# s with PYTHONDONTWRITEBYTECODE=1).
+# pytest keeps the test modules it rewrote (CONTRIBUTING's variable table: the time
+# saved).
 unset PYTHONDONTWRITEBYTECODE
 LINES_TO_RUN="${TRAINEXEC_TEST_LINES:-1 2 3}"
 LOGS="${TRAINEXEC_TEST_REPORTS:-$ROOT/test-reports}"

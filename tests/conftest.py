@@ -74,6 +74,11 @@ def _deselect(config, items, dropped) -> None:
         items[:] = [item for item in items if id(item) not in gone]
 
 
+def _named(config, word) -> bool:
+    """Whether `-m`'s expression mentions `word` (`-m "not multihost"` does too)."""
+    return word in (config.getoption("markexpr") or "")
+
+
 def _keep_full_suite_apart(config, items) -> None:
     """`full_suite` tests leave the run unless `-m` names them; each must say which
     default test covers its promise, and none may be an Estimator test (run 3 runs
@@ -94,15 +99,14 @@ def _keep_full_suite_apart(config, items) -> None:
     marked = [item for item in marked
               if not any(item.nodeid == arg or item.nodeid.startswith(arg + "[")
                          for arg in named)]
-    if "full_suite" not in (config.getoption("markexpr") or ""):
+    if not _named(config, "full_suite"):
         _deselect(config, items, marked)
 
 
 def _multihost_last(items) -> None:
     """The multi-host runs go last in a run (stable: the rest keep their order): they
-    are the tests the background's no-cluster parts slow most (measured: 451 s with the
-    background mostly ended, 508 s beside it), and in run 1 those parts have mostly
-    ended by then."""
+    are the tests the background's no-cluster parts slow most (CONTRIBUTING's test-suite
+    section has the figures), and in run 1 those parts have mostly ended by then."""
     items.sort(key=lambda item: item.get_closest_marker("multihost") is not None)
 
 
@@ -115,10 +119,10 @@ def pytest_collection_modifyitems(config, items):
             + "\n  ".join(misplaced))
     # The multi-host runs keep to the default set unless -m names them:
     # `./scripts/test.sh -m multihost` runs every row.
-    if "multihost" not in (config.getoption("markexpr") or ""):
+    if not _named(config, "multihost"):
         _deselect(config, items, [item for item in items
                                   if item.get_closest_marker("full_matrix")])
-    if "slurm" not in (config.getoption("markexpr") or ""):
+    if not _named(config, "slurm"):
         _deselect(config, items, [item for item in items
                                   if item.get_closest_marker("slurm_faults")])
     _keep_full_suite_apart(config, items)
@@ -131,11 +135,11 @@ def pytest_collection_modifyitems(config, items):
                                 + "\n  ".join(both))
     repeat_run = (tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY")
                   or tf_lines.env_flag("TRAINEXEC_TF_LINE_TESTS_ONLY"))
-    if repeat_run and "full_lines" not in (config.getoption("markexpr") or ""):
+    if repeat_run and not _named(config, "full_lines"):
         _deselect(config, items, [item for item in items
                                   if item.get_closest_marker("full_lines")])
     if tf_lines.env_flag("TRAINEXEC_KERAS_TESTS_ONLY"):
-        wanted = "multihost" in (config.getoption("markexpr") or "")
+        wanted = _named(config, "multihost")
         _deselect(config, items, [
             item for item in items if not item.get_closest_marker("keras")
             or (item.get_closest_marker("multihost") and not wanted)])
