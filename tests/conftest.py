@@ -42,13 +42,20 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import tf_lines  # noqa: E402  (needs the sys.path entry above)
+import sigterm_teardown  # noqa: E402  (needs the sys.path entry above)
+import tf_lines  # noqa: E402
 from trainexec.contract import exit_deadline, storage_watch  # noqa: E402
 
 # Roles run inside pytest end with pytest's code, not a role's: no exit deadline and no
 # storage watch here (the tasks the tests start as processes keep theirs).
 exit_deadline.disable_in_this_process()
 storage_watch.disable_in_this_process()
+
+
+def pytest_configure(config):
+    # A run stopped with SIGTERM (a CI timeout, `kill`) still tears its fixtures down:
+    # the beds' namespaces, links, mounts and daemons go (tests/sigterm_teardown.py).
+    sigterm_teardown.install()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ Which line this is comes from tests/tf_lines.py, a check of its own, so the
 product's `trainexec.estimator_trainer.availability.tf_estimator` is held against it."""
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,15 +13,14 @@ import types
 
 import pytest
 
-import trainexec
+import suite_frame
 import tf_lines
+import trainexec
 from trainexec.estimator_trainer.availability import check_trainable, tf_estimator
 
 pytestmark = pytest.mark.tf_line
 
 FIX = 'pip install "trainexec[estimator]"'
-TESTS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TESTS)
 
 
 def needs_a_line_without_estimator():
@@ -128,11 +126,7 @@ SAMPLE = textwrap.dedent("""
 
 
 def run_sample(tmp_path, **flags):
-    tests = tmp_path / "tests"
-    tests.mkdir(exist_ok=True)
-    for name in ("conftest.py", "tf_lines.py"):
-        shutil.copy(os.path.join(TESTS, name), tests / name)
-    shutil.copy(os.path.join(ROOT, "pytest.ini"), tmp_path / "pytest.ini")
+    tests = suite_frame.copy_to(tmp_path)
     (tests / "test_sample.py").write_text(SAMPLE)
     env = {k: v for k, v in os.environ.items()
            if k not in ("TRAINEXEC_REQUIRE_ESTIMATOR", "TRAINEXEC_KERAS_TESTS_ONLY",

@@ -123,18 +123,16 @@ def test_full_suite_tests_run_only_when_asked(run):
 
 
 def _collect_probe(tmp_path, name: str, body: str, env: dict) -> tuple[int, str]:
-    """Collects one probe file in a copy of the suite's frame (conftest.py, tf_lines.py,
+    """Collects one probe file in a copy of the suite's frame (conftest.py and its helpers,
     pytest.ini) under tmp_path, never in tests/cluster/ itself: a cluster part running
     meanwhile (scripts/test.sh runs the no-cluster tests beside it) would collect it."""
     import os
-    import shutil
     import subprocess
     import sys
-    probes = tmp_path / "tests" / "cluster"
-    probes.mkdir(parents=True)
-    for frame in ("conftest.py", "tf_lines.py"):
-        shutil.copy(ROOT / frame, tmp_path / "tests" / frame)
-    shutil.copy(ROOT.parent / "pytest.ini", tmp_path / "pytest.ini")
+
+    import suite_frame
+    probes = suite_frame.copy_to(tmp_path) / "cluster"
+    probes.mkdir()
     marked = probes / name
     marked.write_text(body)
     out = subprocess.run(
