@@ -36,7 +36,7 @@ ensure_venv() {
     "$venv/bin/python" -m pip install --quiet --upgrade pip >&2 || return
     "$venv/bin/python" -m pip install --quiet "$@" >&2 || return
     touch "$stamp"
-    echo "[$tag] $what: installed in $((SECONDS - started)) s" >&2
+    echo "[$tag] $name environment: packages installed in $((SECONDS - started)) s" >&2
   fi
 }
 
@@ -85,7 +85,7 @@ trainexec_env() {
     flock "$ROOT/setup.py" "$venv/bin/python" -m pip install --quiet --no-deps \
       -e "$ROOT[$extras]" >&2 || return
     touch "$stamp"
-    echo "[setup] $line environment ready: $venv" >&2
+    echo "[setup] $line environment ready (trainexec editable in it): $venv" >&2
   fi
   echo "$venv"
 }
