@@ -5,6 +5,7 @@ no inotify across hosts; nothing left behind, also when a test fails or is kille
 (and bindfs for the shared directory): skipped, saying why, elsewhere."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -395,3 +396,69 @@ def test_a_program_can_start_in_a_directory_on_the_shared_view(tmp_path):
         assert os.path.exists(os.path.join(shared.backing, "work", "here"))
         missing = bed.run("a", ["no-such-program-here"])
         assert missing.returncode == 127 and "No such file" in missing.stderr
+
+
+STOPPED_RUN = """
+import sys
+import pytest
+import sigterm_teardown
+sigterm_teardown.install()
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", sys.argv[1]]))
+"""
+
+BED_IN_A_FIXTURE = """
+import pathlib, time
+import pytest
+from trainexec.testing.netns import TestBed
+from trainexec.testing.storage import SharedDir
+
+HERE = pathlib.Path(__file__).parent
+
+@pytest.fixture
+def bed():
+    with TestBed(["x", "y"], shared_dir=SharedDir(str(HERE / "backing"))) as bed:
+        yield bed
+
+def test_runs_until_stopped(bed):
+    bed.popen("x", ["sleep", "3600"])
+    (HERE / "holders").write_text(" ".join(str(bed.holder_pid(h)) for h in bed.hosts))
+    time.sleep(3600)
+"""
+
+
+@needs_views
+def test_a_test_run_stopped_with_sigterm_removes_its_bed_itself(tmp_path):
+    """tests/sigterm_teardown.py: a run stopped by a CI timeout or a `kill` unwinds, and
+    the bed its running test made is gone when pytest exits, with nothing left for
+    remove_leftovers() (which a later bed would run) to find."""
+    (tmp_path / "test_probe.py").write_text(BED_IN_A_FIXTURE)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+         os.path.dirname(os.path.dirname(__file__))]))
+    run = subprocess.Popen([sys.executable, "-c", STOPPED_RUN, str(tmp_path / "test_probe.py")],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    mine = f"{PREFIX}{run.pid}"
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "holders").exists():
+            assert run.poll() is None, run.communicate()[0]
+            assert time.monotonic() < deadline, "the probe's bed never came up"
+            time.sleep(0.1)
+        holders = [int(p) for p in (tmp_path / "holders").read_text().split()]
+        assert len(holders) == 2 and len(_views_of(tmp_path / "backing")) == 2
+        run.send_signal(signal.SIGTERM)
+        output, _ = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert [p for p in holders if _alive(p)] == [], output
+    assert _views_of(tmp_path / "backing") == []
+    ours = re.compile(rf"^(\d+: )?{mine}[bhv]", re.M)  # te<pid>b, te<pid>h0, te<pid>v0
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not ours.search(names), names
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert not ours.search(links), links
+    assert not os.path.exists(f"/tmp/{mine}-shared")
