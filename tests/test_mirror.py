@@ -132,9 +132,6 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_trainer/__init__.py":
         "a docstring: its modules have their tests, e.g. tests/test_estimator_trainer_trainer.py::"
         "test_local_drop_in_gives_the_same_metrics",
-    "trainexec/estimator_trainer/hooks.py":
-        "the Estimator's task hooks: tests/test_tasks_roles.py::"
-        "test_the_estimators_hooks_write_the_chiefs_records_in_the_sequences_order",
     "trainexec/estimator_trainer/evaluate_on_save.py":
         "an Estimator chief evaluating its saves: tests/test_executor.py::"
         "test_an_estimator_chief_whose_plan_evaluates_evaluates_its_saves",

@@ -13,7 +13,11 @@ with TF_CONFIG set):
 * a MultiWorkerMirroredStrategy worker killed (kill -9, or SIGTERM) mid-training: its restart group
   (chief and worker, as the tasks announce it) restarts together once, both resume
   from the chief's last checkpoint and finish; the evaluator carries on. The same for a
-  preemption's SIGTERM: the task leaves with the preempted code (saving nothing).
+  preemption's SIGTERM: the task leaves with the preempted code (saving nothing);
+* a MultiWorkerMirroredStrategy worker frozen (SIGSTOP) for good: the chief, whose step
+  waits for it, leaves as a lost peer once the worker's heartbeats have been silent for
+  `TRAINEXEC_PEER_SILENT_SECS`, and the group restarts and finishes (before, a frozen
+  peer held the group until it thawed).
 
 Every task exits 0 and none survives. On TensorFlow 2.15, tf.estimator's Estimator of
 the same model_fn evaluates the MultiWorkerMirroredStrategy's and the
@@ -42,7 +46,7 @@ MAX_STEPS = 100
 
 
 def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0,
-         chief=True, api="trainexec"):
+         chief=True, api="trainexec", env=None):
     """Runs the example job as chief, worker, evaluator (and `ps` ps tasks; without
     `chief`, two workers), through trainexec.train_and_evaluate on trainexec.estimator
     (`api="tf"`: tf.estimator.train_and_evaluate on tf.estimator, TensorFlow 2.15);
@@ -64,7 +68,7 @@ def _run(tmp_path, strategy, ps, max_steps=MAX_STEPS, fault=None, max_restarts=0
     with LocalCluster(command, workers=1 if chief else 2, chief=chief, ps=ps,
                       evaluator=True, grace_secs=3,
                       output=output, wait_for=wait_for,
-                      max_restarts=max_restarts) as cluster:
+                      max_restarts=max_restarts, env=env) as cluster:
         if fault is not None:
             fault(cluster, model_dir)
         result = cluster.wait(timeout=300)
@@ -159,6 +163,37 @@ def test_a_killed_multi_worker_mirrored_worker_restarts_its_group_which_resumes(
     # later): the restarted tasks ran the rest of the steps, each all of them.
     after = [local_training_steps(lines, task) for task in ("chief:0", "worker:0")]
     assert after[0] == after[1] and 0 < after[0] <= max_steps - 100, after
+    done = read_training_complete(model_dir)
+    assert done is not None and done.global_step == max_steps
+    assert evaluated["metrics"]["global_step"] == max_steps
+    assert len(glob.glob(f"{model_dir}/export/final/[0-9]*")) == 1
+
+
+@pytest.mark.full_lines  # the heartbeats are trainexec's own, the same on every line
+def test_a_worker_frozen_for_good_is_left_by_its_group_which_restarts(tmp_path):
+    """SIGSTOP: the worker answers nothing, and TensorFlow ends no step of its group.
+    The chief's watch of its peers' heartbeats (trainexec.tasks.peer_heartbeats) ends
+    the chief with 170 about 8 s after the worker's last beat; the launcher restarts the
+    group (the frozen worker killed), which resumes and trains to max_steps."""
+    frozen = []
+
+    def freeze_the_worker(cluster, model_dir):
+        first = os.path.join(model_dir, "model.ckpt-100.index")
+        wait_until(lambda: os.path.exists(first), timeout=120, what=first)
+        frozen.append(cluster.task("worker:0").pid)
+        os.kill(frozen[0], signal.SIGSTOP)
+
+    max_steps = 600
+    model_dir, lines, evaluated, result = _run(
+        tmp_path, "mwms", ps=0, max_steps=max_steps, fault=freeze_the_worker,
+        max_restarts=1, env={"TRAINEXEC_PEER_SILENT_SECS": "8"})
+    assert not alive(frozen[0])
+    assert {t.name: t.restarts for t in result.tasks} == {
+        "chief:0": 1, "worker:0": 1, "evaluator:0": 0}, result.summary()
+    left = [line for line in lines if line.startswith("[chief:0] ")
+            and "worker:0 of its MultiWorkerMirroredStrategy group has not written a "
+                "heartbeat for" in line]
+    assert left and "leaving with exit code 170" in left[0], "\n".join(lines[-40:])
     done = read_training_complete(model_dir)
     assert done is not None and done.global_step == max_steps
     assert evaluated["metrics"]["global_step"] == max_steps

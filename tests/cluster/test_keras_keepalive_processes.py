@@ -1,5 +1,5 @@
 """A frozen ParameterServerStrategy worker stalls training only for the keepalive's bound
-(trainexec/keras/keepalive.py): real servers and a chief in child processes."""
+(trainexec/cluster/keepalive.py): real servers and a chief in child processes."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import time
 import pytest
 
 from pss_programs import COUNTING
-from trainexec.keras.keepalive import OPTIONS_VAR, SETTING_VAR
+from trainexec.cluster.keepalive import OPTIONS_VAR, SETTING_VAR
 
 pytestmark = [pytest.mark.cluster, pytest.mark.tf_line]
 

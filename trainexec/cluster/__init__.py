@@ -5,6 +5,8 @@
 * `verdicts`: what a cluster means to a user (its producer, which trainers can train it);
 * `slurm`: the cluster of a Slurm job step, built from Slurm's environment;
 * `server`: starting a task's standard TensorFlow server, and the workers' start delays;
+* `keepalive`: gRPC keepalive on a parameter-server job's channels, so a peer cut off or
+  frozen is noticed in bounded time (Keras's ParameterServerStrategy, an Estimator's ps);
 * the task-type names (chief, worker, master, ps, evaluator) are `trainexec.task_types`'s,
   below the cluster model (the job specs use them too).
 

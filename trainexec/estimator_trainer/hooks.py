@@ -7,7 +7,9 @@
 * its server: a standard TensorFlow server as the Estimator's RunConfig says (its
   session config and protocol; with a `train_distribute` strategy in a cluster, the
   config the strategy asks for: `trainexec.estimator_engine.strategy_setup`), from the
-  job's `server_factory`;
+  job's `server_factory`; in a cluster with parameter servers, after its gRPC channels
+  get keepalive (`trainexec.cluster.keepalive`), so a session call to a ps cut off
+  fails, and the session recovers, instead of waiting on TCP;
 * the worker's staggered start: `WorkerDelay` with RunConfig's
   `experimental_max_worker_delay_secs`;
 * waiting for the chief: re-check every `poll_secs` (not TensorFlow's 30 s) that the chief
@@ -17,6 +19,10 @@
   and, where the task writes the checkpoints, the train spec's saving listeners; the
   evaluation after saves is one more saving listener
   (`trainexec.estimator_trainer.evaluate_on_save`);
+* while it trains, a MultiWorkerMirroredStrategy task beats and, once the group's first
+  step ran, leaves as a lost peer should a peer's beats stop for a minute
+  (`trainexec.tasks.peer_heartbeats`: a step that never returned after the chief was
+  killed held its restarted group for good);
 * after its records, a MultiWorkerMirroredStrategy task waits (up to
   `PEER_EXIT_WAIT_SECS`) for its peers to record finishing too, so that they leave
   together (an exited peer stalls the others' last collective steps);
@@ -50,8 +56,10 @@ from trainexec.estimator_trainer.target import EstimatorTarget
 from trainexec.evaluation.evaluate_on_save import EvaluateOnSave
 from trainexec.records.checkpoints import latest_checkpoint
 from trainexec.records.finished_tasks import FinishedTasks
+from trainexec.cluster.keepalive import apply_keepalive
 from trainexec.cluster.server import start_standard_server
 from trainexec.tasks.hooks import BeforeTraining, Evaluation, Trained, TrainerHooks, TrainerWords
+from trainexec.tasks.peer_heartbeats import PeerHeartbeats
 from trainexec.tasks.peer_watchdog import LINGER_SECS, PeerWatchdog
 from trainexec.tasks.serving import ServingJob, wait_for_training_peers
 from trainexec.trainer import JobSettings, RolePlan
@@ -114,6 +122,17 @@ def _leave_on_sigterm(task: str) -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
+def _after_each_step(callback: Callable[[], None]) -> Any:
+    """A `SessionRunHook` that calls `callback` after every step."""
+    import tensorflow as tf
+
+    class AfterEachStep(tf.compat.v1.train.SessionRunHook):
+        def after_run(self, run_context: Any, run_values: Any) -> None:
+            callback()
+
+    return AfterEachStep()
+
+
 class EstimatorHooks(TrainerHooks):
     """The `trainexec.tasks.hooks.TrainerHooks` of one Estimator task (module doc).
     Its evaluation after saves runs on the training thread (the default)."""
@@ -155,6 +174,8 @@ class EstimatorHooks(TrainerHooks):
                         "serves this task: no other server started",
                         self.settings.cluster.task_name)
             return None
+        if self.settings.cluster.num_ps and not self._all_reduces:
+            apply_keepalive()  # before the server makes its gRPC channels (to the ps)
         return start_standard_server(
             self.settings.cluster, getattr(config, "session_config", None),
             self.settings.server_factory, getattr(config, "protocol", None),
@@ -187,30 +208,40 @@ class EstimatorHooks(TrainerHooks):
         can wait for a ps that was restarted under it (`trainexec.tasks.peer_watchdog`)."""
         cluster = self.settings.cluster
         watchdog = None
+        heartbeats = None
         if self._all_reduces:
             self._peers_watch = FinishedTasks.starting_now(self.model_dir, cluster.task_name)
+            heartbeats = PeerHeartbeats(  # on real time: it ends the process
+                self.model_dir, cluster.task_name, cluster.training_tasks,
+                finished=FinishedTasks(self.model_dir, self._peers_watch.since_nsec).finished
+            ).start()
         if not plan.writes_checkpoints and not plan.is_local and cluster.chief_task:
             watchdog = PeerWatchdog(
                 FinishedTasks.starting_now(self.model_dir, cluster.task_name),
                 cluster.chief_task, cluster.task_name, self.model_dir,
                 record_finished).start()  # on real time: it ends the process
         try:
-            return self._train(plan, on_save)
+            return self._train(plan, on_save, heartbeats)
         finally:
             if watchdog is not None:
                 watchdog.stop()
+            if heartbeats is not None:
+                heartbeats.stop()
 
-    def _train(self, plan: RolePlan, on_save: EvaluateOnSave | None) -> Trained:
+    def _train(self, plan: RolePlan, on_save: EvaluateOnSave | None,
+               heartbeats: PeerHeartbeats | None) -> Trained:
         train_spec = self.settings.train_spec
         # The train spec's saving listeners run where the checkpoints are saved.
         listeners = list(train_spec.saving_listeners) if plan.writes_checkpoints else []
         evaluating = EvaluateOnSaveListener(on_save) if on_save is not None else None
         if evaluating is not None:
             listeners.append(evaluating)
+        hooks = list(train_spec.hooks) + list(self.settings.train_hooks)
+        if heartbeats is not None:
+            hooks.append(_after_each_step(heartbeats.group_formed))
         self.estimator.train(
             input_fn=train_spec.input_fn, max_steps=train_spec.max_steps,
-            hooks=list(train_spec.hooks) + list(self.settings.train_hooks),
-            saving_listeners=listeners or None)
+            hooks=hooks, saving_listeners=listeners or None)
         latest = latest_checkpoint(self.model_dir)
         return Trained(step=latest.step if latest else None,
                        checkpoint=latest.path if latest else None,

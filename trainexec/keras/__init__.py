@@ -4,9 +4,8 @@ The job and its settings, here at the root:
 
 * `trainer`: `KerasTrainer`, one job in every role;
 * `hooks`: `KerasHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;
-* `strategy`: which `tf.distribute` strategy a task uses, and what it does (from TF_CONFIG);
-* `keepalive`: gRPC keepalive on the strategy's and the server's channels, so a
-  ParameterServerStrategy peer cut off is noticed.
+* `strategy`: which `tf.distribute` strategy a task uses, and what it does (from TF_CONFIG;
+  a ParameterServerStrategy task's channels get `trainexec.cluster.keepalive`).
 
 The rest, by concern:
 

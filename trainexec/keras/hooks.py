@@ -5,7 +5,7 @@
   (`trainexec.keras.faults.restart_rule`);
 * its server: only a ParameterServerStrategy worker or ps starts one (the other
   strategies own theirs), after its gRPC channels get keepalive
-  (`trainexec.keras.keepalive`), so a step waiting on a ps that is cut off fails instead
+  (`trainexec.cluster.keepalive`), so a step waiting on a ps that is cut off fails instead
   of hanging;
 * no start delay and no wait for the chief: the strategy brings the tasks together;
 * training: `trainexec.keras.fit.training.train_to_max_steps`, with the user's callbacks and
@@ -136,7 +136,7 @@ class KerasHooks(TrainerHooks):
 
     # -- serving --------------------------------------------------------------------------
     def start_server(self) -> Any:
-        from trainexec.keras.keepalive import apply_keepalive
+        from trainexec.cluster.keepalive import apply_keepalive
 
         apply_keepalive()  # before the server makes its gRPC channels (to the ps)
         return start_standard_server(self.strategy.cluster,

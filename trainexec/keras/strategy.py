@@ -41,7 +41,7 @@ from typing import Any
 from trainexec.cluster.config import CHIEF, EVALUATOR, KERAS, MASTER, PS, ClusterConfig
 from trainexec.cluster.verdicts import trainer_support
 from trainexec.errors import ConfigError
-from trainexec.keras.keepalive import apply_keepalive
+from trainexec.cluster.keepalive import apply_keepalive
 from trainexec.trainer import TaskAction
 
 __all__ = [
@@ -197,7 +197,7 @@ def make_strategy(plan: StrategyPlan) -> Any:
 
     A serving task (PSS worker or ps) has none: it runs a server instead
     (`trainexec.cluster.server.start_standard_server`). The ParameterServerStrategy
-    chief's channels get gRPC keepalive (`trainexec.keras.keepalive`).
+    chief's channels get gRPC keepalive (`trainexec.cluster.keepalive`).
     """
     import tensorflow as tf
 

@@ -26,6 +26,8 @@ Its modules:
 * `hooks`: `TrainerHooks`, what a trainer supplies to the sequences, and `Trained`;
 * `result`: `TrainResult`, what a role returns (the same for every trainer);
 * `peer_watchdog`: a worker still in its role after the chief finished leaves by itself.
+* `peer_heartbeats`: a task of a group that trains in step leaves once a peer has been
+  silent too long (a peer lost without TensorFlow noticing).
 
 Nothing else in trainexec clears the completion record or records that a task finished
 (the public `trainexec.keras.fit.callbacks.TrainingCompleteCallback` excepted: it serves

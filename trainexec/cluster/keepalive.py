@@ -1,4 +1,4 @@
-"""gRPC keepalive for ParameterServerStrategy tasks: a silent peer is noticed in bounded time.
+"""gRPC keepalive for parameter-server jobs: a silent peer is noticed in bounded time.
 
 Under ParameterServerStrategy the chief sends each step to a worker as one
 gRPC call and waits for its answer; every epoch end waits for every call
@@ -34,6 +34,16 @@ ParameterServerStrategy task calls `apply_keepalive()` before its strategy or
 server exists: the chief (its calls to workers and ps), the workers (their
 calls to the ps, so a ps cut off fails their steps, and the chief ends
 retryably) and the ps.
+
+An Estimator job with parameter servers (between-graph replication: each
+training task's session reads and updates the variables on the ps) does the same
+in every task that starts its server (`trainexec.estimator_trainer.hooks`): a
+session's call to a ps cut off fails as Unavailable instead of waiting on TCP,
+and `MonitoredSession` recovers as from a ps restart (a new session, restored from
+the last checkpoint, once the ps answers). Without it, chaos row
+`canned-local-cut-ps0` (a ps cut off for 15 s) once left the chief waiting
+inside one session call for the full 300 s of its job while the workers
+finished.
 
 The bound: a worker cut off or frozen stalls the job for at most about
 `3 * secs` (the ping goes out up to `secs` after the last answer and is given

@@ -1,4 +1,4 @@
-"""gRPC keepalive for ParameterServerStrategy tasks (trainexec.keras.keepalive)."""
+"""gRPC keepalive for ParameterServerStrategy tasks (trainexec.cluster.keepalive)."""
 
 import os
 
@@ -7,8 +7,8 @@ import pytest
 from tf_configs import keras_plan
 
 from trainexec.errors import ConfigError
-from trainexec.keras import keepalive
-from trainexec.keras.keepalive import (DEFAULT_KEEPALIVE_SECS, OPTIONS_VAR, SETTING_VAR,
+from trainexec.cluster import keepalive
+from trainexec.cluster.keepalive import (DEFAULT_KEEPALIVE_SECS, OPTIONS_VAR, SETTING_VAR,
                                        apply_keepalive, keepalive_options, keepalive_secs)
 from trainexec.keras.strategy import make_strategy
 
