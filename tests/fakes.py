@@ -140,7 +140,8 @@ class ClockedLog:
 class FakeServer:
     """`tf.distribute.Server` as `trainexec.cluster.server.start_standard_server` makes it
     (`server_factory=FakeServer`): it keeps its arguments (`args`, the cluster spec as a
-    dict), and whether it was started and joined. `made` lists every one made (clear it
+    dict), the environment it was made in (`environ`: what TensorFlow's gRPC would have
+    read), and whether it was started and joined. `made` lists every one made (clear it
     first), `last` is the last one joined (reset it to None first)."""
 
     made: list["FakeServer"] = []
@@ -150,6 +151,7 @@ class FakeServer:
         self.args = dict(cluster_spec=cluster_spec.as_dict(), job_name=job_name,
                          task_index=task_index, protocol=protocol, start=start)
         self.job_name, self.task_index = job_name, task_index
+        self.environ = dict(os.environ)
         self.started = self.joined = False
         FakeServer.made.append(self)
 

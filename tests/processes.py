@@ -59,6 +59,28 @@ def wait_until(predicate, timeout: float = 15.0, what: str = "condition") -> Non
         time.sleep(0.02)
 
 
+def sigterm_once_ready(run: subprocess.Popen, ready: Path, what: str,
+                       before=lambda: None, start_secs: float = 60,
+                       end_secs: float = 60) -> str:
+    """Sends `run` (text output on a pipe) SIGTERM once the file `ready` exists and
+    `before()` (checks of the running state) returned, and returns its output;
+    AssertionError, with its output, if it ends before that, and `what` if `ready` is
+    not there within `start_secs`. A run still alive after is killed."""
+    try:
+        deadline = time.monotonic() + start_secs
+        while not ready.exists():
+            assert run.poll() is None, run.communicate()[0]
+            assert time.monotonic() < deadline, what
+            time.sleep(0.1)
+        before()
+        run.send_signal(signal.SIGTERM)
+        return run.communicate(timeout=end_secs)[0]
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
 def alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE

@@ -97,25 +97,18 @@ def test_the_parameter_server_chief_gets_keepalive_before_its_strategy(monkeypat
 
 @pytest.mark.parametrize("task", ["worker:1", "ps:0"])
 def test_a_serving_task_gets_keepalive_before_its_server(monkeypatch, tmp_path, task):
-    from fakes import FakeClock, serve_as_keras_task
+    from fakes import FakeClock, FakeServer, serve_as_keras_task
     from trainexec.records.completion import record_training_complete
 
     monkeypatch.delenv(OPTIONS_VAR, raising=False)
     monkeypatch.setenv(SETTING_VAR, "3")
-    seen = []
-
-    class Server:
-        def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
-            seen.append(os.environ.get(OPTIONS_VAR))
-
-        def start(self):
-            pass
-
+    FakeServer.made.clear()
     clock = FakeClock()
     clock.on_sleep = lambda clock: record_training_complete(str(tmp_path), None, 0, None)
     serve_as_keras_task(_plan(task), str(tmp_path), 20, clock=clock,
-                        server_factory=Server)
-    assert seen == [_options(3000)]
+                        server_factory=FakeServer)
+    assert [server.environ.get(OPTIONS_VAR) for server in FakeServer.made] == [
+        _options(3000)]
 
 
 def test_the_module_doc_states_the_bound_and_the_switch():

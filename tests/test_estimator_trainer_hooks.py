@@ -3,11 +3,9 @@
 The rest of the sequence these hooks take is tests/test_tasks_roles.py's (the records
 in order, every role's steps) and the estimator tests' (training, evaluation)."""
 
-import os
-
 import pytest
 
-from fakes import FakeClock, FakeEstimator
+from fakes import FakeClock, FakeEstimator, FakeServer
 from trainexec.cluster.config import ClusterConfig
 from trainexec.cluster.keepalive import OPTIONS, OPTIONS_VAR, SETTING_VAR
 from trainexec.estimator_trainer.hooks import EstimatorHooks
@@ -25,25 +23,17 @@ def _server_options(monkeypatch, tmp_path, cluster, task):
     """What `TF_GRPC_DEFAULT_OPTIONS` was when the task's server was made."""
     monkeypatch.delenv(OPTIONS_VAR, raising=False)
     monkeypatch.setenv(SETTING_VAR, "2")
-    seen = []
-
-    class Server:
-        def __init__(self, cluster_spec, job_name, task_index, protocol, config, start):
-            seen.append(os.environ.get(OPTIONS_VAR))
-
-        def start(self):
-            pass
-
+    FakeServer.made.clear()
     job, index = task.split(":")
     settings = JobSettings(
         train_spec=TrainSpec(lambda: None, max_steps=20),
         eval_spec=EvalSpec(lambda: None, throttle_secs=0),
         cluster=ClusterConfig(cluster=cluster, task_type=job, task_index=int(index)),
         clock=FakeClock(), poll_secs=1.0, idle_timeout_secs=None,
-        listener=ContinuousEvalListener(), server_factory=Server)
+        listener=ContinuousEvalListener(), server_factory=FakeServer)
     hooks = EstimatorHooks(FakeEstimator(tmp_path, job, int(index)), settings)
     assert hooks.start_server() is not None
-    return seen
+    return [server.environ.get(OPTIONS_VAR) for server in FakeServer.made]
 
 
 @pytest.mark.parametrize("task", ["chief:0", "worker:0", "ps:0"])

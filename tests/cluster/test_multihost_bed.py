@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from processes import sigterm_once_ready
 from trainexec.testing import storage
 from trainexec.testing.netns import PREFIX, TestBed, remove_leftovers, unavailable
 from trainexec.testing.storage import NO_CACHING, NfsCaching, SharedDir
@@ -439,20 +440,14 @@ def test_a_test_run_stopped_with_sigterm_removes_its_bed_itself(tmp_path):
                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     mine = f"{PREFIX}{run.pid}"
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "holders").exists():
-            assert run.poll() is None, run.communicate()[0]
-            assert time.monotonic() < deadline, "the probe's bed never came up"
-            time.sleep(0.1)
-        holders = [int(p) for p in (tmp_path / "holders").read_text().split()]
+    holders = []
+
+    def the_bed_is_up():
+        holders.extend(int(p) for p in (tmp_path / "holders").read_text().split())
         assert len(holders) == 2 and len(_views_of(tmp_path / "backing")) == 2
-        run.send_signal(signal.SIGTERM)
-        output, _ = run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+
+    output = sigterm_once_ready(run, tmp_path / "holders", "the probe's bed never came up",
+                                before=the_bed_is_up)
     assert run.returncode == pytest.ExitCode.INTERRUPTED, output
     assert [p for p in holders if _alive(p)] == [], output
     assert _views_of(tmp_path / "backing") == []

@@ -8,11 +8,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from processes import ROOT, child_env
+from processes import ROOT, child_env, sigterm_once_ready
 
 pytestmark = [pytest.mark.cluster, pytest.mark.any_line]
 
@@ -57,18 +56,8 @@ def test_a_sigterm_ends_the_run_after_its_fixtures_are_torn_down(tmp_path):
     run = subprocess.Popen([sys.executable, "-c", RUN, str(tmp_path / "test_bed.py")],
                            cwd=tmp_path, env=child_env(), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert run.poll() is None, run.communicate()[0]
-            assert time.monotonic() < deadline, "the test never started"
-            time.sleep(0.1)
-        run.send_signal(signal.SIGTERM)
-        output, _ = run.communicate(timeout=30)
-    finally:
-        if run.poll() is None:
-            run.kill()
-            run.wait()
+    output = sigterm_once_ready(run, tmp_path / "started", "the test never started",
+                                end_secs=30)
     assert run.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "SIGTERM" in output and "1 passed" not in output, output
     assert (tmp_path / "torn-down").read_text() == "yes", output
