@@ -115,3 +115,10 @@ def test_the_module_doc_states_the_bound_and_the_switch():
     doc = keepalive.__doc__
     assert "TF_GRPC_DEFAULT_OPTIONS" in doc and SETTING_VAR in doc and "3 * secs" in doc
     assert all(name in doc for name in keepalive.OPTIONS)
+
+
+def test_the_modules_first_name_still_imports():
+    from trainexec.keras import keepalive as first_home
+
+    assert first_home.apply_keepalive is apply_keepalive
+    assert set(first_home.__all__) == set(keepalive.__all__)

@@ -118,6 +118,9 @@ MIRROR_EXEMPT = {
     "trainexec/estimator_engine/training.py":
         "through the native Estimator's train: tests/test_estimator_engine_estimator.py::"
         "test_train_resumes_from_its_checkpoint_and_skips_a_reached_max_steps",
+    "trainexec/keras/keepalive.py":
+        "re-exports under the module's first name: tests/test_cluster_keepalive.py::"
+        "test_the_modules_first_name_still_imports",
     "trainexec/estimator/export.py":
         "re-exports: tests/test_estimator_engine_export.py::"
         "test_classify_and_regress_signatures_over_parsed_examples",
