@@ -6,6 +6,7 @@ The job and its settings, here at the root:
 * `hooks`: `KerasHooks`, how each step of a role's sequence (`trainexec.tasks`) is done;
 * `strategy`: which `tf.distribute` strategy a task uses, and what it does (from TF_CONFIG;
   a ParameterServerStrategy task's channels get `trainexec.cluster.keepalive`).
+* `keepalive`: `trainexec.cluster.keepalive`'s names under the module's first name.
 
 The rest, by concern:
 
