@@ -42,6 +42,8 @@ PRIVATE_USE_ALLOWED = {
         "os._exit: ends a task whose model_dir has not answered within its bound",
     ("trainexec/tasks/peer_watchdog.py", "_exit"):
         "os._exit: ends a task whose peer is lost",
+    ("trainexec/tasks/peer_heartbeats.py", "_exit"):
+        "os._exit: ends a task of a group whose peer has been silent too long",
     ("trainexec/testing/gcs/server.py", "_exit"):
         "os._exit: the test emulator ends at once on SIGTERM",
     ("trainexec/specs.py", "_fields"):
